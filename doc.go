@@ -1,0 +1,20 @@
+// Package tradekit is the root of Tradekit, an open Go toolkit for market
+// data, technical analysis and trading support.
+//
+// The root package holds only the shared vocabulary: the error kinds that
+// every other package wraps ([ErrNotFound], [ErrInvalid], [ErrConflict],
+// [ErrRejected], [ErrUnauthorized], …). The work is done in subpackages:
+//
+//	indicators           TA-Lib compatible indicators over []float64, batch and streaming
+//	indicators/formula   the custom-indicator language
+//	marketdata           assets, industries, indexes, exchanges, daily prices
+//	marketdata/calendar  exchange trading holidays computed by rule
+//	knowledge            blog, glossary and roadmap from an embedded content pack
+//	billing              accounts, API keys, plans and rate limits
+//	server               the /api/v1 HTTP JSON interface
+//	cmd/tradekit         the tradekit binary
+//
+// Dependencies point one way: cmd → server → domain packages → internal and
+// this package. Pure engines (indicators, formula, calendar) import no
+// database package, so they can be used on their own.
+package tradekit
