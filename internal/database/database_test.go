@@ -1,0 +1,114 @@
+package database_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		applied, err := database.Migrate(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(applied) != 0 {
+			t.Errorf("second Migrate applied %v, want nothing", applied)
+		}
+	})
+}
+
+// TestDecimalRoundTrip stores decimals at the edges of NUMERIC(38,18) and
+// reads them back unchanged; SQLite keeps them as TEXT.
+func TestDecimalRoundTrip(t *testing.T) {
+	values := []string{
+		"0", "29", "-0.000000000000000001", "0.1", "12345678901234567890.123456789012345678",
+		"-99999999999999999999.999999999999999999", "1e-18", "3.14159265358979323846",
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		for i, v := range values {
+			want := decimal.RequireFromString(v)
+			if i == len(values)-1 {
+				want = want.Round(18) // NUMERIC(38,18) keeps 18 decimals
+			}
+			_, err := db.NewRaw(`INSERT INTO plans (id, slug, name, price, currency, interval,
+				api_requests_per_day, api_requests_per_minute, watchlists, portfolios, alerts, sort_order)
+				VALUES (?, ?, 'Test', ?, 'USD', 'month', 1, 1, 1, 1, 1, 99)`,
+				fmt.Sprintf("00000000-0000-0000-0000-%012d", i+1), fmt.Sprint("test-", i), want).Exec(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got decimal.Decimal
+			if err := db.NewRaw("SELECT price FROM plans WHERE slug = ?", fmt.Sprint("test-", i)).Scan(ctx, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(want) {
+				t.Errorf("price %s came back as %s", want, got)
+			}
+		}
+	})
+}
+
+// TestConcurrentWriters runs many writers at once: on SQLite they queue for
+// the write lock (WAL, busy timeout, BEGIN IMMEDIATE) instead of failing
+// with "database is locked".
+func TestConcurrentWriters(t *testing.T) {
+	const writers, each = 16, 25
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		if _, err := db.ExecContext(ctx, "CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO counter VALUES (1, 0)"); err != nil {
+			t.Fatal(err)
+		}
+		read := "SELECT n FROM counter WHERE id = 1"
+		if !database.IsSQLite(db) {
+			read += " FOR UPDATE" // PostgreSQL runs READ COMMITTED: lock the row
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					// A read then a write in one transaction: the pattern
+					// that fails under SQLite's default deferred BEGIN.
+					errs <- db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+						var n int
+						if err := tx.NewRaw(read).Scan(ctx, &n); err != nil {
+							return err
+						}
+						_, err := tx.ExecContext(ctx, "UPDATE counter SET n = ? WHERE id = 1", n+1)
+						return err
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		var n int
+		if err := db.NewRaw("SELECT n FROM counter WHERE id = 1").Scan(ctx, &n); err != nil {
+			t.Fatal(err)
+		}
+		if n != writers*each {
+			t.Errorf("counter = %d, want %d (lost updates)", n, writers*each)
+		}
+	})
+}

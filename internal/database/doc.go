@@ -1,0 +1,25 @@
+// Package database opens Tradekit's database from a DSN and applies its
+// schema migrations.
+//
+// A DSN starting with postgres:// or postgresql:// selects PostgreSQL
+// (uptrace/bun's pgdialect over pgdriver); anything else is the path of an
+// embedded SQLite file (an optional "sqlite:" prefix is stripped). SQLite
+// needs nothing installed: it runs in process through
+// modernc.org/sqlite, chosen by bun's sqliteshim.
+//
+// SQLite is opened in WAL mode with a busy timeout, foreign keys on, and
+// every transaction begun IMMEDIATE, so that concurrent writers queue for the
+// write lock instead of failing with "database is locked" when a read
+// transaction tries to upgrade itself.
+//
+// The schema is one ordered list of SQL files per dialect, embedded in the
+// binary (migrations/postgres and migrations/sqlite, same file names).
+// [Migrate] applies the pending ones, each in its own transaction. On
+// PostgreSQL it first takes an advisory lock, so several instances starting
+// at once apply each migration exactly once.
+//
+//	db, err := database.Open(ctx, "tradekit.db")
+//	if err != nil { … }
+//	defer db.Close()
+//	if err := database.Migrate(ctx, db); err != nil { … }
+package database

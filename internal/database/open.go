@@ -1,0 +1,104 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	"github.com/uptrace/bun/driver/pgdriver"
+	"github.com/uptrace/bun/driver/sqliteshim"
+)
+
+// DefaultDSN is the database used when neither a flag nor the environment
+// names one: a SQLite file in the working directory.
+const DefaultDSN = "tradekit.db"
+
+// busyTimeout is how long a SQLite connection waits for the write lock
+// before it gives up with SQLITE_BUSY.
+const busyTimeout = 10 * time.Second
+
+// IsPostgres reports whether dsn selects PostgreSQL rather than SQLite.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens the database named by dsn and checks that it answers.
+// It does not apply migrations; see [Migrate].
+func Open(ctx context.Context, dsn string) (*bun.DB, error) {
+	var db *bun.DB
+	if IsPostgres(dsn) {
+		sqldb := sql.OpenDB(pgdriver.NewConnector(
+			pgdriver.WithDSN(dsn),
+			pgdriver.WithTimeout(5*time.Second),
+		))
+		sqldb.SetMaxOpenConns(32)
+		sqldb.SetMaxIdleConns(32)
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		db = bun.NewDB(sqldb, pgdialect.New())
+	} else {
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			return nil, fmt.Errorf("database: empty SQLite path")
+		}
+		sqldb, err := sql.Open(sqliteshim.ShimName, sqliteDSN(path))
+		if err != nil {
+			return nil, fmt.Errorf("database: open %s: %w", path, err)
+		}
+		// WAL lets readers run beside the one writer; a handful of
+		// connections is plenty for an embedded database.
+		sqldb.SetMaxOpenConns(8)
+		sqldb.SetMaxIdleConns(8)
+		db = bun.NewDB(sqldb, sqlitedialect.New())
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database: %s: %w", redact(dsn), err)
+	}
+	return db, nil
+}
+
+// IsSQLite reports whether db is a SQLite database.
+func IsSQLite(db *bun.DB) bool {
+	return db.Dialect().Name() == dialect.SQLite
+}
+
+// sqliteDSN turns a file path into the driver's DSN with the connection
+// settings Tradekit relies on. Both drivers sqliteshim may pick are covered.
+func sqliteDSN(path string) string {
+	ms := busyTimeout.Milliseconds()
+	q := url.Values{}
+	switch sqliteshim.DriverName() {
+	case "sqlite3": // mattn/go-sqlite3, chosen with the cgosqlite build tag
+		q.Set("_busy_timeout", fmt.Sprint(ms))
+		q.Set("_journal_mode", "WAL")
+		q.Set("_synchronous", "NORMAL")
+		q.Set("_foreign_keys", "1")
+		q.Set("_txlock", "immediate")
+	default: // modernc.org/sqlite
+		q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", ms))
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", "foreign_keys(1)")
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// redact removes the password from a PostgreSQL DSN for messages.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

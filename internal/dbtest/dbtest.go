@@ -1,0 +1,196 @@
+// Package dbtest runs tests on both of Tradekit's databases: an embedded
+// SQLite file in the test's temporary directory and a real PostgreSQL
+// server.
+//
+// PostgreSQL comes from TRADEKIT_TEST_POSTGRES when it is set (the DSN of a
+// server on which the tests may create databases); otherwise dbtest starts
+// a throwaway server from the machine's PostgreSQL binaries (initdb,
+// pg_ctl) in a temporary directory on a free loopback port, as the
+// "postgres" user when the tests run as root, and stops it when the test
+// binary ends. Every test gets a fresh, migrated database of its own.
+//
+// When no PostgreSQL can be had, PostgreSQL tests are skipped, except under
+// CI=true, where they fail.
+//
+// A package that uses dbtest calls [Main] from its TestMain:
+//
+//	func TestMain(m *testing.M) { dbtest.Main(m) }
+//
+//	func TestStore(t *testing.T) {
+//		dbtest.Each(t, func(t *testing.T, db *bun.DB) { … })
+//	}
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/internal/database"
+)
+
+// EnvPostgres names the environment variable holding the DSN of an existing
+// PostgreSQL server to test on instead of a throwaway one.
+const EnvPostgres = "TRADEKIT_TEST_POSTGRES"
+
+var (
+	mainCalled bool
+
+	sharedOnce sync.Once
+	shared     *Server // the throwaway server, if one was started
+	sharedDSN  string  // admin DSN of the server the tests use
+	sharedErr  error
+)
+
+// Main runs the tests of m and then stops the throwaway PostgreSQL server
+// if one was started. It calls os.Exit with the tests' exit code.
+func Main(m *testing.M) {
+	mainCalled = true
+	code := m.Run()
+	if shared != nil {
+		shared.Close()
+	}
+	os.Exit(code)
+}
+
+// Each runs fn twice, as the subtests "sqlite" and "postgres", each on a
+// fresh migrated database.
+func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+}
+
+// EachDSN is like [Each] but hands fn the DSN of the fresh database, for
+// tests that open their own connections (several server instances, the
+// CLI). The database is migrated.
+func EachDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteDSN(t)) })
+	t.Run("postgres", func(t *testing.T) { fn(t, PostgresDSN(t)) })
+}
+
+// SQLiteDSN returns the path of a fresh migrated SQLite database in the
+// test's temporary directory.
+func SQLiteDSN(tb testing.TB) string {
+	tb.Helper()
+	dsn := filepath.Join(tb.TempDir(), "tradekit.db")
+	MustOpen(tb, dsn)
+	return dsn
+}
+
+// SQLite returns a fresh migrated SQLite database, closed when the test ends.
+func SQLite(tb testing.TB) *bun.DB {
+	tb.Helper()
+	return MustOpen(tb, filepath.Join(tb.TempDir(), "tradekit.db"))
+}
+
+// Postgres returns a fresh migrated PostgreSQL database, closed and dropped
+// when the test ends.
+func Postgres(tb testing.TB) *bun.DB {
+	tb.Helper()
+	return MustOpen(tb, PostgresDSN(tb))
+}
+
+// PostgresDSN creates a fresh migrated PostgreSQL database and returns its
+// DSN; the database is dropped when the test ends.
+func PostgresDSN(tb testing.TB) string {
+	tb.Helper()
+	if !mainCalled {
+		tb.Fatal("dbtest: call dbtest.Main(m) from TestMain, so the PostgreSQL server is stopped at the end")
+	}
+	sharedOnce.Do(func() {
+		if dsn := os.Getenv(EnvPostgres); dsn != "" {
+			sharedDSN = dsn
+			return
+		}
+		shared, sharedErr = StartServer()
+		if sharedErr == nil {
+			sharedDSN = shared.DSN("postgres")
+		}
+	})
+	if sharedErr != nil {
+		unavailable(tb, sharedErr)
+	}
+	return createDatabase(tb, sharedDSN)
+}
+
+// MustOpen opens dsn, applies the migrations and closes the database when
+// the test ends.
+func MustOpen(tb testing.TB, dsn string) *bun.DB {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := database.Open(ctx, dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if _, err := database.Migrate(ctx, db); err != nil {
+		tb.Fatal(err)
+	}
+	return db
+}
+
+// unavailable skips the test, or fails it under CI=true.
+func unavailable(tb testing.TB, err error) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("dbtest: PostgreSQL is required under CI=true: %v", err)
+	}
+	tb.Skipf("dbtest: no PostgreSQL (set %s or install PostgreSQL): %v", EnvPostgres, err)
+}
+
+// createDatabase creates a database with a random name on the server of
+// adminDSN, migrates it and returns its DSN.
+func createDatabase(tb testing.TB, adminDSN string) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin, err := database.Open(ctx, adminDSN)
+	if err != nil {
+		unavailable(tb, err)
+	}
+	defer admin.Close()
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "tk_test_" + hex.EncodeToString(b)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("dbtest: %v", err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		admin, err := database.Open(ctx, adminDSN)
+		if err != nil {
+			return // the server is gone; nothing to clean
+		}
+		defer admin.Close()
+		admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	dsn := withDatabase(adminDSN, name)
+	MustOpen(tb, dsn)
+	return dsn
+}
+
+// withDatabase replaces the database name in a PostgreSQL DSN.
+func withDatabase(dsn, name string) string {
+	scheme, rest, _ := strings.Cut(dsn, "://")
+	host, query, hasQuery := strings.Cut(rest, "?")
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	out := fmt.Sprintf("%s://%s/%s", scheme, host, name)
+	if hasQuery {
+		out += "?" + query
+	}
+	return out
+}
