@@ -1,0 +1,274 @@
+package billing_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// mustUser creates a user on the given plan.
+func mustUser(tb testing.TB, db bun.IDB, email, plan string) billing.User {
+	tb.Helper()
+	ctx := context.Background()
+	st := billing.NewStore(db)
+	p, err := st.Plan(ctx, plan)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u := billing.User{Email: email, Name: "Test", PlanID: p.ID}
+	if err := st.CreateUser(ctx, &u); err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}
+
+func TestPlans(t *testing.T) {
+	type row struct {
+		Slug, Currency, Interval string
+		Price                    decimal.Decimal
+		Features                 billing.Features
+	}
+	// The free and pro rows are section 8 of the API spec.
+	want := []row{
+		{"free", "USD", "month", decimal.RequireFromString("0"), billing.Features{APIRequestsPerDay: 1000, APIRequestsPerMinute: 30, Watchlists: 1, Portfolios: 1, Alerts: 5}},
+		{"pro", "USD", "month", decimal.RequireFromString("29"), billing.Features{APIRequestsPerDay: 10000, APIRequestsPerMinute: 120, Watchlists: 10, Portfolios: 5, Alerts: 50}},
+		{"business", "USD", "month", decimal.RequireFromString("99"), billing.Features{APIRequestsPerDay: 100000, APIRequestsPerMinute: 600, Watchlists: 50, Portfolios: 25, Alerts: 500}},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		plans, err := billing.NewStore(db).Plans(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []row
+		for _, p := range plans {
+			got = append(got, row{p.Slug, p.Currency, p.Interval, p.Price, p.Features})
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("Plans() mismatch (-want +got):\n%s", diff)
+		}
+		if _, err := billing.NewStore(db).Plan(context.Background(), "gold"); !errors.Is(err, tradekit.ErrNotFound) {
+			t.Errorf("Plan(gold) error = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestCreateUserConflict(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustUser(t, db, "Ann@Example.com", "free")
+		st := billing.NewStore(db)
+		u := billing.User{Email: " ann@example.COM", Name: "Again", PlanID: uuid.MustParse("5b0c3f4e-2f43-4d36-9a5c-000000000001")}
+		if err := st.CreateUser(context.Background(), &u); !errors.Is(err, tradekit.ErrConflict) {
+			t.Errorf("CreateUser with a taken email: error = %v, want ErrConflict", err)
+		}
+		got, err := st.UserByEmail(context.Background(), "ANN@example.com")
+		if err != nil || got.Email != "ann@example.com" {
+			t.Errorf("UserByEmail = %+v, %v", got, err)
+		}
+	})
+}
+
+func TestKeys(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "keys@example.com", "pro")
+		st := billing.NewStore(db)
+		k, full, err := st.CreateKey(ctx, u.ID, "ci")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(full, "tk_") || len(full) != 43 {
+			t.Errorf("key %q: want tk_ and 40 characters", full)
+		}
+		if !strings.HasPrefix(full, k.Prefix) || strings.Contains(k.Hash, full[3:]) {
+			t.Errorf("stored key %+v does not fit %q", k, full)
+		}
+		if k.Hash != billing.HashKey(full) {
+			t.Error("stored hash is not the hash of the key")
+		}
+
+		auth := billing.NewAuthenticator(db, billing.AuthConfig{})
+		p, err := auth.Authenticate(ctx, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.UserID != u.ID || p.KeyID != k.ID || p.Plan.Slug != "pro" {
+			t.Errorf("Authenticate = %+v", p)
+		}
+		for _, bad := range []string{"", "tk_", full[:len(full)-1], full[:len(full)-1] + "a", "Bearer " + full, strings.ToUpper(full)} {
+			if bad == full {
+				continue
+			}
+			if _, err := auth.Authenticate(ctx, bad); !errors.Is(err, tradekit.ErrUnauthorized) {
+				t.Errorf("Authenticate(%q) error = %v, want ErrUnauthorized", bad, err)
+			}
+		}
+
+		if err := auth.Revoke(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := auth.Authenticate(ctx, full); !errors.Is(err, tradekit.ErrUnauthorized) {
+			t.Errorf("revoked key: error = %v, want ErrUnauthorized", err)
+		}
+		keys, err := st.Keys(ctx, u.ID)
+		if err != nil || len(keys) != 1 || !keys[0].IsRevoked() {
+			t.Errorf("Keys after revoke = %+v, %v; want the one key, revoked", keys, err)
+		}
+		if err := auth.Revoke(ctx, uuid.New()); !errors.Is(err, tradekit.ErrNotFound) {
+			t.Errorf("Revoke(unknown) error = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+// TestRevocationReachesOtherInstances revokes a key through one
+// Authenticator and checks that another, which had it cached, refuses it
+// after its next poll.
+func TestRevocationReachesOtherInstances(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "two@example.com", "free")
+		k, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := billing.NewAuthenticator(db, billing.AuthConfig{}), billing.NewAuthenticator(db, billing.AuthConfig{})
+		if _, err := b.Authenticate(ctx, full); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Revoke(ctx, k.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Authenticate(ctx, full); err != nil {
+			t.Fatalf("before its poll, b still trusts its cache: %v", err)
+		}
+		if err := b.Poll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Authenticate(ctx, full); !errors.Is(err, tradekit.ErrUnauthorized) {
+			t.Errorf("after its poll, b: error = %v, want ErrUnauthorized", err)
+		}
+	})
+}
+
+// TestStaleCacheIsNotTrusted checks that an Authenticator that cannot poll
+// stops trusting its cache after MaxStaleness.
+func TestStaleCacheIsNotTrusted(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	u := mustUser(t, db, "stale@example.com", "free")
+	k, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := billing.NewAuthenticator(db, billing.AuthConfig{MaxStaleness: 50 * time.Millisecond})
+	if _, err := a.Authenticate(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := billing.NewStore(db).RevokeKey(ctx, k.ID); err != nil { // elsewhere
+		t.Fatal(err)
+	}
+	time.Sleep(60 * time.Millisecond) // no poll ran
+	if _, err := a.Authenticate(ctx, full); !errors.Is(err, tradekit.ErrUnauthorized) {
+		t.Errorf("stale cache: error = %v, want ErrUnauthorized", err)
+	}
+}
+
+func TestConsume(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := billing.NewStore(db)
+		u := mustUser(t, db, "limits@example.com", "free")
+		lim := billing.Limits{PerMinute: 30, PerDay: 1000}
+		now := time.Date(2026, 11, 22, 10, 15, 20, 0, time.UTC)
+		for i := 1; i <= 30; i++ {
+			use, err := st.Consume(ctx, u.ID, lim, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !use.Allowed || use.Limit != 30 || use.Remaining != 30-i {
+				t.Fatalf("request %d: %+v", i, use)
+			}
+		}
+		use, err := st.Consume(ctx, u.ID, lim, now.Add(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := billing.Usage{Limit: 30, Remaining: 0, Reset: now.Truncate(time.Minute).Add(time.Minute), RetryAfter: 10 * time.Second}
+		if diff := cmp.Diff(want, use); diff != "" {
+			t.Errorf("31st request (-want +got):\n%s", diff)
+		}
+		// The next minute is a new window; the refused request was not
+		// counted against the day.
+		use, err = st.Consume(ctx, u.ID, lim, now.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !use.Allowed || use.Remaining != 29 {
+			t.Errorf("next minute: %+v", use)
+		}
+		// Day limit: the tighter window is reported.
+		tight := billing.Limits{PerMinute: 30, PerDay: 32}
+		use, _ = st.Consume(ctx, u.ID, tight, now.Add(time.Minute))
+		if use.Limit != 32 || use.Remaining != 0 || !use.Allowed {
+			t.Errorf("day nearly spent: %+v", use)
+		}
+		use, _ = st.Consume(ctx, u.ID, tight, now.Add(2*time.Minute))
+		if use.Allowed || use.Limit != 32 || use.RetryAfter != 13*time.Hour+42*time.Minute+40*time.Second {
+			t.Errorf("day spent: %+v", use)
+		}
+		if err := st.PruneCounters(ctx, now.Add(48*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestConsumeConcurrent fires more requests than the limit from several
+// goroutines with their own connections: exactly the limit get through.
+func TestConsumeConcurrent(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		a, b := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn) // two "instances"
+		u := mustUser(t, a, "race@example.com", "free")
+		lim := billing.Limits{PerMinute: 30, PerDay: 1000}
+		now := time.Now()
+		var allowed atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			db := a
+			if i%2 == 1 {
+				db = b
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 10; j++ {
+					use, err := billing.NewStore(db).Consume(context.Background(), u.ID, lim, now)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if use.Allowed {
+						allowed.Add(1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if got := allowed.Load(); got != 30 {
+			t.Errorf("%d of 80 concurrent requests allowed, want 30", got)
+		}
+	})
+}

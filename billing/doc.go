@@ -1,0 +1,38 @@
+// Package billing holds Tradekit's accounts, API keys, plans and rate limits.
+//
+// # Plans
+//
+// A [Plan] has a price (a decimal, exact in both databases) and feature
+// limits: requests per minute and per day, watchlists, portfolios and
+// alerts. The plans are part of the schema: free (30 requests a minute,
+// 1,000 a day), pro (120 and 10,000, 29 USD a month) and business (600 and
+// 100,000, 99 USD a month).
+//
+// # API keys
+//
+// A key is the fixed prefix "tk_" followed by 40 base32 characters holding
+// 200 random bits. Only the SHA-256 hash of the whole key is stored, with a
+// short display prefix; the full key is shown once, when it is created.
+// Keys are revoked, never deleted, so their history stays.
+//
+// [Authenticator] resolves a presented key to its owner and plan. It keeps
+// what it learned in memory, so that in steady state authentication makes no
+// database round trip. The staleness is bounded:
+//
+//   - a key revoked through this Authenticator stops working at once;
+//   - a key revoked elsewhere (the CLI, another server instance) stops
+//     working within [AuthConfig.PollInterval] plus the query time: every
+//     instance asks the database for recently revoked keys once a second,
+//     and stops trusting its cache if it could not ask for
+//     [AuthConfig.MaxStaleness] (5 s);
+//   - a plan change reaches a cached key within [AuthConfig.TTL] (60 s).
+//
+// # Rate limits
+//
+// Limits are counted per user in two fixed windows aligned on UTC: the
+// current minute and the current day. The counters live in the database, so
+// several server instances sharing one PostgreSQL enforce one limit. A
+// request is counted by one atomic upsert of both windows; when either
+// count passes its limit the request is refused and both increments are
+// taken back, so refused requests do not use up the allowance.
+package billing

@@ -1,0 +1,112 @@
+package billing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Limits are the request allowances of a plan.
+type Limits struct {
+	PerMinute int
+	PerDay    int
+}
+
+// Usage reports a rate-limit decision for the tighter of the two windows:
+// the one with fewer requests left, or the one that refused the request.
+type Usage struct {
+	// Allowed reports whether the request may proceed.
+	Allowed bool
+	// Limit is the window's allowance and Remaining what is left of it.
+	Limit, Remaining int
+	// Reset is when the window ends.
+	Reset time.Time
+	// RetryAfter is, for a refused request, how long until it could
+	// succeed.
+	RetryAfter time.Duration
+}
+
+type window struct {
+	kind  string // "m" or "d", as stored
+	start time.Time
+	end   time.Time
+	limit int
+}
+
+func windows(now time.Time, lim Limits) [2]window {
+	now = now.UTC()
+	m := now.Truncate(time.Minute)
+	d := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	return [2]window{
+		{kind: "m", start: m, end: m.Add(time.Minute), limit: lim.PerMinute},
+		{kind: "d", start: d, end: d.AddDate(0, 0, 1), limit: lim.PerDay},
+	}
+}
+
+// Consume counts one request of the user at time now against lim, unless
+// that would exceed either window, in which case the request is refused
+// and not counted. It is atomic across processes sharing the database.
+func (s *Store) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now time.Time) (Usage, error) {
+	ws := windows(now, lim)
+	var rows []struct {
+		Kind  string `bun:"window_kind"`
+		Count int    `bun:"count"`
+	}
+	err := s.db.NewRaw(`INSERT INTO rate_counters (user_id, window_kind, window_start, count)
+		VALUES (?, ?, ?, 1), (?, ?, ?, 1)
+		ON CONFLICT (user_id, window_kind, window_start)
+		DO UPDATE SET count = rate_counters.count + 1
+		RETURNING window_kind, count`,
+		userID, ws[0].kind, ws[0].start.Unix(), userID, ws[1].kind, ws[1].start.Unix(),
+	).Scan(ctx, &rows)
+	if err != nil {
+		return Usage{}, fmt.Errorf("billing: count request: %w", err)
+	}
+	var counts [2]int
+	for _, r := range rows {
+		if r.Kind == ws[0].kind {
+			counts[0] = r.Count
+		} else {
+			counts[1] = r.Count
+		}
+	}
+
+	over := -1 // the window that refuses, the day's first
+	for i := len(ws) - 1; i >= 0; i-- {
+		if counts[i] > ws[i].limit {
+			over = i
+			break
+		}
+	}
+	if over < 0 {
+		t := 0
+		if ws[1].limit-counts[1] < ws[0].limit-counts[0] {
+			t = 1
+		}
+		return Usage{Allowed: true, Limit: ws[t].limit, Remaining: ws[t].limit - counts[t], Reset: ws[t].end}, nil
+	}
+
+	// Take the increments back, one row per statement so that the row
+	// locks are always taken in the same order as the upsert's.
+	for _, w := range ws {
+		_, err := s.db.NewRaw(`UPDATE rate_counters SET count = count - 1
+			WHERE user_id = ? AND window_kind = ? AND window_start = ?`,
+			userID, w.kind, w.start.Unix()).Exec(ctx)
+		if err != nil {
+			return Usage{}, fmt.Errorf("billing: uncount request: %w", err)
+		}
+	}
+	w := ws[over]
+	return Usage{Limit: w.limit, Remaining: 0, Reset: w.end, RetryAfter: w.end.Sub(now)}, nil
+}
+
+// PruneCounters deletes the counters of windows that started before t.
+func (s *Store) PruneCounters(ctx context.Context, before time.Time) error {
+	_, err := s.db.NewRaw(`DELETE FROM rate_counters WHERE window_start < ?`, before.Unix()).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("billing: prune counters: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+package billing
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/internal/database"
+)
+
+// Store reads and writes billing data. It works on a database or inside a
+// transaction: build it from either.
+type Store struct {
+	db bun.IDB
+}
+
+// NewStore returns a Store on db, a *bun.DB or a bun.Tx.
+func NewStore(db bun.IDB) *Store {
+	return &Store{db: db}
+}
+
+// Plans returns every plan, cheapest first.
+func (s *Store) Plans(ctx context.Context) ([]Plan, error) {
+	var plans []Plan
+	if err := s.db.NewSelect().Model(&plans).Order("sort_order").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("billing: plans: %w", err)
+	}
+	return plans, nil
+}
+
+// Plan returns the plan with the given slug. The error wraps
+// [tradekit.ErrNotFound] when there is none.
+func (s *Store) Plan(ctx context.Context, slug string) (Plan, error) {
+	var p Plan
+	err := s.db.NewSelect().Model(&p).Where("slug = ?", slug).Scan(ctx)
+	if err != nil {
+		return Plan{}, notFound(err, "plan %q", slug)
+	}
+	return p, nil
+}
+
+// UserByEmail returns the user with the given email, compared
+// case-insensitively. The error wraps [tradekit.ErrNotFound] when there is
+// none.
+func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
+	var u User
+	err := s.db.NewSelect().Model(&u).Where("email = ?", normalizeEmail(email)).Scan(ctx)
+	if err != nil {
+		return User{}, notFound(err, "user %q", email)
+	}
+	return u, nil
+}
+
+// CreateUser stores u, giving it an id and a creation time if it has none.
+// The error wraps [tradekit.ErrConflict] when the email is taken.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	if u.ID == uuid.Nil {
+		u.ID = uuid.New()
+	}
+	if u.CreatedAt.IsZero() {
+		u.CreatedAt = time.Now().UTC()
+	}
+	u.Email = normalizeEmail(u.Email)
+	if _, err := s.db.NewInsert().Model(u).Exec(ctx); err != nil {
+		if database.IsUniqueViolation(err) {
+			return fmt.Errorf("billing: user %q: %w", u.Email, tradekit.ErrConflict)
+		}
+		return fmt.Errorf("billing: create user: %w", err)
+	}
+	return nil
+}
+
+// UpdateUser saves the plan and admin flag of u.
+func (s *Store) UpdateUser(ctx context.Context, u User) error {
+	_, err := s.db.NewUpdate().Model(&u).Column("plan_id", "is_admin").WherePK().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("billing: update user: %w", err)
+	}
+	return nil
+}
+
+// CreateKey creates an API key named name for the user and returns the
+// stored key and the full key, which exists nowhere else afterwards.
+func (s *Store) CreateKey(ctx context.Context, userID uuid.UUID, name string) (APIKey, string, error) {
+	full, prefix, hash := newKey()
+	k := APIKey{
+		ID:        uuid.New(),
+		UserID:    userID,
+		Name:      name,
+		Prefix:    prefix,
+		Hash:      hash,
+		CreatedAt: time.Now().UTC(),
+	}
+	if _, err := s.db.NewInsert().Model(&k).Exec(ctx); err != nil {
+		return APIKey{}, "", fmt.Errorf("billing: create key: %w", err)
+	}
+	return k, full, nil
+}
+
+// Keys returns the user's keys, revoked ones included, oldest first.
+func (s *Store) Keys(ctx context.Context, userID uuid.UUID) ([]APIKey, error) {
+	var keys []APIKey
+	err := s.db.NewSelect().Model(&keys).Where("user_id = ?", userID).Order("created_at", "id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("billing: keys: %w", err)
+	}
+	return keys, nil
+}
+
+// RevokeKey revokes the key with the given id and returns it. Revoking a
+// revoked key changes nothing. The error wraps [tradekit.ErrNotFound] when
+// there is no such key.
+func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
+	var k APIKey
+	if err := s.db.NewSelect().Model(&k).Where("id = ?", id).Scan(ctx); err != nil {
+		return APIKey{}, notFound(err, "key %s", id)
+	}
+	if k.RevokedAt != nil {
+		return k, nil
+	}
+	now := time.Now().UTC()
+	_, err := s.db.NewUpdate().Model((*APIKey)(nil)).
+		Set("revoked_at = ?", now).
+		Where("id = ? AND revoked_at IS NULL", id).
+		Exec(ctx)
+	if err != nil {
+		return APIKey{}, fmt.Errorf("billing: revoke key %s: %w", id, err)
+	}
+	k.RevokedAt = &now
+	return k, nil
+}
+
+// principal returns the owner and plan of the live key with the given hash.
+// The error wraps [tradekit.ErrUnauthorized] when there is no such key or
+// it is revoked.
+func (s *Store) principal(ctx context.Context, hash string) (Principal, error) {
+	var row struct {
+		KeyID  uuid.UUID `bun:"key_id"`
+		Hash   string    `bun:"key_hash"`
+		UserID uuid.UUID `bun:"user_id"`
+		Plan
+	}
+	err := s.db.NewSelect().
+		ColumnExpr("k.id AS key_id, k.key_hash, k.user_id, p.*").
+		TableExpr("api_keys AS k").
+		Join("JOIN users AS u ON u.id = k.user_id").
+		Join("JOIN plans AS p ON p.id = u.plan_id").
+		Where("k.key_hash = ? AND k.revoked_at IS NULL", hash).
+		Scan(ctx, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Principal{}, fmt.Errorf("billing: unknown or revoked key: %w", tradekit.ErrUnauthorized)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("billing: look up key: %w", err)
+	}
+	return Principal{KeyID: row.KeyID, UserID: row.UserID, Plan: row.Plan, hash: row.Hash}, nil
+}
+
+// revokedSince returns the hashes of the keys revoked after t.
+func (s *Store) revokedSince(ctx context.Context, t time.Time) ([]string, error) {
+	var hashes []string
+	err := s.db.NewSelect().Model((*APIKey)(nil)).Column("key_hash").
+		Where("revoked_at IS NOT NULL AND revoked_at > ?", t).
+		Scan(ctx, &hashes)
+	if err != nil {
+		return nil, fmt.Errorf("billing: revoked keys: %w", err)
+	}
+	return hashes, nil
+}
+
+// touchKeys records that the keys were used at t.
+func (s *Store) touchKeys(ctx context.Context, ids []uuid.UUID, t time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.db.NewUpdate().Model((*APIKey)(nil)).
+		Set("last_used_at = ?", t).
+		Where("id IN (?)", bun.In(ids)).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("billing: touch keys: %w", err)
+	}
+	return nil
+}
+
+// notFound wraps sql.ErrNoRows as [tradekit.ErrNotFound] and any other
+// error as it is.
+func notFound(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("billing: %s: %w", what, tradekit.ErrNotFound)
+	}
+	return fmt.Errorf("billing: %s: %w", what, err)
+}
+
+func normalizeEmail(email string) string {
+	return strings.ToLower(strings.TrimSpace(email))
+}
