@@ -76,10 +76,10 @@ type Authenticator struct {
 	cfg AuthConfig
 
 	mu       sync.RWMutex
-	keys     map[string]cachedKey  // by key hash
-	unknown  map[string]time.Time  // hashes known not to resolve, until when
+	keys     map[string]cachedKey   // by key hash
+	unknown  map[string]time.Time   // hashes known not to resolve, until when
 	used     map[uuid.UUID]struct{} // keys used since the last touch
-	polledAt time.Time             // start of the last successful poll
+	polledAt time.Time              // start of the last successful poll
 }
 
 type cachedKey struct {
