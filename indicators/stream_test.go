@@ -57,6 +57,7 @@ func streamCases() []streamCase {
 		cs = append(cs, streamCase{name, batch, stream})
 	}
 	contractStreams(addStream)
+	extraStreams(addStream)
 	return cs
 }
 

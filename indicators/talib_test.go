@@ -77,47 +77,56 @@ func streamOf(n int, next func(i int) []float64, names ...string) map[string][]f
 	return out
 }
 
-var talibAdapters = map[string]talibAdapter{
-	"SMA": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
-		st := NewSMAStream(c.period())
-		return map[string][]float64{"outReal": SMA(s.Close, c.period())},
-			streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.Close[i])} }, "outReal")
-	},
-	"EMA": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
-		st := NewEMAStream(c.period())
-		return map[string][]float64{"outReal": EMA(s.Close, c.period())},
-			streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.Close[i])} }, "outReal")
-	},
-	"RSI": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
-		st := NewRSIStream(c.period())
-		return map[string][]float64{"outReal": RSI(s.Close, c.period())},
-			streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.Close[i])} }, "outReal")
-	},
-	"ATR": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
-		st := NewATRStream(c.period())
-		return map[string][]float64{"outReal": ATR(s.High, s.Low, s.Close, c.period())},
-			streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.High[i], s.Low[i], s.Close[i])} }, "outReal")
-	},
-	"MACD": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
-		f, sl, g := int(c.Opts["optInFastPeriod"]), int(c.Opts["optInSlowPeriod"]), int(c.Opts["optInSignalPeriod"])
-		m, sg, h := MACD(s.Close, f, sl, g)
-		st := NewMACDStream(f, sl, g)
-		return map[string][]float64{"outMACD": m, "outMACDSignal": sg, "outMACDHist": h},
-			streamOf(len(s.Close), func(i int) []float64 {
-				a, b, c := st.Next(s.Close[i])
-				return []float64{a, b, c}
-			}, "outMACD", "outMACDSignal", "outMACDHist")
-	},
-	"BBANDS": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
-		k := c.Opts["optInNbDevUp"]
-		u, m, l := BollingerBands(s.Close, c.period(), k)
-		st := NewBollingerStream(c.period(), k)
-		return map[string][]float64{"outRealUpperBand": u, "outRealMiddleBand": m, "outRealLowerBand": l},
-			streamOf(len(s.Close), func(i int) []float64 {
-				a, b, c := st.Next(s.Close[i])
-				return []float64{a, b, c}
-			}, "outRealUpperBand", "outRealMiddleBand", "outRealLowerBand")
-	},
+// allTalibAdapters maps TA-Lib function names to our implementations.
+func allTalibAdapters() map[string]talibAdapter {
+	m := contractAdapters()
+	extraAdapters(m)
+	return m
+}
+
+func contractAdapters() map[string]talibAdapter {
+	return map[string]talibAdapter{
+		"SMA": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
+			st := NewSMAStream(c.period())
+			return map[string][]float64{"outReal": SMA(s.Close, c.period())},
+				streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.Close[i])} }, "outReal")
+		},
+		"EMA": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
+			st := NewEMAStream(c.period())
+			return map[string][]float64{"outReal": EMA(s.Close, c.period())},
+				streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.Close[i])} }, "outReal")
+		},
+		"RSI": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
+			st := NewRSIStream(c.period())
+			return map[string][]float64{"outReal": RSI(s.Close, c.period())},
+				streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.Close[i])} }, "outReal")
+		},
+		"ATR": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
+			st := NewATRStream(c.period())
+			return map[string][]float64{"outReal": ATR(s.High, s.Low, s.Close, c.period())},
+				streamOf(len(s.Close), func(i int) []float64 { return []float64{st.Next(s.High[i], s.Low[i], s.Close[i])} }, "outReal")
+		},
+		"MACD": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
+			f, sl, g := int(c.Opts["optInFastPeriod"]), int(c.Opts["optInSlowPeriod"]), int(c.Opts["optInSignalPeriod"])
+			m, sg, h := MACD(s.Close, f, sl, g)
+			st := NewMACDStream(f, sl, g)
+			return map[string][]float64{"outMACD": m, "outMACDSignal": sg, "outMACDHist": h},
+				streamOf(len(s.Close), func(i int) []float64 {
+					a, b, c := st.Next(s.Close[i])
+					return []float64{a, b, c}
+				}, "outMACD", "outMACDSignal", "outMACDHist")
+		},
+		"BBANDS": func(s talibSeries, c talibCase) (map[string][]float64, map[string][]float64) {
+			k := c.Opts["optInNbDevUp"]
+			u, m, l := BollingerBands(s.Close, c.period(), k)
+			st := NewBollingerStream(c.period(), k)
+			return map[string][]float64{"outRealUpperBand": u, "outRealMiddleBand": m, "outRealLowerBand": l},
+				streamOf(len(s.Close), func(i int) []float64 {
+					a, b, c := st.Next(s.Close[i])
+					return []float64{a, b, c}
+				}, "outRealUpperBand", "outRealMiddleBand", "outRealLowerBand")
+		},
+	}
 }
 
 // closeEnough reports whether got matches TA-Lib's want within 1e-9
@@ -154,6 +163,7 @@ func compareTalib(t *testing.T, what string, want []*float64, got []float64) {
 
 func TestTALibParity(t *testing.T) {
 	series, cases := mustLoadTalib(t)
+	talibAdapters := allTalibAdapters()
 	tested := map[string]int{}
 	for _, c := range cases {
 		ad, ok := talibAdapters[c.Func]
