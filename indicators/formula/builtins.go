@@ -111,8 +111,8 @@ var builtins = map[string]*builtin{
 	"bb_middle":   bbFunc(1),
 	"bb_lower":    bbFunc(2),
 
-	"lag":        {params: []param{pX, {name: "lag", kind: aLag}}, eval: evalLag},
-	"change":     {params: []param{pX, {name: "lag", kind: aPeriod, def: 1}}, counts: []int{1, 2}, eval: evalChange},
+	"lag":        {params: []param{pX, {name: "n", kind: aLag}}, eval: evalLag},
+	"change":     {params: []param{pX, {name: "n", kind: aPeriod, def: 1}}, counts: []int{1, 2}, eval: evalChange},
 	"crossover":  {params: []param{pX, pY}, eval: evalCross(1)},
 	"crossunder": {params: []param{pX, pY}, eval: evalCross(-1)},
 	"barssince":  {params: []param{{name: "cond", kind: aSeries}}, eval: evalBarsSince},

@@ -41,6 +41,7 @@ type node struct {
 	op   tokKind // operator of nUnary and nBinary
 	name string  // series or function name
 	num  float64 // value of nNum
+	text string  // spelling of nNum, kept by the canonical form
 	args []*node
 
 	fn      *builtin // resolved function of nCall
@@ -330,7 +331,7 @@ func (p *parser) primary() (*node, *SyntaxError) {
 	t := p.next()
 	switch t.kind {
 	case tNum:
-		return p.newNode(node{kind: nNum, pos: t.pos, num: t.num})
+		return p.newNode(node{kind: nNum, pos: t.pos, num: t.num, text: t.text})
 	case tLParen:
 		x, err := p.ternary()
 		if err != nil {
@@ -372,9 +373,11 @@ func (p *parser) primary() (*node, *SyntaxError) {
 }
 
 // String returns the canonical form of the formula: the same syntax tree
-// printed with the fewest parentheses and spaces, numbers in their shortest
-// exact form. Parse(e.String()) gives an Expr with the same String, and the
-// canonical form is never longer than the source it came from.
+// printed with the fewest parentheses the grammar needs and a space only
+// between two words ("close>open and volume>sma(volume,20)"). Numbers keep
+// their spelling, as gofmt keeps Go literals. Parse(e.String()) gives an
+// Expr with the same String and the same values, and the canonical form is
+// never longer than the source, so it always fits within [MaxLen].
 func (e *Expr) String() string {
 	var w printer
 	w.node(e.root, 0)

@@ -1,9 +1,6 @@
 package formula
 
-import (
-	"strconv"
-	"strings"
-)
+import "strconv"
 
 // Precedence levels of the grammar, loosest first; the printer wraps a node
 // in parentheses when its level is below the level its position requires.
@@ -68,7 +65,7 @@ func (w *printer) node(n *node, min int) {
 	}
 	switch n.kind {
 	case nNum:
-		w.tok(formatNumber(n.num))
+		w.tok(n.text)
 	case nSeries:
 		w.tok(n.name)
 	case nUnary:
@@ -109,24 +106,5 @@ func (w *printer) node(n *node, min int) {
 	}
 }
 
-// formatNumber returns the shortest spelling of v that the lexer reads back
-// as exactly v: plain decimal or a mantissa with an exponent, whichever is
-// shorter ("0.5", "1e-7", "1.5e300").
-func formatNumber(v float64) string {
-	f := strconv.FormatFloat(v, 'f', -1, 64)
-	e := strconv.FormatFloat(v, 'e', -1, 64) // d.ddde±XX
-	mant, exp, _ := strings.Cut(e, "e")
-	sign := ""
-	if exp[0] == '-' {
-		sign = "-"
-	}
-	exp = strings.TrimLeft(exp[1:], "0")
-	if exp == "" {
-		exp = "0"
-	}
-	e = mant + "e" + sign + exp
-	if len(e) < len(f) {
-		return e
-	}
-	return f
-}
+// formatNumber spells v in error messages.
+func formatNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
