@@ -84,6 +84,10 @@ func hkexRules(y int) []Holiday {
 	}
 	mid := lunarDate(y, 8, 15)
 	after := mid.AddDays(1)
+	if y >= 1997 && after == (Date{y, time.October, 1}) {
+		// Coinciding with National Day, as in 2012: the next day.
+		after = after.AddDays(1)
+	}
 	if after.Weekday() == time.Sunday && y <= 2010 {
 		// Until 2010 the festival day itself (a Saturday) replaced a
 		// Sunday holiday.
