@@ -58,6 +58,7 @@ func streamCases() []streamCase {
 	}
 	contractStreams(addStream)
 	extraStreams(addStream)
+	otherStreams(addStream)
 	return cs
 }
 
