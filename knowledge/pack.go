@@ -85,7 +85,7 @@ type GlossaryCategory struct {
 // Term is a glossary term in the list shape of the API.
 type Term struct {
 	ID         string `json:"id"`
-	Term       string `json:"term"`
+	Name       string `json:"term"` // the term itself, e.g. "Average True Range (ATR)"
 	Slug       string `json:"slug"`
 	Definition string `json:"definition"`
 	CategoryID string `json:"categoryId"` // the ID of a [GlossaryCategory]
@@ -263,7 +263,7 @@ func Parse(fsys fs.FS) (*Pack, error) {
 	for _, d := range docs(dirTerms) {
 		t := TermDetail{
 			Term: Term{
-				Term: d.str("term", true),
+				Name: d.str("term", true),
 				Slug: d.slug("slug", true),
 			},
 			RelatedTerms: d.list("related", false),
@@ -356,7 +356,7 @@ func Parse(fsys fs.FS) (*Pack, error) {
 		p.postIndex[post.Slug] = i
 	}
 	slices.SortFunc(p.terms, func(a, b TermDetail) int {
-		return cmp.Or(strings.Compare(strings.ToLower(a.Term.Term), strings.ToLower(b.Term.Term)), strings.Compare(a.Slug, b.Slug))
+		return cmp.Or(strings.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)), strings.Compare(a.Slug, b.Slug))
 	})
 	for i, t := range p.terms {
 		p.termIndex[t.Slug] = i
