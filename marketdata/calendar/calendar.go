@@ -288,7 +288,13 @@ func (c *Calendar) Sessions(from, to Date) ([]Date, error) {
 		return nil, nil
 	}
 	n := to.Sub(from) + 1
-	out := make([]Date, 0, n*5/7+2)
+	wk := 0
+	for _, w := range c.weekend {
+		if w {
+			wk++
+		}
+	}
+	out := make([]Date, 0, n-n/7*wk) // an upper bound: holidays only remove days
 	w := from.Weekday()
 	d := from
 	for y := from.Year; y <= to.Year; y++ {
