@@ -207,7 +207,7 @@ func TestConsume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := billing.Usage{Limit: 30, Remaining: 0, Reset: now.Truncate(time.Minute).Add(time.Minute), RetryAfter: 10 * time.Second}
+		want := billing.Usage{Window: "minute", Limit: 30, Remaining: 0, Reset: now.Truncate(time.Minute).Add(time.Minute), RetryAfter: 10 * time.Second}
 		if diff := cmp.Diff(want, use); diff != "" {
 			t.Errorf("31st request (-want +got):\n%s", diff)
 		}
@@ -227,7 +227,7 @@ func TestConsume(t *testing.T) {
 			t.Errorf("day nearly spent: %+v", use)
 		}
 		use, _ = st.Consume(ctx, u.ID, tight, now.Add(2*time.Minute))
-		if use.Allowed || use.Limit != 32 || use.RetryAfter != 13*time.Hour+42*time.Minute+40*time.Second {
+		if use.Allowed || use.Window != "day" || use.Limit != 32 || use.RetryAfter != 13*time.Hour+42*time.Minute+40*time.Second {
 			t.Errorf("day spent: %+v", use)
 		}
 		if err := st.PruneCounters(ctx, now.Add(48*time.Hour)); err != nil {

@@ -19,6 +19,8 @@ type Limits struct {
 type Usage struct {
 	// Allowed reports whether the request may proceed.
 	Allowed bool
+	// Window is "minute" or "day".
+	Window string
 	// Limit is the window's allowance and Remaining what is left of it.
 	Limit, Remaining int
 	// Reset is when the window ends.
@@ -30,6 +32,7 @@ type Usage struct {
 
 type window struct {
 	kind  string // "m" or "d", as stored
+	name  string
 	start time.Time
 	end   time.Time
 	limit int
@@ -40,8 +43,8 @@ func windows(now time.Time, lim Limits) [2]window {
 	m := now.Truncate(time.Minute)
 	d := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	return [2]window{
-		{kind: "m", start: m, end: m.Add(time.Minute), limit: lim.PerMinute},
-		{kind: "d", start: d, end: d.AddDate(0, 0, 1), limit: lim.PerDay},
+		{kind: "m", name: "minute", start: m, end: m.Add(time.Minute), limit: lim.PerMinute},
+		{kind: "d", name: "day", start: d, end: d.AddDate(0, 0, 1), limit: lim.PerDay},
 	}
 }
 
@@ -85,7 +88,7 @@ func (s *Store) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now t
 		if ws[1].limit-counts[1] < ws[0].limit-counts[0] {
 			t = 1
 		}
-		return Usage{Allowed: true, Limit: ws[t].limit, Remaining: ws[t].limit - counts[t], Reset: ws[t].end}, nil
+		return Usage{Allowed: true, Window: ws[t].name, Limit: ws[t].limit, Remaining: ws[t].limit - counts[t], Reset: ws[t].end}, nil
 	}
 
 	// Take the increments back, one row per statement so that the row
@@ -99,7 +102,7 @@ func (s *Store) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now t
 		}
 	}
 	w := ws[over]
-	return Usage{Limit: w.limit, Remaining: 0, Reset: w.end, RetryAfter: w.end.Sub(now)}, nil
+	return Usage{Window: w.name, Limit: w.limit, Remaining: 0, Reset: w.end, RetryAfter: w.end.Sub(now)}, nil
 }
 
 // PruneCounters deletes the counters of windows that started before t.

@@ -119,7 +119,7 @@ func PostgresDSN(tb testing.TB) string {
 		}
 	})
 	if sharedErr != nil {
-		unavailable(tb, sharedErr)
+		Unavailable(tb, sharedErr)
 	}
 	return createDatabase(tb, sharedDSN)
 }
@@ -140,8 +140,9 @@ func MustOpen(tb testing.TB, dsn string) *bun.DB {
 	return db
 }
 
-// unavailable skips the test, or fails it under CI=true.
-func unavailable(tb testing.TB, err error) {
+// Unavailable skips the test, or fails it under CI=true, because err
+// kept it from having a PostgreSQL server.
+func Unavailable(tb testing.TB, err error) {
 	tb.Helper()
 	if os.Getenv("CI") == "true" {
 		tb.Fatalf("dbtest: PostgreSQL is required under CI=true: %v", err)
@@ -157,7 +158,7 @@ func createDatabase(tb testing.TB, adminDSN string) string {
 	defer cancel()
 	admin, err := database.Open(ctx, adminDSN)
 	if err != nil {
-		unavailable(tb, err)
+		Unavailable(tb, err)
 	}
 	defer admin.Close()
 	b := make([]byte, 6)

@@ -81,9 +81,10 @@ func (s *Server) Start() error {
 	return s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data(), "-l", filepath.Join(s.dir, "server.log"), "-o", opts)
 }
 
-// Stop stops the server, cutting open connections, as an outage would.
+// Stop stops the server, cutting open connections as an outage would
+// (a fast shutdown: committed data survives).
 func (s *Server) Stop() error {
-	return s.run("pg_ctl", "stop", "-w", "-m", "immediate", "-D", s.data())
+	return s.run("pg_ctl", "stop", "-w", "-m", "fast", "-D", s.data())
 }
 
 // Close stops the server and removes its files.

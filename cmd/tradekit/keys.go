@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/billing"
+)
+
+func (e *env) keys(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New("keys: give a subcommand: create, list or delete")
+	}
+	switch sub, rest := args[0], args[1:]; sub {
+	case "create":
+		return e.keysCreate(ctx, rest)
+	case "list":
+		return e.keysList(ctx, rest)
+	case "delete":
+		return e.keysDelete(ctx, rest)
+	default:
+		return fmt.Errorf("keys: unknown subcommand %q: want create, list or delete", sub)
+	}
+}
+
+func (e *env) keysCreate(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("keys create")
+	email := fs.String("email", "", "the user's email; the user is created when unknown")
+	name := fs.String("name", "", "a name for the key, e.g. the environment it serves")
+	plan := fs.String("plan", "", "the user's plan slug (default free for a new user)")
+	admin := fs.Bool("admin", false, "make the user an account administrator")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if !strings.Contains(*email, "@") {
+		return fmt.Errorf("keys create: --email is required and must be an email address")
+	}
+	if strings.TrimSpace(*name) == "" {
+		return fmt.Errorf("keys create: --name is required")
+	}
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	var out []string
+	var full string
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		st := billing.NewStore(tx)
+		u, err := st.UserByEmail(ctx, *email)
+		isNew := errors.Is(err, tradekit.ErrNotFound)
+		if err != nil && !isNew {
+			return err
+		}
+		slug := *plan
+		if slug == "" && isNew {
+			slug = billing.FreePlan
+		}
+		var p billing.Plan
+		if slug != "" {
+			if p, err = st.Plan(ctx, slug); err != nil {
+				return fmt.Errorf("keys create: --plan: %w", err)
+			}
+		}
+		switch {
+		case isNew:
+			u = billing.User{Email: *email, Name: strings.Split(*email, "@")[0], PlanID: p.ID, IsAdmin: *admin}
+			if err := st.CreateUser(ctx, &u); err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("created user %s on plan %s", u.Email, p.Slug))
+		case (slug != "" && p.ID != u.PlanID) || (*admin && !u.IsAdmin):
+			if slug != "" {
+				u.PlanID = p.ID
+			}
+			u.IsAdmin = u.IsAdmin || *admin
+			if err := st.UpdateUser(ctx, u); err != nil {
+				return err
+			}
+			out = append(out, fmt.Sprintf("updated user %s (plan %s, admin %t)", u.Email, slug, u.IsAdmin))
+		}
+		k, key, err := st.CreateKey(ctx, u.ID, strings.TrimSpace(*name))
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("created key %s %q (%s…) for %s; it is shown only once:", k.ID, k.Name, k.Prefix, u.Email))
+		full = key
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, line := range out {
+		fmt.Fprintln(e.stdout, line)
+	}
+	fmt.Fprintln(e.stdout, full)
+	return nil
+}
+
+func (e *env) keysList(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("keys list")
+	email := fs.String("email", "", "the user whose keys to list")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *email == "" {
+		return fmt.Errorf("keys list: --email is required")
+	}
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st := billing.NewStore(db)
+	u, err := st.UserByEmail(ctx, *email)
+	if err != nil {
+		return err
+	}
+	keys, err := st.Keys(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tCREATED\tLAST USED\tSTATUS")
+	for _, k := range keys {
+		status := "active"
+		if k.RevokedAt != nil {
+			status = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s…\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name,
+			k.CreatedAt.UTC().Format(time.RFC3339), formatTime(k.LastUsedAt), status)
+	}
+	return tw.Flush()
+}
+
+func (e *env) keysDelete(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("keys delete")
+	idFlag := fs.String("id", "", "the id of the key to revoke (see keys list)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	id, err := uuid.Parse(*idFlag)
+	if err != nil {
+		return fmt.Errorf("keys delete: --id must be a key id (a UUID), got %q", *idFlag)
+	}
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	k, err := billing.NewStore(db).RevokeKey(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "revoked key %s %q (%s…); running servers refuse it within 5 seconds\n", k.ID, k.Name, k.Prefix)
+	return nil
+}
+
+func formatTime(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/tradekit/tradekit/server"
+)
+
+func (e *env) serve(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("serve")
+	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT")
+	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var h slog.Handler
+	switch *logFormat {
+	case "text":
+		h = slog.NewTextHandler(e.stderr, nil)
+	case "json":
+		h = slog.NewJSONHandler(e.stderr, nil)
+	default:
+		return fmt.Errorf("serve: --log-format must be text or json, got %q", *logFormat)
+	}
+	log := slog.New(h)
+	_ = noSeed // the demo data set is loaded here once marketdata has one
+
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return server.New(server.Config{Logger: log}, db).Serve(ctx, l)
+}

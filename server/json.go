@@ -1,0 +1,56 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// dataBody is the envelope of a resource or an unpaginated list.
+type dataBody struct {
+	Data any `json:"data"`
+}
+
+// writeData writes v in the {"data": v} envelope with status 200, the
+// status of every success in the API.
+func (s *Server) writeData(w http.ResponseWriter, v any) error {
+	s.writeJSON(w, http.StatusOK, dataBody{Data: v})
+	return nil
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // an API, not a page: keep < > & readable
+	if err := enc.Encode(v); err != nil {
+		s.log.Error("encoding a response", "err", err)
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":"INTERNAL","message":"internal error"}}` + "\n")
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// number writes a decimal as a JSON number, digit for digit, as the spec
+// wants numbers (never strings), without touching decimal's package
+// settings.
+type number decimal.Decimal
+
+// MarshalJSON implements [json.Marshaler].
+func (n number) MarshalJSON() ([]byte, error) {
+	return []byte(decimal.Decimal(n).String()), nil
+}
+
+// timestamp writes a time as ISO 8601 UTC with milliseconds, the API's
+// timestamp form: 2026-11-22T14:05:09.123Z.
+type timestamp time.Time
+
+// MarshalJSON implements [json.Marshaler].
+func (t timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+}

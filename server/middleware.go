@@ -1,0 +1,172 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/billing"
+)
+
+type ctxKey int
+
+const (
+	infoKey ctxKey = iota
+	principalKey
+)
+
+// requestInfo is what the request log learns while the request runs.
+type requestInfo struct {
+	id     string
+	userID string
+}
+
+// requestID returns the id of the request ctx belongs to.
+func requestID(ctx context.Context) string {
+	if info, ok := ctx.Value(infoKey).(*requestInfo); ok {
+		return info.id
+	}
+	return ""
+}
+
+// principal returns the key owner of an authenticated request.
+func principal(ctx context.Context) billing.Principal {
+	p, _ := ctx.Value(principalKey).(billing.Principal)
+	return p
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests gives each request an id, logs it once done, and turns a
+// panic into a 500 INTERNAL.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		info := &requestInfo{id: r.Header.Get("X-Request-Id")}
+		if !saneRequestID(info.id) {
+			info.id = s.newRequestID()
+		}
+		w.Header().Set("X-Request-Id", info.id)
+		sw := &statusWriter{ResponseWriter: w}
+		r = r.WithContext(context.WithValue(r.Context(), infoKey, info))
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic", "request_id", info.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				if sw.status == 0 {
+					s.writeJSON(sw, http.StatusInternalServerError,
+						errorBody{Error: errorJSON{Code: "INTERNAL", Message: "internal error"}})
+				}
+			}
+			s.log.Info("request", "request_id", info.id, "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
+				"user_id", info.userID)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// saneRequestID reports whether a caller's request id may be reused:
+// 1 to 128 letters, digits, '-', '_' or '.'.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID returns this instance's random prefix and a sequence
+// number: unique across instances, and cheap.
+func (s *Server) newRequestID() string {
+	return s.idPrefix + strconv.FormatUint(s.seq.Add(1), 36)
+}
+
+func newIDPrefix() string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return hex.EncodeToString(b) + "-"
+}
+
+// authenticate resolves the Bearer key to its principal and counts the
+// request against the owner's plan limits.
+func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		ctx := req.Context()
+		h := req.Header.Get("Authorization")
+		if h == "" {
+			return errorf(tradekit.ErrUnauthorized, "missing API key: send the header Authorization: Bearer <key>")
+		}
+		key, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok {
+			return errorf(tradekit.ErrUnauthorized, "invalid Authorization header: want Bearer <key>")
+		}
+		p, err := s.auth.Authenticate(ctx, strings.TrimSpace(key))
+		if err != nil {
+			if errors.Is(err, tradekit.ErrUnauthorized) {
+				return errorf(tradekit.ErrUnauthorized, "invalid API key")
+			}
+			return err
+		}
+		if info, ok := ctx.Value(infoKey).(*requestInfo); ok {
+			info.userID = p.UserID.String()
+		}
+
+		now := s.now()
+		use, err := billing.NewStore(s.db).Consume(ctx, p.UserID, p.Plan.Limits(), now)
+		if err != nil {
+			return err
+		}
+		hd := w.Header()
+		hd.Set("X-RateLimit-Limit", strconv.Itoa(use.Limit))
+		hd.Set("X-RateLimit-Remaining", strconv.Itoa(use.Remaining))
+		hd.Set("X-RateLimit-Reset", strconv.FormatInt(use.Reset.Unix(), 10))
+		if !use.Allowed {
+			hd.Set("Retry-After", strconv.Itoa(int(math.Ceil(use.RetryAfter.Seconds()))))
+			return errorf(tradekit.ErrRateLimited, "rate limit of the %s plan spent: %d requests per %s; retry in %s",
+				p.Plan.Slug, use.Limit, use.Window, use.RetryAfter.Round(time.Second))
+		}
+		return next(w, req.WithContext(context.WithValue(ctx, principalKey, p)))
+	}
+}

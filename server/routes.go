@@ -1,0 +1,30 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit"
+)
+
+// routes lists every route of the service.
+func (s *Server) routes() http.Handler {
+	r := bunrouter.New(
+		bunrouter.WithNotFoundHandler(s.errorHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
+			return errorf(tradekit.ErrNotFound, "no route %s %s", req.Method, req.URL.Path)
+		})),
+		bunrouter.WithMethodNotAllowedHandler(s.errorHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
+			return errorf(errMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path)
+		})),
+	)
+	r.GET("/healthz", s.handleHealth)
+	r.GET("/readyz", s.errorHandler(s.handleReady))
+
+	// Everything else needs a key and counts against the plan's limits.
+	r.WithGroup("/api/v1", func(g *bunrouter.Group) {
+		g = g.Use(s.errorHandler, s.authenticate)
+		g.GET("/billing/plans", s.handlePlanList)
+	})
+	return r
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/billing"
+)
+
+// Config configures a [Server]. The zero value gives the defaults.
+type Config struct {
+	// Logger receives the request log and errors. Default slog.Default().
+	Logger *slog.Logger
+	// Auth tunes the API-key cache; see billing.AuthConfig.
+	Auth billing.AuthConfig
+	// ReadTimeout and WriteTimeout bound a request's reading and the
+	// writing of its response. Defaults 15 s and 60 s.
+	ReadTimeout, WriteTimeout time.Duration
+	// ShutdownTimeout bounds how long in-flight requests may take to
+	// finish once shutdown starts. Default 30 s.
+	ShutdownTimeout time.Duration
+	// Now is the clock of the rate limits. Default time.Now.
+	Now func() time.Time
+}
+
+// Server is the Tradekit HTTP API over one database. It is stateless
+// beyond bounded caches: several Servers on one PostgreSQL behave as one.
+type Server struct {
+	db       *bun.DB
+	cfg      Config
+	log      *slog.Logger
+	now      func() time.Time
+	auth     *billing.Authenticator
+	handler  http.Handler
+	idPrefix string
+	seq      atomic.Uint64
+}
+
+// New returns a Server on db, which must be migrated.
+func New(cfg Config, db *bun.DB) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 15 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 60 * time.Second
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Auth.Logger == nil {
+		cfg.Auth.Logger = cfg.Logger
+	}
+	s := &Server{
+		db:       db,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		auth:     billing.NewAuthenticator(db, cfg.Auth),
+		idPrefix: newIDPrefix(),
+	}
+	s.handler = s.logRequests(s.routes())
+	return s
+}
+
+// Handler returns the server's HTTP handler: every route, behind the
+// request log.
+func (s *Server) Handler() http.Handler {
+	return s.handler
+}
+
+// Authenticator returns the server's API-key authenticator, through which
+// a key revoked in this process stops working at once.
+func (s *Server) Authenticator() *billing.Authenticator {
+	return s.auth
+}
+
+// Maintain runs the server's background work until ctx is done: the poll
+// for keys revoked elsewhere, and the pruning of old rate-limit counters.
+// [Server.Serve] runs it; tests that use [Server.Handler] directly may.
+func (s *Server) Maintain(ctx context.Context) {
+	go s.auth.Run(ctx)
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			// Keep yesterday's counters; nothing reads older ones.
+			if err := billing.NewStore(s.db).PruneCounters(ctx, s.now().Add(-48*time.Hour)); err != nil && ctx.Err() == nil {
+				s.log.Warn("pruning rate counters failed", "err", err)
+			}
+		}
+	}
+}
+
+// Serve accepts connections on l until ctx is done, then stops accepting,
+// lets in-flight requests finish (up to Config.ShutdownTimeout) and
+// returns. It logs one line with the address once it accepts connections.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	go s.Maintain(bg)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	s.log.Info("listening", "addr", "http://"+l.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}

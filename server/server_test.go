@@ -1,0 +1,372 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/server"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// quietLogger discards the request log.
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// mustKey creates a user on the plan and returns a fresh API key for it.
+func mustKey(tb testing.TB, db bun.IDB, email, plan string) string {
+	tb.Helper()
+	ctx := context.Background()
+	st := billing.NewStore(db)
+	p, err := st.Plan(ctx, plan)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u := billing.User{Email: email, Name: "Test", PlanID: p.ID}
+	if err := st.CreateUser(ctx, &u); err != nil {
+		tb.Fatal(err)
+	}
+	_, key, err := st.CreateKey(ctx, u.ID, "test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return key
+}
+
+// response is a recorded response with its decoded body.
+type response struct {
+	status int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+// get sends GET path with the key (none when empty) to h.
+func get(tb testing.TB, h http.Handler, path, key string) response {
+	tb.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	r := response{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
+	if err := json.Unmarshal(rec.Body.Bytes(), &r.body); err != nil {
+		tb.Fatalf("GET %s: body is not a JSON object: %v\n%s", path, err, r.raw)
+	}
+	return r
+}
+
+// errorCode returns error.code of an error envelope.
+func (r response) errorCode() string {
+	e, _ := r.body["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func TestPlans(t *testing.T) {
+	// The free and pro plans are section 8 of the spec, number for number.
+	const want = `{"data":[
+	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000001","name":"Free","slug":"free","price":0,"currency":"USD","interval":"month",
+	  "features":{"apiRequestsPerDay":1000,"apiRequestsPerMinute":30,"watchlists":1,"portfolios":1,"alerts":5}},
+	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000002","name":"Pro","slug":"pro","price":29,"currency":"USD","interval":"month",
+	  "features":{"apiRequestsPerDay":10000,"apiRequestsPerMinute":120,"watchlists":10,"portfolios":5,"alerts":50}},
+	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000003","name":"Business","slug":"business","price":99,"currency":"USD","interval":"month",
+	  "features":{"apiRequestsPerDay":100000,"apiRequestsPerMinute":600,"watchlists":50,"portfolios":25,"alerts":500}}]}`
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		key := mustKey(t, db, "plans@example.com", "free")
+		r := get(t, h, "/api/v1/billing/plans", key)
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.status, r.raw)
+		}
+		var wantBody map[string]any
+		json.Unmarshal([]byte(want), &wantBody)
+		if diff := cmp.Diff(wantBody, r.body); diff != "" {
+			t.Errorf("plans (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(r.raw, `"price":29,`) {
+			t.Errorf("price is not the JSON number 29: %s", r.raw)
+		}
+		for _, h := range []string{"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id"} {
+			if r.header.Get(h) == "" {
+				t.Errorf("header %s missing", h)
+			}
+		}
+	})
+}
+
+func TestUnauthorized(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		good := mustKey(t, db, "auth@example.com", "free")
+		tests := []struct {
+			name, header string
+		}{
+			{"missing", ""},
+			{"not bearer", "Basic " + good},
+			{"wrong key", "Bearer tk_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"},
+			{"garbage", "Bearer hello"},
+			{"truncated", "Bearer " + good[:len(good)-1]},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				req := httptest.NewRequest(http.MethodGet, "/api/v1/billing/plans", nil)
+				if tt.header != "" {
+					req.Header.Set("Authorization", tt.header)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				var body map[string]map[string]any
+				json.Unmarshal(rec.Body.Bytes(), &body)
+				if rec.Code != http.StatusUnauthorized || body["error"]["code"] != "UNAUTHORIZED" || body["error"]["message"] == "" {
+					t.Errorf("got %d %s, want 401 UNAUTHORIZED envelope", rec.Code, rec.Body)
+				}
+				if rec.Header().Get("X-RateLimit-Limit") != "" {
+					t.Error("rate-limit headers on an unauthenticated response")
+				}
+			})
+		}
+	})
+}
+
+func TestNotFoundAndMethod(t *testing.T) {
+	db := dbtest.SQLite(t)
+	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	if r := get(t, h, "/api/v1/no-such-thing", ""); r.status != 404 || r.errorCode() != "NOT_FOUND" {
+		t.Errorf("unknown route: %d %s", r.status, r.raw)
+	}
+	req := httptest.NewRequest(http.MethodDelete, "/healthz", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("DELETE /healthz: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		if r := get(t, h, "/healthz", ""); r.status != 200 || r.body["status"] != "ok" {
+			t.Errorf("/healthz: %d %s", r.status, r.raw)
+		}
+		if r := get(t, h, "/readyz", ""); r.status != 200 {
+			t.Errorf("/readyz: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// TestRequestID checks that the id in X-Request-Id is the one in the log
+// line, and that a caller's sane id is kept.
+func TestRequestID(t *testing.T) {
+	db := dbtest.SQLite(t)
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewJSONHandler(lockedWriter{&mu, &buf}, nil))
+	h := server.New(server.Config{Logger: log}, db).Handler()
+
+	r := get(t, h, "/healthz", "")
+	id := r.header.Get("X-Request-Id")
+	if id == "" {
+		t.Fatal("no X-Request-Id")
+	}
+	mu.Lock()
+	logged := buf.String()
+	mu.Unlock()
+	if !strings.Contains(logged, `"request_id":"`+id+`"`) || !strings.Contains(logged, `"status":200`) {
+		t.Errorf("log does not hold request %s:\n%s", id, logged)
+	}
+
+	for in, keep := range map[string]bool{"abc-123.X_y": true, "bad id": false, strings.Repeat("a", 129): false} {
+		req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		req.Header.Set("X-Request-Id", in)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if got := rec.Header().Get("X-Request-Id"); (got == in) != keep || got == "" {
+			t.Errorf("caller id %q: response id %q, keep=%v", in, got, keep)
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (w lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(b)
+}
+
+// TestRateLimit sends 31 requests within a minute on the free plan: the
+// last gets 429 with Retry-After.
+func TestRateLimit(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		now := time.Date(2026, 11, 22, 9, 30, 15, 0, time.UTC)
+		h := server.New(server.Config{Logger: quietLogger(), Now: func() time.Time { return now }}, db).Handler()
+		key := mustKey(t, db, "limit@example.com", "free")
+		for i := 1; i <= 30; i++ {
+			r := get(t, h, "/api/v1/billing/plans", key)
+			if r.status != 200 {
+				t.Fatalf("request %d: %d %s", i, r.status, r.raw)
+			}
+			if got := r.header.Get("X-RateLimit-Remaining"); got != strconv.Itoa(30-i) {
+				t.Fatalf("request %d: X-RateLimit-Remaining %s, want %d", i, got, 30-i)
+			}
+		}
+		r := get(t, h, "/api/v1/billing/plans", key)
+		if r.status != http.StatusTooManyRequests || r.errorCode() != "RATE_LIMITED" {
+			t.Fatalf("31st request: %d %s", r.status, r.raw)
+		}
+		reset := now.Truncate(time.Minute).Add(time.Minute)
+		want := map[string]string{
+			"Retry-After":           "45",
+			"X-RateLimit-Limit":     "30",
+			"X-RateLimit-Remaining": "0",
+			"X-RateLimit-Reset":     strconv.FormatInt(reset.Unix(), 10),
+		}
+		for k, v := range want {
+			if got := r.header.Get(k); got != v {
+				t.Errorf("31st request: %s = %q, want %q", k, got, v)
+			}
+		}
+		now = reset // a new minute
+		if r := get(t, h, "/api/v1/billing/plans", key); r.status != 200 {
+			t.Errorf("next minute: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// TestRateLimitSharedByInstances runs two servers with their own
+// connection pools on one database: together they allow 30 requests.
+func TestRateLimitSharedByInstances(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		a := server.New(server.Config{Logger: quietLogger()}, dbtest.MustOpen(t, dsn)).Handler()
+		db := dbtest.MustOpen(t, dsn)
+		b := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		key := mustKey(t, db, "shared@example.com", "free")
+		if time.Now().Second() > 50 { // keep all requests in one minute window
+			time.Sleep(time.Duration(61-time.Now().Second()) * time.Second)
+		}
+		ok := 0
+		for i := 0; i < 40; i++ {
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			switch r := get(t, h, "/api/v1/billing/plans", key); r.status {
+			case 200:
+				ok++
+			case 429:
+			default:
+				t.Fatalf("request %d: %d %s", i, r.status, r.raw)
+			}
+		}
+		if ok != 30 {
+			t.Errorf("%d of 40 requests through two instances allowed, want 30", ok)
+		}
+	})
+}
+
+// TestRevokedKeyAcrossInstances revokes a key on instance a: a refuses it
+// at once, b within 5 seconds.
+func TestRevokedKeyAcrossInstances(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
+		a := server.New(server.Config{Logger: quietLogger()}, dbA)
+		b := server.New(server.Config{Logger: quietLogger()}, dbB)
+		go b.Maintain(ctx)
+		key := mustKey(t, dbA, "revoke@example.com", "pro")
+		for _, s := range []*server.Server{a, b} {
+			if r := get(t, s.Handler(), "/api/v1/billing/plans", key); r.status != 200 {
+				t.Fatalf("before revoking: %d %s", r.status, r.raw)
+			}
+		}
+		p, err := a.Authenticator().Authenticate(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Authenticator().Revoke(ctx, p.KeyID); err != nil {
+			t.Fatal(err)
+		}
+		revoked := time.Now()
+		if r := get(t, a.Handler(), "/api/v1/billing/plans", key); r.status != 401 {
+			t.Errorf("instance a after revoking: %d, want 401 at once", r.status)
+		}
+		for {
+			r := get(t, b.Handler(), "/api/v1/billing/plans", key)
+			if r.status == 401 {
+				t.Logf("instance b refused the key %v after it was revoked", time.Since(revoked).Round(time.Millisecond))
+				break
+			}
+			if time.Since(revoked) > 5*time.Second {
+				t.Fatalf("instance b still accepts the key 5 s after it was revoked: %d", r.status)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
+// TestDatabaseOutage stops PostgreSQL under a running server: requests get
+// 503 UNAVAILABLE and /readyz 503; once it is back the server recovers
+// without a restart.
+func TestDatabaseOutage(t *testing.T) {
+	pg, err := dbtest.StartServer()
+	if err != nil {
+		dbtest.Unavailable(t, err)
+	}
+	defer pg.Close()
+	db := dbtest.MustOpen(t, pg.DSN("postgres"))
+	key := mustKey(t, db, "outage@example.com", "pro")
+	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	if r := get(t, h, "/api/v1/billing/plans", key); r.status != 200 {
+		t.Fatalf("before the outage: %d %s", r.status, r.raw)
+	}
+
+	if err := pg.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/api/v1/billing/plans", "/readyz"} {
+		r := get(t, h, path, key)
+		if r.status != http.StatusServiceUnavailable || r.errorCode() != "UNAVAILABLE" || r.header.Get("Retry-After") == "" {
+			t.Errorf("%s during the outage: %d %v %s", path, r.status, r.header, r.raw)
+		}
+	}
+	if r := get(t, h, "/healthz", ""); r.status != 200 {
+		t.Errorf("/healthz during the outage: %d", r.status)
+	}
+
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, path := range []string{"/readyz", "/api/v1/billing/plans"} {
+		for {
+			r := get(t, h, path, key)
+			if r.status == 200 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s after the outage: still %d %s", path, r.status, r.raw)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
