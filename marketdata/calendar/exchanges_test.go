@@ -119,6 +119,18 @@ func TestHistoricalRules(t *testing.T) {
 		{"JPX", "2020-10-12", true},  // no Sports Day in October 2020
 		{"JPX", "2020-10-01", false}, // arrowhead system failure
 		{"JPX", "2021-08-09", false}, // substitute for Mountain Day (Sunday Aug 8)
+		// Japan, further samples from exchange_calendars' XTKS tests.
+		{"JPX", "2012-04-30", false}, // Showa Day observed
+		{"JPX", "2012-12-24", false}, // Emperor's Birthday observed
+		{"JPX", "2013-05-06", false}, // Children's Day observed
+		{"JPX", "2009-05-06", false}, // Constitution Day observed on the next non-holiday
+		{"JPX", "2019-08-12", false}, // Mountain Day observed
+		{"JPX", "2020-02-24", false}, // Emperor's Birthday observed
+		{"JPX", "2020-05-06", false},
+		{"JPX", "2020-09-22", false},
+		{"JPX", "2015-08-11", true},  // Mountain Day not before 2016
+		{"JPX", "1996-07-22", true},  // Marine Day 1996 fell on a Saturday
+		{"JPX", "1990-02-12", false}, // substitute for National Foundation Day (pre-2007 rule)
 		// Hong Kong: gov.hk general-holiday lists; exchange_calendars XHKG tests.
 		{"HKEX", "2003-01-31", false}, // day preceding Lunar New Year's Day (pre-2011 rule)
 		{"HKEX", "2003-02-03", false},
@@ -133,6 +145,9 @@ func TestHistoricalRules(t *testing.T) {
 		{"HKEX", "2020-12-28", true},  // Boxing Day holiday was Saturday Dec 26
 		{"HKEX", "2022-09-12", false}, // day following Mid-Autumn fell on a Sunday
 		{"HKEX", "1997-07-01", false}, // HKSAR Establishment Day
+		{"HKEX", "1991-06-18", false}, // Tuen Ng on a Sunday, next day Queen's Birthday (pandas_market_calendars' HKEX list)
+		{"HKEX", "1999-04-06", false}, // Ching Ming on Easter Monday (same list)
+		{"HKEX", "2010-04-06", false}, // Ching Ming on Easter Monday (same list)
 		{"HKEX", "1998-05-01", true},  // Labour Day a general holiday from 1999
 		// Xetra: Deutsche Börse trading calendars.
 		{"XETRA", "2017-10-31", false}, // Reformation Day 500th anniversary

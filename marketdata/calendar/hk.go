@@ -8,8 +8,7 @@ import (
 // hkOneOffs are Hong Kong general holidays of a single year, and the
 // closures around the 1997 handover taken from the exchange's history.
 var hkOneOffs = []oneOff{
-	{Date{1991, time.June, 18}, "Day following Queen's Birthday", ""},
-	{Date{1994, time.June, 14}, "Day following Queen's Birthday", ""},
+	{Date{1994, time.June, 14}, "Day following Tuen Ng Festival (coinciding with Queen's Birthday)", ""},
 	{Date{1997, time.June, 30}, "Handover of Hong Kong", ""},
 	{Date{1997, time.July, 2}, "Day following HKSAR Establishment Day", ""},
 	{Date{1997, time.August, 18}, "Sino-Japanese War Victory Day", ""},
