@@ -27,7 +27,7 @@ func (s Series) Len() int {
 // value per bar, in a new slice of length s.Len(). Bars where the value is
 // undefined (warm-up of a window, division by zero, the log of a negative
 // number, a lag before the first bar, ...) hold NaN; the result never holds
-// ±Inf. Eval does not modify s.
+// ±Inf, and ±Inf in the input counts as undefined. Eval does not modify s.
 //
 // Eval returns an error wrapping [tradekit.ErrInvalid] when the non-nil
 // fields of s differ in length, or when the formula reads a field that is
@@ -60,10 +60,14 @@ func (e *Expr) Eval(s Series) ([]float64, error) {
 		fill(out, finite(v.c))
 		return out, nil
 	}
+	out := v.s
 	if !v.owned {
-		return append([]float64(nil), v.s...), nil
+		out = make([]float64, n)
 	}
-	return v.s, nil
+	for i, x := range v.s { // ±Inf from the input becomes NaN too
+		out[i] = finite(x)
+	}
+	return out, nil
 }
 
 // value is the result of one node: a whole series, or a constant that

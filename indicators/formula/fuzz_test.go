@@ -99,3 +99,41 @@ func fuzzBars() Series {
 	}
 	return s
 }
+
+// FuzzEval evaluates fuzzed formulas on fuzzed short series (any float64,
+// NaN and ±Inf included, any length up to 40) and checks that Eval neither
+// panics nor fails, returns one value per bar and never ±Inf.
+func FuzzEval(f *testing.F) {
+	for i, s := range fuzzSeeds {
+		f.Add(s, 1.5, -2.0, 0.0, 1e308, uint8(i))
+	}
+	f.Add("close / (close - close)", math.Inf(1), math.NaN(), -1.0, 3.0, uint8(9))
+	f.Fuzz(func(t *testing.T, src string, a, b, c, d float64, n uint8) {
+		e, err := Parse(src)
+		if err != nil {
+			return
+		}
+		vals := []float64{a, b, c, d, a + b, c * d, 1}
+		var s Series
+		for i := range int(n % 41) {
+			v := vals[i%len(vals)]
+			s.Close = append(s.Close, v)
+			s.Open = append(s.Open, vals[(i+1)%len(vals)])
+			s.High = append(s.High, vals[(i+2)%len(vals)])
+			s.Low = append(s.Low, vals[(i+3)%len(vals)])
+			s.Volume = append(s.Volume, vals[(i+4)%len(vals)])
+		}
+		out, err := e.Eval(s)
+		if err != nil {
+			t.Fatalf("Eval(%q): %v", src, err)
+		}
+		if len(out) != len(s.Close) {
+			t.Fatalf("Eval(%q) returned %d values, want %d", src, len(out), len(s.Close))
+		}
+		for i, v := range out {
+			if math.IsInf(v, 0) {
+				t.Fatalf("Eval(%q)[%d] = %v", src, i, v)
+			}
+		}
+	})
+}
