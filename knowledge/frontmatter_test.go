@@ -173,3 +173,22 @@ func TestParseOptionalSections(t *testing.T) {
 		t.Error("RelatedTerms = nil, want an empty slice")
 	}
 }
+
+// FuzzParse feeds arbitrary bytes as a post file: Parse must not panic, and
+// any error must be invalid content naming a file.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("---\ntitle: T\nslug: x\ncategory: news\npublishedAt: 2026-01-02\n---\nBody.\n"))
+	f.Add([]byte("---\ntags: [a, , b]\n---\n"))
+	f.Add([]byte("---\n---\n"))
+	f.Add([]byte("\ufeff---\r\n: x\r\n---"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		_, err := knowledge.Parse(with(map[string]*fstest.MapFile{"blog/posts/x.md": {Data: src}}))
+		if err == nil {
+			return
+		}
+		var pe *knowledge.ParseError
+		if !errors.Is(err, tradekit.ErrInvalid) || !errors.As(err, &pe) || pe.File == "" || pe.Line < 0 {
+			t.Fatalf("Parse() error %v: want a *ParseError naming a file", err)
+		}
+	})
+}

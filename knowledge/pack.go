@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -472,12 +473,15 @@ func unwrap(s string) string {
 	return strings.Join(paras, "\n\n")
 }
 
+// orderedItem matches the start of an ordered Markdown list item.
+var orderedItem = regexp.MustCompile(`^[0-9]+[.)]\s`)
+
 // firstParagraph returns the first paragraph of Markdown body that is prose:
-// not a heading, a list, a quote, a table, a fence or an indented block.
+// not a heading, a list, a quote, a table, a fence or HTML.
 func firstParagraph(body string) string {
 	for _, block := range strings.Split(body, "\n\n") {
 		block = strings.TrimSpace(block)
-		if block == "" || strings.ContainsAny(block[:1], "#-*>|`0123456789") || strings.HasPrefix(block, "    ") {
+		if block == "" || strings.ContainsAny(block[:1], "#-*+>|`<") || orderedItem.MatchString(block) {
 			continue
 		}
 		return unwrap(block)

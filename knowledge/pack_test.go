@@ -363,6 +363,9 @@ func TestTimestamp(t *testing.T) {
 		if err != nil || string(b) != tt.want {
 			t.Errorf("Marshal(%v) = %s, %v; want %s", tt.in, b, err, tt.want)
 		}
+		if text, err := (knowledge.Timestamp{Time: tt.in}).MarshalText(); err != nil || `"`+string(text)+`"` != tt.want {
+			t.Errorf("MarshalText(%v) = %s, %v; want %s unquoted", tt.in, text, err, tt.want)
+		}
 		var back knowledge.Timestamp
 		if err := json.Unmarshal(b, &back); err != nil || !back.Equal(tt.in.Truncate(time.Millisecond)) {
 			t.Errorf("Unmarshal(%s) = %v, %v; want %v", b, back, err, tt.in)
@@ -496,4 +499,29 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+func TestExcerpt(t *testing.T) {
+	tests := []struct {
+		name string
+		body []string
+		want string
+	}{
+		{"first paragraph", []string{"One", "two.", "", "Three."}, "One two."},
+		{"skips heading, lists, quote, fence, table", []string{"## Title", "", "1. first", "2. second", "", "- item", "",
+			"> quoted", "", "```", "code", "```", "", "| a | b |", "", "2026 was a year", "of prose."}, "2026 was a year of prose."},
+		{"no prose", []string{"# Only a heading"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := append([]string{"---", "title: T", "slug: x", "category: news", "publishedAt: 2026-01-02", "---"}, tt.body...)
+			p := mustParse(t, fstest.MapFS{
+				"blog/categories/news.md": file("---", "name: News", "slug: news", "---"),
+				"blog/posts/x.md":         file(lines...),
+			})
+			if got := p.Posts(knowledge.PostFilter{})[0].Excerpt; got != tt.want {
+				t.Errorf("Excerpt = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

@@ -30,7 +30,18 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
 		return fmt.Errorf("knowledge: timestamp must be a JSON string, got %s", b)
 	}
-	v, err := time.Parse(time.RFC3339Nano, string(b[1:len(b)-1]))
+	return t.UnmarshalText(b[1 : len(b)-1])
+}
+
+// MarshalText returns the same text as MarshalJSON, without the quotes, so
+// that encodings using [encoding.TextMarshaler] agree with JSON.
+func (t Timestamp) MarshalText() ([]byte, error) {
+	return t.UTC().AppendFormat(nil, timestampLayout), nil
+}
+
+// UnmarshalText accepts any RFC 3339 time and stores it in UTC.
+func (t *Timestamp) UnmarshalText(b []byte) error {
+	v, err := time.Parse(time.RFC3339Nano, string(b))
 	if err != nil {
 		return fmt.Errorf("knowledge: timestamp: %w", err)
 	}
