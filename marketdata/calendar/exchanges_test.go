@@ -148,6 +148,7 @@ func TestHistoricalRules(t *testing.T) {
 		{"HKEX", "1991-06-18", false}, // Tuen Ng on a Sunday, next day Queen's Birthday (pandas_market_calendars' HKEX list)
 		{"HKEX", "1999-04-06", false}, // Ching Ming on Easter Monday (same list)
 		{"HKEX", "2010-04-06", false}, // Ching Ming on Easter Monday (same list)
+		{"HKEX", "2026-04-07", false}, // Ching Ming on Easter Sunday, announced for 2026 (gov.hk)
 		{"HKEX", "1998-05-01", true},  // Labour Day a general holiday from 1999
 		// Xetra: Deutsche Börse trading calendars.
 		{"XETRA", "2017-10-31", false}, // Reformation Day 500th anniversary
