@@ -60,6 +60,7 @@ func (s *DonchianStream) Peek(high, low float64) (upper, middle, lower float64) 
 // and are NaN before it. Keltner panics if period < 1 or the inputs differ
 // in length.
 func Keltner(high, low, close []float64, period int, mult float64) (upper, middle, lower []float64) {
+	checkPeriod("Keltner", period, 1)
 	n := len(close)
 	checkLen("Keltner", n, len(high), len(low))
 	middle = EMA(close, period)
@@ -88,6 +89,7 @@ type KeltnerStream struct {
 // NewKeltnerStream returns a stream giving the same values as [Keltner].
 // It panics if period < 1.
 func NewKeltnerStream(period int, mult float64) *KeltnerStream {
+	checkPeriod("Keltner", period, 1)
 	return &KeltnerStream{ema: *NewEMAStream(period), atr: *NewATRStream(period), mult: mult}
 }
 

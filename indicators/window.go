@@ -123,21 +123,43 @@ func extremeInto(dst, in []float64, period int, max bool) {
 		return
 	}
 	fillNaN(dst[:lb])
-	dst = dst[:len(in)]
+	if max {
+		highestFrom(dst[:len(in)], in, lb)
+	} else {
+		lowestFrom(dst[:len(in)], in, lb)
+	}
+}
+
+func highestFrom(dst, in []float64, lb int) {
 	best, bestIdx := 0.0, -1
 	for i := lb; i < len(in); i++ {
 		start := i - lb
-		x := in[i]
-		switch {
-		case bestIdx < start:
-			bestIdx = start
-			best = in[start]
+		if x := in[i]; bestIdx < start {
+			bestIdx, best = start, in[start]
 			for j := start + 1; j <= i; j++ {
-				if v := in[j]; (max && v >= best) || (!max && v <= best) {
+				if v := in[j]; v >= best {
 					best, bestIdx = v, j
 				}
 			}
-		case (max && x >= best) || (!max && x <= best):
+		} else if x >= best {
+			best, bestIdx = x, i
+		}
+		dst[i] = best
+	}
+}
+
+func lowestFrom(dst, in []float64, lb int) {
+	best, bestIdx := 0.0, -1
+	for i := lb; i < len(in); i++ {
+		start := i - lb
+		if x := in[i]; bestIdx < start {
+			bestIdx, best = start, in[start]
+			for j := start + 1; j <= i; j++ {
+				if v := in[j]; v <= best {
+					best, bestIdx = v, j
+				}
+			}
+		} else if x <= best {
 			best, bestIdx = x, i
 		}
 		dst[i] = best
