@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tradekit/tradekit"
 )
@@ -20,109 +18,6 @@ import (
 // [Pack.Term] for a slug the pack does not hold. It wraps
 // [tradekit.ErrNotFound], so the server answers 404.
 var ErrNotFound = fmt.Errorf("knowledge: %w", tradekit.ErrNotFound)
-
-// Status is the state of a roadmap item.
-type Status string
-
-// The roadmap statuses of the spec.
-const (
-	StatusPlanned    Status = "planned"
-	StatusInProgress Status = "in_progress"
-	StatusReleased   Status = "released"
-)
-
-// Post is a blog post in the list shape of the API: everything but the
-// Markdown content, with an excerpt instead.
-type Post struct {
-	ID          string    `json:"id"`
-	Title       string    `json:"title"`
-	Slug        string    `json:"slug"`
-	Excerpt     string    `json:"excerpt"`
-	Category    string    `json:"category"` // the blog category's slug
-	Tags        []string  `json:"tags"`     // never nil
-	Featured    bool      `json:"featured"`
-	PublishedAt Timestamp `json:"publishedAt"`
-}
-
-// PostDetail is a single blog post as the API returns it: the list fields
-// with the Markdown Content in place of the excerpt. Excerpt is kept for Go
-// callers (e.g. a page description) but is not encoded.
-type PostDetail struct {
-	ID          string    `json:"id"`
-	Title       string    `json:"title"`
-	Slug        string    `json:"slug"`
-	Excerpt     string    `json:"-"`
-	Category    string    `json:"category"`
-	Tags        []string  `json:"tags"`
-	Featured    bool      `json:"featured"`
-	PublishedAt Timestamp `json:"publishedAt"`
-	Content     string    `json:"content"` // Markdown, without the front matter
-}
-
-// Summary returns the list shape of p.
-func (p PostDetail) Summary() Post {
-	return Post{
-		ID: p.ID, Title: p.Title, Slug: p.Slug, Excerpt: p.Excerpt, Category: p.Category,
-		Tags: slices.Clone(p.Tags), Featured: p.Featured, PublishedAt: p.PublishedAt,
-	}
-}
-
-// BlogCategory is a blog category with the number of posts filed under it.
-type BlogCategory struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Slug      string `json:"slug"`
-	PostCount int    `json:"postCount"`
-}
-
-// GlossaryCategory is a glossary category with the number of its terms.
-type GlossaryCategory struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Slug      string `json:"slug"`
-	TermCount int    `json:"termCount"`
-}
-
-// Term is a glossary term in the list shape of the API.
-type Term struct {
-	ID         string `json:"id"`
-	Name       string `json:"term"` // the term itself, e.g. "Average True Range (ATR)"
-	Slug       string `json:"slug"`
-	Definition string `json:"definition"`
-	CategoryID string `json:"categoryId"` // the ID of a [GlossaryCategory]
-}
-
-// TermDetail is a single glossary term: the list fields plus the slugs of
-// related terms, each of which exists in the same pack.
-type TermDetail struct {
-	Term
-	RelatedTerms []string `json:"relatedTerms"` // never nil
-}
-
-// RoadmapItem is an entry of the public roadmap. Exactly one of
-// EstimatedRelease ("YYYY-Qn", unreleased items) and ReleasedAt (released
-// items) is set; the other is left out of the JSON.
-type RoadmapItem struct {
-	ID               string    `json:"id"`
-	Title            string    `json:"title"`
-	Description      string    `json:"description"`
-	Status           Status    `json:"status"`
-	Category         string    `json:"category"`
-	EstimatedRelease string    `json:"estimatedRelease,omitempty"`
-	ReleasedAt       Timestamp `json:"releasedAt,omitzero"`
-	Votes            int       `json:"votes"`
-}
-
-// PostFilter selects blog posts. Zero fields select everything; set fields
-// combine with AND. A Category or Tag the pack does not know matches no post
-// (the result is empty, not an error): validating query parameters is the
-// caller's job.
-type PostFilter struct {
-	Category     string    // category slug, exact match
-	Tag          string    // tag, exact match (tags are lowercase slugs)
-	FeaturedOnly bool      // only posts marked featured
-	Before       time.Time // if not zero, only posts published at or before it (hides scheduled posts)
-}
 
 // Pack is a parsed content pack. It is immutable: every method returns
 // fresh copies, so a Pack is safe for concurrent use and may be shared.
@@ -174,184 +69,68 @@ func Parse(fsys fs.FS) (*Pack, error) {
 	if err := checkLayout(fsys); err != nil {
 		return nil, err
 	}
-	var errs []error
-	docs := func(dir string) []*document {
-		out, err := readDir(fsys, dir)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return out
+	ps := &parser{
+		fsys:    fsys,
+		pack:    &Pack{postIndex: map[string]int{}, termIndex: map[string]int{}},
+		slugs:   map[string]map[string]string{},
+		blogCat: map[string]int{}, glossCat: map[string]int{},
 	}
-	p := &Pack{postIndex: map[string]int{}, termIndex: map[string]int{}}
-	slugs := map[string]map[string]string{} // kind -> slug -> file
-	claim := func(kind string, d *document, slug string) bool {
-		if slug == "" {
-			return false
-		}
-		if slugs[kind] == nil {
-			slugs[kind] = map[string]string{}
-		}
-		if first, dup := slugs[kind][slug]; dup {
-			errs = append(errs, d.errorf(d.line("slug"), "duplicate %s slug %q (also in %s)", kind, slug, first))
-			return false
-		}
-		slugs[kind][slug] = d.file
-		return true
+	ps.blogCategories()
+	ps.glossaryCategories()
+	ps.posts()
+	ps.relatedTerms(ps.terms()) // needs every term: after all are read
+	ps.roadmap()
+	if len(ps.errs) > 0 {
+		return nil, errors.Join(ps.errs...)
 	}
+	ps.pack.sort()
+	return ps.pack, nil
+}
 
-	blogCatIndex := map[string]int{}
-	for _, d := range docs(dirBlogCategories) {
-		c := BlogCategory{Name: d.str("name", true), Slug: d.slug("slug", true)}
-		c.ID = newID("blog-category", c.Slug)
-		if err := d.finish(false); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if claim("blog category", d, c.Slug) {
-			blogCatIndex[c.Slug] = len(p.blogCats)
-			p.blogCats = append(p.blogCats, c)
-		}
-	}
-	glossCatIndex := map[string]int{}
-	for _, d := range docs(dirGlossaryCategories) {
-		c := GlossaryCategory{Name: d.str("name", true), Slug: d.slug("slug", true)}
-		c.ID = newID("glossary-category", c.Slug)
-		if err := d.finish(false); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if claim("glossary category", d, c.Slug) {
-			glossCatIndex[c.Slug] = len(p.glossaryCats)
-			p.glossaryCats = append(p.glossaryCats, c)
-		}
-	}
+// parser holds the state of one [Parse] call.
+type parser struct {
+	fsys     fs.FS
+	pack     *Pack
+	errs     []error
+	slugs    map[string]map[string]string // kind -> slug -> file that declared it
+	blogCat  map[string]int               // blog category slug -> index in pack.blogCats
+	glossCat map[string]int               // glossary category slug -> index in pack.glossaryCats
+}
 
-	for _, d := range docs(dirPosts) {
-		post := PostDetail{
-			Title:       d.str("title", true),
-			Slug:        d.slug("slug", true),
-			Category:    d.slug("category", true),
-			Tags:        d.list("tags", false),
-			Featured:    d.boolean("featured"),
-			PublishedAt: d.timestamp("publishedAt", true),
-			Excerpt:     unwrap(d.str("excerpt", false)),
-		}
-		post.ID = newID("post", post.Slug)
-		if err := d.finish(true); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		post.Content = d.body
-		if post.Excerpt == "" {
-			post.Excerpt = firstParagraph(d.body)
-		}
-		i, ok := blogCatIndex[post.Category]
-		if !ok {
-			errs = append(errs, d.errorf(d.line("category"), "unknown blog category %q (no file in %s declares it)", post.Category, dirBlogCategories))
-			continue
-		}
-		if claim("post", d, post.Slug) {
-			p.blogCats[i].PostCount++
-			p.posts = append(p.posts, post)
-		}
+// docs reads the documents of dir, recording any error.
+func (ps *parser) docs(dir string) []*document {
+	out, err := readDir(ps.fsys, dir)
+	if err != nil {
+		ps.errs = append(ps.errs, err)
 	}
+	return out
+}
 
-	type pendingTerm struct {
-		d    *document
-		line int
+// ok records err, if any, and reports whether there was none.
+func (ps *parser) ok(err error) bool {
+	if err != nil {
+		ps.errs = append(ps.errs, err)
+		return false
 	}
-	var pending []pendingTerm
-	for _, d := range docs(dirTerms) {
-		t := TermDetail{
-			Term: Term{
-				Name: d.str("term", true),
-				Slug: d.slug("slug", true),
-			},
-			RelatedTerms: d.list("related", false),
-		}
-		t.ID = newID("term", t.Slug)
-		cat := d.slug("category", true)
-		if err := d.finish(true); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		t.Definition = unwrap(d.body)
-		i, ok := glossCatIndex[cat]
-		if !ok {
-			errs = append(errs, d.errorf(d.line("category"), "unknown glossary category %q (no file in %s declares it)", cat, dirGlossaryCategories))
-			continue
-		}
-		if slices.Contains(t.RelatedTerms, t.Slug) {
-			errs = append(errs, d.errorf(d.line("related"), "term %q lists itself as related", t.Slug))
-			continue
-		}
-		if claim("term", d, t.Slug) {
-			t.CategoryID = p.glossaryCats[i].ID
-			p.glossaryCats[i].TermCount++
-			p.terms = append(p.terms, t)
-			pending = append(pending, pendingTerm{d, d.line("related")})
-		}
-	}
+	return true
+}
 
-	for _, d := range docs(dirRoadmap) {
-		item := RoadmapItem{
-			Title:    d.str("title", true),
-			Status:   Status(d.str("status", true)),
-			Category: d.str("category", true),
-			Votes:    d.integer("votes", true),
-		}
-		slug := d.slug("slug", true)
-		item.ID = newID("roadmap", slug)
-		released := item.Status == StatusReleased
-		switch item.Status {
-		case StatusPlanned, StatusInProgress, StatusReleased, "":
-		default:
-			d.fail(d.line("status"), "status must be planned, in_progress or released, got %q", item.Status)
-		}
-		if item.Category != "" && !roadmapCatPattern.MatchString(item.Category) {
-			d.fail(d.line("category"), "category %q must be lowercase words joined by underscores", item.Category)
-		}
-		if released {
-			item.ReleasedAt = d.timestamp("releasedAt", true)
-			if _, ok := d.fields["estimatedRelease"]; ok {
-				d.fail(d.line("estimatedRelease"), "a released item has releasedAt, not estimatedRelease")
-			}
-		} else {
-			item.EstimatedRelease = d.str("estimatedRelease", true)
-			if item.EstimatedRelease != "" && !quarterPattern.MatchString(item.EstimatedRelease) {
-				d.fail(d.line("estimatedRelease"), "estimatedRelease must be YYYY-Qn with n in 1..4, got %q", item.EstimatedRelease)
-			}
-			if _, ok := d.fields["releasedAt"]; ok {
-				d.fail(d.line("releasedAt"), "only a released item has releasedAt")
-			}
-		}
-		if err := d.finish(true); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		item.Description = unwrap(d.body)
-		if claim("roadmap", d, slug) {
-			p.roadmap = append(p.roadmap, item)
-		}
+// claim registers slug for kind, reporting a duplicate at the slug line.
+func (ps *parser) claim(kind string, d *document, slug string) bool {
+	if ps.slugs[kind] == nil {
+		ps.slugs[kind] = map[string]string{}
 	}
+	if first, dup := ps.slugs[kind][slug]; dup {
+		return ps.ok(d.errorf(d.line("slug"), "duplicate %s slug %q (also in %s)", kind, slug, first))
+	}
+	ps.slugs[kind][slug] = d.file
+	return true
+}
 
-	// Cross references need every term: check them last.
-	for i, pt := range pending {
-		for _, r := range p.terms[i].RelatedTerms {
-			if _, ok := slugs["term"][r]; !ok {
-				errs = append(errs, pt.d.errorf(pt.line, "related term %q does not exist", r))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-
-	slices.SortStableFunc(p.posts, func(a, b PostDetail) int {
-		if c := b.PublishedAt.Compare(a.PublishedAt.Time); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Slug, b.Slug)
+// sort puts every list in its documented order and builds the slug indexes.
+func (p *Pack) sort() {
+	slices.SortFunc(p.posts, func(a, b PostDetail) int {
+		return cmp.Or(b.PublishedAt.Compare(a.PublishedAt.Time), strings.Compare(a.Slug, b.Slug))
 	})
 	for i, post := range p.posts {
 		p.postIndex[post.Slug] = i
@@ -369,32 +148,6 @@ func Parse(fsys fs.FS) (*Pack, error) {
 		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Slug, b.Slug))
 	})
 	slices.SortFunc(p.roadmap, compareRoadmap)
-	return p, nil
-}
-
-// statusRank orders roadmap statuses: work under way first, released last.
-var statusRank = map[Status]int{StatusInProgress: 0, StatusPlanned: 1, StatusReleased: 2}
-
-// compareRoadmap orders items by status (in progress, planned, released);
-// unreleased items by estimated quarter, then votes (most first); released
-// items newest first; ties by title.
-func compareRoadmap(a, b RoadmapItem) int {
-	if c := cmp.Compare(statusRank[a.Status], statusRank[b.Status]); c != 0 {
-		return c
-	}
-	if a.Status == StatusReleased {
-		if c := b.ReleasedAt.Compare(a.ReleasedAt.Time); c != 0 {
-			return c
-		}
-	} else {
-		if c := strings.Compare(a.EstimatedRelease, b.EstimatedRelease); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Votes, a.Votes); c != 0 {
-			return c
-		}
-	}
-	return strings.Compare(a.Title, b.Title)
 }
 
 // checkLayout rejects top-level directories other than blog, glossary and
@@ -471,88 +224,4 @@ func unwrap(s string) string {
 		}
 	}
 	return strings.Join(paras, "\n\n")
-}
-
-// orderedItem matches the start of an ordered Markdown list item.
-var orderedItem = regexp.MustCompile(`^[0-9]+[.)]\s`)
-
-// firstParagraph returns the first paragraph of Markdown body that is prose:
-// not a heading, a list, a quote, a table, a fence or HTML.
-func firstParagraph(body string) string {
-	for _, block := range strings.Split(body, "\n\n") {
-		block = strings.TrimSpace(block)
-		if block == "" || strings.ContainsAny(block[:1], "#-*+>|`<") || orderedItem.MatchString(block) {
-			continue
-		}
-		return unwrap(block)
-	}
-	return ""
-}
-
-// Posts returns the blog posts that f selects, newest first (ties by slug),
-// in the list shape. The result is never nil.
-func (p *Pack) Posts(f PostFilter) []Post {
-	out := make([]Post, 0, len(p.posts))
-	for _, post := range p.posts {
-		if f.Category != "" && post.Category != f.Category ||
-			f.Tag != "" && !slices.Contains(post.Tags, f.Tag) ||
-			f.FeaturedOnly && !post.Featured ||
-			!f.Before.IsZero() && post.PublishedAt.After(f.Before) {
-			continue
-		}
-		out = append(out, post.Summary())
-	}
-	return out
-}
-
-// Post returns the post with the given slug, with its Markdown content.
-// An unknown slug gives an error wrapping [ErrNotFound].
-func (p *Pack) Post(slug string) (PostDetail, error) {
-	i, ok := p.postIndex[slug]
-	if !ok {
-		return PostDetail{}, fmt.Errorf("%w: no blog post %q", ErrNotFound, slug)
-	}
-	post := p.posts[i]
-	post.Tags = slices.Clone(post.Tags)
-	return post, nil
-}
-
-// BlogCategories returns every blog category with its PostCount, by name.
-// Categories without posts are included, with a count of 0.
-func (p *Pack) BlogCategories() []BlogCategory {
-	return slices.Clone(p.blogCats)
-}
-
-// GlossaryCategories returns every glossary category with its TermCount,
-// by name.
-func (p *Pack) GlossaryCategories() []GlossaryCategory {
-	return slices.Clone(p.glossaryCats)
-}
-
-// Terms returns every glossary term in the list shape, ordered by term
-// (case-insensitively).
-func (p *Pack) Terms() []Term {
-	out := make([]Term, len(p.terms))
-	for i, t := range p.terms {
-		out[i] = t.Term
-	}
-	return out
-}
-
-// Term returns the glossary term with the given slug and its related terms.
-// An unknown slug gives an error wrapping [ErrNotFound].
-func (p *Pack) Term(slug string) (TermDetail, error) {
-	i, ok := p.termIndex[slug]
-	if !ok {
-		return TermDetail{}, fmt.Errorf("%w: no glossary term %q", ErrNotFound, slug)
-	}
-	t := p.terms[i]
-	t.RelatedTerms = slices.Clone(t.RelatedTerms)
-	return t, nil
-}
-
-// Roadmap returns every roadmap item: in progress first, then planned (both
-// by estimated quarter, then most votes), then released (newest first).
-func (p *Pack) Roadmap() []RoadmapItem {
-	return slices.Clone(p.roadmap)
 }
