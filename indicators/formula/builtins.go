@@ -92,16 +92,16 @@ func lookbackP(p int) int      { return p }
 var builtins = map[string]*builtin{
 	"sma":     window(indicators.SMA, lookbackMinus1),
 	"ema":     window(indicators.EMA, lookbackMinus1),
-	"wma":     window(taWMA, lookbackMinus1),
-	"dema":    window(taDEMA, func(p int) int { return 2 * (p - 1) }),
-	"tema":    window(taTEMA, func(p int) int { return 3 * (p - 1) }),
+	"wma":     window(indicators.WMA, lookbackMinus1),
+	"dema":    window(indicators.DEMA, func(p int) int { return 2 * (p - 1) }),
+	"tema":    window(indicators.TEMA, func(p int) int { return 3 * (p - 1) }),
 	"rsi":     {params: []param{pX, {name: "length", kind: aPeriod2}}, eval: evalRSI},
-	"roc":     window(taROC, lookbackP),
-	"mom":     window(taMomentum, lookbackP),
-	"stddev":  window(func(in []float64, p int) []float64 { return taStdDev(in, p, 1) }, lookbackMinus1),
-	"highest": window(taHighest, lookbackMinus1),
-	"lowest":  window(taLowest, lookbackMinus1),
-	"sum":     window(taSum, lookbackMinus1),
+	"roc":     window(indicators.ROC, lookbackP),
+	"mom":     window(indicators.Momentum, lookbackP),
+	"stddev":  window(func(in []float64, p int) []float64 { return indicators.StdDev(in, p, 1) }, lookbackMinus1),
+	"highest": window(indicators.Highest, lookbackMinus1),
+	"lowest":  window(indicators.Lowest, lookbackMinus1),
+	"sum":     window(indicators.Sum, lookbackMinus1),
 	"atr": {params: []param{pPeriod}, reads: readHigh | readLow | readClose,
 		eval: evalATR},
 	"macd":        macdFunc(0),
@@ -198,7 +198,7 @@ func bbFunc(which int) *builtin {
 		eval: func(ev *evaluator, n *node, xs []value) value {
 			p, k := n.ints[0], n.k
 			return ev.windowed(xs, p, func(in [][]float64) []float64 {
-				u, m, l := taBollingerBands(in[0], p, k)
+				u, m, l := indicators.BollingerBands(in[0], p, k)
 				return [...][]float64{u, m, l}[which]
 			})
 		},

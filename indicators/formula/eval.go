@@ -60,6 +60,9 @@ func (e *Expr) Eval(s Series) ([]float64, error) {
 		fill(out, finite(v.c))
 		return out, nil
 	}
+	if v.owned && v.clean {
+		return v.s, nil
+	}
 	out := v.s
 	if !v.owned {
 		out = make([]float64, n)
@@ -76,6 +79,7 @@ type value struct {
 	s     []float64 // nil for a constant
 	c     float64   // the constant when s is nil
 	owned bool      // s belongs to the evaluator and may be overwritten
+	clean bool      // s holds no ±Inf
 }
 
 // evaluator evaluates a syntax tree bottom-up, one []float64 per node.
@@ -152,7 +156,9 @@ func (ev *evaluator) eval(n *node) value {
 	case nBinary:
 		x := ev.eval(n.args[0])
 		y := ev.eval(n.args[1])
-		return ev.binary(n.op, x, y)
+		v := ev.binary(n.op, x, y)
+		v.clean = true // every binary operator maps ±Inf to NaN
+		return v
 	case nTernary:
 		return ev.map3(ev.eval(n.args[0]), ev.eval(n.args[1]), ev.eval(n.args[2]), cond)
 	case nIndex:
@@ -346,8 +352,13 @@ func (ev *evaluator) windowed(xs []value, need int, f func(in [][]float64) []flo
 		return false
 	}
 	whole := true
-	for i := 0; i < ev.n && whole; i++ {
-		whole = !undefined(i)
+	for _, s := range in {
+		for _, v := range s {
+			if v-v != 0 {
+				whole = false
+				break
+			}
+		}
 	}
 	if whole && ev.n >= need {
 		r := f(in)

@@ -283,3 +283,22 @@ func TestExprReuse(t *testing.T) {
 		t.Errorf("second Eval differs (-first +second):\n%s", diff)
 	}
 }
+
+// TestConcurrentEval evaluates one Expr from several goroutines; run with
+// -race, it shows that an Expr holds no evaluation state.
+func TestConcurrentEval(t *testing.T) {
+	e := mustParse(t, "crossover(ema(close, 3), sma(close, 5)) + barssince(close > close[1]) + nz(close[2])")
+	want, _ := e.Eval(Series{Close: closes})
+	done := make(chan []float64)
+	for range 4 {
+		go func() {
+			got, _ := e.Eval(Series{Close: closes})
+			done <- got
+		}()
+	}
+	for range 4 {
+		if diff := cmp.Diff(want, <-done, approx...); diff != "" {
+			t.Errorf("concurrent Eval differs (-want +got):\n%s", diff)
+		}
+	}
+}
