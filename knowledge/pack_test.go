@@ -525,3 +525,20 @@ func TestExcerpt(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentUse runs readers in parallel; run with -race.
+func TestConcurrentUse(t *testing.T) {
+	for i := 0; i < 4; i++ {
+		t.Run("reader", func(t *testing.T) {
+			t.Parallel()
+			p := mustLoad(t)
+			for j := 0; j < 50; j++ {
+				_ = p.Posts(knowledge.PostFilter{Tag: "atr"})
+				if _, err := p.Term("average-true-range"); err != nil {
+					t.Error(err)
+				}
+				_ = p.Roadmap()
+			}
+		})
+	}
+}
