@@ -48,11 +48,11 @@ func TestZScoreMatchesLoop(t *testing.T) {
 	}
 }
 
-// BenchmarkZScore compares the formula with the hand-written loop on 1e3,
-// 1e5 and 1e6 bars.
+// BenchmarkZScore compares the formula with the hand-written loop on 1e1,
+// 1e3, 1e5 and 1e6 bars.
 func BenchmarkZScore(b *testing.B) {
 	e := mustParse(b, zscoreSrc)
-	for _, n := range []int{1e3, 1e5, 1e6} {
+	for _, n := range []int{1e1, 1e3, 1e5, 1e6} {
 		s := Series{Close: randomBars(n, 1).Close}
 		b.Run(fmt.Sprintf("formula/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
@@ -68,6 +68,19 @@ func BenchmarkZScore(b *testing.B) {
 				zscoreLoop(s.Close, 20)
 			}
 		})
+	}
+}
+
+// BenchmarkEvalSignal measures a typical trading-signal formula of 21 nodes
+// on 1e5 bars.
+func BenchmarkEvalSignal(b *testing.B) {
+	e := mustParse(b, "crossover(ema(close, 12), ema(close, 26)) and rsi(close, 14) < 70 and volume > sma(volume, 20) ? atr(14) : 0")
+	s := randomBars(1e5, 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Eval(s); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
