@@ -1,0 +1,96 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/server"
+)
+
+// benchKey creates a user on a plan with limits no benchmark reaches.
+func benchKey(b *testing.B, db *bun.DB) (string, billing.Principal) {
+	b.Helper()
+	ctx := context.Background()
+	_, err := db.NewRaw(`INSERT INTO plans VALUES ('5b0c3f4e-2f43-4d36-9a5c-0000000000ff', 'bench', 'Bench', '0', 'USD',
+		'month', 2000000000, 2000000000, 0, 0, 0, 99)`).Exec(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key := mustKey(b, db, "bench@example.com", "bench")
+	p, err := billing.NewAuthenticator(db, billing.AuthConfig{}).Authenticate(ctx, key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return key, p
+}
+
+// BenchmarkRequest measures GET /api/v1/billing/plans through the whole
+// stack (request id, log, auth, rate limit, handler, envelope), and beside
+// it the database work that request does (count the request, read the
+// plans): the difference is what the stack adds.
+func BenchmarkRequest(b *testing.B) {
+	for _, dbName := range []string{"sqlite", "postgres"} {
+		b.Run(dbName, func(b *testing.B) {
+			var db *bun.DB
+			if dbName == "sqlite" {
+				db = dbtest.SQLite(b)
+			} else {
+				db = dbtest.Postgres(b)
+			}
+			key, p := benchKey(b, db)
+			s := server.New(server.Config{Logger: quietLogger()}, db)
+			h := s.Handler()
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/billing/plans", nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+
+			b.Run("stack", func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, req)
+					if rec.Code != 200 {
+						b.Fatalf("status %d: %s", rec.Code, rec.Body)
+					}
+				}
+			})
+			b.Run("database-only", func(b *testing.B) {
+				ctx := context.Background()
+				st := billing.NewStore(db)
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					if _, err := st.Consume(ctx, p.UserID, p.Plan.Limits(), time.Now()); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := st.Plans(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkAuthenticate measures a cached key lookup, the steady state of
+// authentication: no database round trip.
+func BenchmarkAuthenticate(b *testing.B) {
+	db := dbtest.SQLite(b)
+	key, _ := benchKey(b, db)
+	a := billing.NewAuthenticator(db, billing.AuthConfig{})
+	ctx := context.Background()
+	if _, err := a.Authenticate(ctx, key); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := a.Authenticate(ctx, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

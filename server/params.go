@@ -1,0 +1,84 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bunrouter"
+)
+
+// dateLayout is the API's date form.
+const dateLayout = "2006-01-02"
+
+// pathUUID returns the path parameter name as a UUID, or a 400 naming it.
+func pathUUID(req bunrouter.Request, name string) (uuid.UUID, error) {
+	s := req.Param(name)
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return uuid.Nil, invalidParam(name, "must be a UUID such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %q", s)
+	}
+	return id, nil
+}
+
+// queryDate returns the query parameter name as a date (UTC midnight);
+// ok is false when it is absent.
+func queryDate(req bunrouter.Request, name string) (t time.Time, ok bool, err error) {
+	s := req.URL.Query().Get(name)
+	if s == "" {
+		return time.Time{}, false, nil
+	}
+	t, err = time.Parse(dateLayout, s)
+	if err != nil {
+		return time.Time{}, false, invalidParam(name, "must be a date YYYY-MM-DD, got %q", s)
+	}
+	return t, true, nil
+}
+
+// queryDateRange returns the from and to query parameters (inclusive),
+// zero when absent, refusing from after to.
+func queryDateRange(req bunrouter.Request) (from, to time.Time, err error) {
+	from, _, err = queryDate(req, "from")
+	if err != nil {
+		return
+	}
+	to, _, err = queryDate(req, "to")
+	if err != nil {
+		return
+	}
+	if !from.IsZero() && !to.IsZero() && from.After(to) {
+		return time.Time{}, time.Time{}, invalidParam("from", "must not be after to (%s > %s)",
+			from.Format(dateLayout), to.Format(dateLayout))
+	}
+	return from, to, nil
+}
+
+// queryBool returns the query parameter name as a boolean, def when absent.
+func queryBool(req bunrouter.Request, name string, def bool) (bool, error) {
+	s := req.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	switch strings.ToLower(s) {
+	case "true", "1":
+		return true, nil
+	case "false", "0":
+		return false, nil
+	}
+	return false, invalidParam(name, "must be true or false, got %q", s)
+}
+
+// queryInt returns the query parameter name as an integer within
+// [min, max], def when absent.
+func queryInt(req bunrouter.Request, name string, def, min, max int) (int, error) {
+	s := req.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < min || n > max {
+		return 0, invalidParam(name, "must be an integer from %d to %d, got %q", min, max, s)
+	}
+	return n, nil
+}
