@@ -104,6 +104,15 @@ var builtins = map[string]*builtin{
 	"sum":     window(indicators.Sum, lookbackMinus1),
 	"atr": {params: []param{pPeriod}, reads: readHigh | readLow | readClose,
 		eval: evalATR},
+	"adx":         bars3(indicators.ADX, aPeriod2, func(p int) int { return 2*p - 1 }),
+	"plus_di":     bars3(indicators.PlusDI, aPeriod2, lookbackP),
+	"minus_di":    bars3(indicators.MinusDI, aPeriod2, lookbackP),
+	"cci":         bars3(indicators.CCI, aPeriod, lookbackMinus1),
+	"willr":       bars3(indicators.WilliamsR, aPeriod, lookbackMinus1),
+	"mfi":         {params: []param{pPeriod}, reads: readHigh | readLow | readClose | readVolume, eval: evalMFI},
+	"obv":         {reads: readClose | readVolume, eval: evalOBV},
+	"stoch_k":     stochFunc(0),
+	"stoch_d":     stochFunc(1),
 	"macd":        macdFunc(0),
 	"macd_signal": macdFunc(1),
 	"macd_hist":   macdFunc(2),
@@ -163,6 +172,52 @@ func evalChange(ev *evaluator, n *node, xs []value) value {
 func evalRSI(ev *evaluator, n *node, xs []value) value {
 	p := n.ints[0]
 	return ev.windowed(xs, p+1, func(in [][]float64) []float64 { return indicators.RSI(in[0], p) })
+}
+
+// bars3 builds a function f(length) of high, low and close computed by an
+// indicator; min is aPeriod or aPeriod2, lookback the leading bars it leaves
+// undefined.
+func bars3(ind func(high, low, close []float64, p int) []float64, min argKind, lookback func(p int) int) *builtin {
+	return &builtin{
+		params: []param{{name: "length", kind: min}},
+		reads:  readHigh | readLow | readClose,
+		eval: func(ev *evaluator, n *node, _ []value) value {
+			p, s := n.ints[0], ev.in
+			xs := []value{{s: s.High}, {s: s.Low}, {s: s.Close}}
+			return ev.windowed(xs, lookback(p)+1, func(in [][]float64) []float64 { return ind(in[0], in[1], in[2], p) })
+		},
+	}
+}
+
+func evalMFI(ev *evaluator, n *node, _ []value) value {
+	p, s := n.ints[0], ev.in
+	xs := []value{{s: s.High}, {s: s.Low}, {s: s.Close}, {s: s.Volume}}
+	return ev.windowed(xs, p+1, func(in [][]float64) []float64 { return indicators.MFI(in[0], in[1], in[2], in[3], p) })
+}
+
+func evalOBV(ev *evaluator, _ *node, _ []value) value {
+	s := ev.in
+	xs := []value{{s: s.Close}, {s: s.Volume}}
+	return ev.windowed(xs, 1, func(in [][]float64) []float64 { return indicators.OBV(in[0], in[1]) })
+}
+
+// stochFunc builds stoch_k (which 0) or stoch_d (1): the slow stochastic
+// of high, low and close with periods 14, 3, 3, or f(fastk, slowk, slowd).
+func stochFunc(which int) *builtin {
+	return &builtin{
+		params: []param{{name: "fastk", kind: aPeriod, def: 14}, {name: "slowk", kind: aPeriod, def: 3}, {name: "slowd", kind: aPeriod, def: 3}},
+		counts: []int{0, 3},
+		reads:  readHigh | readLow | readClose,
+		eval: func(ev *evaluator, n *node, _ []value) value {
+			fk, sk, sd := n.ints[0], n.ints[1], n.ints[2]
+			s := ev.in
+			xs := []value{{s: s.High}, {s: s.Low}, {s: s.Close}}
+			return ev.windowed(xs, fk+sk+sd-2, func(in [][]float64) []float64 {
+				k, d := indicators.Stochastic(in[0], in[1], in[2], fk, sk, sd)
+				return [...][]float64{k, d}[which]
+			})
+		},
+	}
 }
 
 func evalATR(ev *evaluator, n *node, _ []value) value {

@@ -69,6 +69,10 @@
 //	roc(x, n)                     (x / x[n] - 1) * 100 (TA-Lib ROC: 0 when x[n] = 0)
 //	mom(x, n)                     x - x[n]
 //	atr(n)                        average true range of high, low, close
+//	adx(n) plus_di(n) minus_di(n) Wilder's directional movement, n >= 2
+//	cci(n) willr(n)               commodity channel index, Williams' %R
+//	stoch_k() stoch_d()           slow stochastic 14, 3, 3; or (fastk, slowk, slowd)
+//	mfi(n) obv()                  money flow index, on-balance volume
 //	macd(x) macd_signal(x) macd_hist(x)   TA-Lib MACD 12, 26, 9; or (x, fast, slow, signal)
 //	bb_upper(x, n) bb_middle(x, n) bb_lower(x, n)   Bollinger bands, 2 deviations; or (x, n, k)
 //	lag(x, n), x[n]               x n bars ago (n >= 0)

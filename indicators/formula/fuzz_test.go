@@ -21,6 +21,7 @@ var fuzzSeeds = []string{
 	"not na(close[3]) or max(abs(log(close)), sqrt(exp(1)), 2e-3)",
 	"highest(high, 5) - lowest(low, 5) + sum(volume, 3) + roc(close, 2) + mom(close, 2)",
 	"wma(close, 4) + dema(close, 3) + tema(close, 3) + bb_middle(close, 5) + bb_upper(close, 5)",
+	"adx(14) > 25 and plus_di(14) > minus_di(14) or cci(20) + willr(14) + mfi(14) + obv() > stoch_k() - stoch_d(5, 3, 3)",
 	"sma(close)", "1 +", "((((", "close[close]", "sma(close, 0)", "1e999", "a < b < c",
 	"x = 1", "1.", ".5", "1e", "close[", "f(1,", "\xff", "é", "?", "1 ? 2", "min(1)",
 	"-2^2", "(-2)^2", "2^3^2", "1 - -1", "not not 1", "1\n+\nsma(close)",

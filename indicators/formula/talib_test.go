@@ -39,6 +39,7 @@ func TestTALibParity(t *testing.T) {
 	s := randomBars(300, 7)
 	c := s.Close
 	bbU, bbM, bbL := talib.BBands(c, 20, 2.5, 2.5, talib.SMA)
+	stochK, stochD := talib.Stoch(s.High, s.Low, c, 14, 3, talib.SMA, 3, talib.SMA)
 	tests := []struct {
 		src      string
 		want     []float64
@@ -57,6 +58,15 @@ func TestTALibParity(t *testing.T) {
 		{"lowest(low, 20)", talib.Min(s.Low, 20), 19},
 		{"sum(volume, 20)", talib.Sum(s.Volume, 20), 19},
 		{"atr(14)", talib.Atr(s.High, s.Low, c, 14), 14},
+		{"adx(14)", talib.Adx(s.High, s.Low, c, 14), 27},
+		{"plus_di(14)", talib.PlusDI(s.High, s.Low, c, 14), 14},
+		{"minus_di(14)", talib.MinusDI(s.High, s.Low, c, 14), 14},
+		{"cci(20)", talib.Cci(s.High, s.Low, c, 20), 19},
+		{"willr(14)", talib.WillR(s.High, s.Low, c, 14), 13},
+		{"mfi(14)", talib.Mfi(s.High, s.Low, c, s.Volume, 14), 14},
+		{"obv()", talib.Obv(c, s.Volume), 0},
+		{"stoch_k()", stochK, 17},
+		{"stoch_d(14, 3, 3)", stochD, 17},
 		{"bb_upper(close, 20, 2.5)", bbU, 19},
 		{"bb_middle(close, 20)", bbM, 19},
 		{"bb_lower(close, 20, 2.5)", bbL, 19},
