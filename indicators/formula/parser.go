@@ -7,8 +7,9 @@ import (
 // Limits of the language. A formula beyond any of them is refused by
 // [Parse] with a [*SyntaxError] that names the limit.
 const (
-	// MaxLen is the longest source accepted, in bytes. It is the limit of
-	// the HTTP API; callers with a tighter budget check before they parse.
+	// MaxLen is the longest source accepted, in bytes (a valid formula is
+	// ASCII, so bytes are characters). It is the limit of the HTTP API;
+	// callers with a tighter budget check before they parse.
 	MaxLen = 1000
 	// MaxDepth is the deepest nesting of parentheses, brackets, function
 	// arguments, unary operators and right-nested ^ and ?: operators.
