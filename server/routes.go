@@ -21,10 +21,23 @@ func (s *Server) routes() http.Handler {
 	r.GET("/healthz", s.handleHealth)
 	r.GET("/readyz", s.errorHandler(s.handleReady))
 
+	// Public routes: no API key, no rate limit.
+	r.WithGroup("/api/v1", func(g *bunrouter.Group) {
+		g = g.Use(s.errorHandler)
+		g.GET("/roadmap", s.handleRoadmapList)
+	})
+
 	// Everything else needs a key and counts against the plan's limits.
 	r.WithGroup("/api/v1", func(g *bunrouter.Group) {
 		g = g.Use(s.errorHandler, s.authenticate)
 		g.GET("/billing/plans", s.handlePlanList)
+
+		g.GET("/knowledge/blog/posts", s.handlePostList)
+		g.GET("/knowledge/blog/posts/:slug", s.handlePostGet)
+		g.GET("/knowledge/blog/categories", s.handleBlogCategoryList)
+		g.GET("/knowledge/glossary/categories", s.handleGlossaryCategoryList)
+		g.GET("/knowledge/glossary/terms", s.handleTermList)
+		g.GET("/knowledge/glossary/terms/:slug", s.handleTermGet)
 	})
 	return r
 }

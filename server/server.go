@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/knowledge"
 )
 
 // Config configures a [Server]. The zero value gives the defaults.
@@ -27,21 +28,26 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish once shutdown starts. Default 30 s.
 	ShutdownTimeout time.Duration
-	// Now is the clock of the rate limits. Default time.Now.
+	// Now is the clock of the rate limits and of scheduled blog posts.
+	// Default time.Now.
 	Now func() time.Time
+	// Knowledge is the blog, glossary and roadmap content. Default: the
+	// pack embedded in package knowledge.
+	Knowledge *knowledge.Pack
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
 // beyond bounded caches: several Servers on one PostgreSQL behave as one.
 type Server struct {
-	db       *bun.DB
-	cfg      Config
-	log      *slog.Logger
-	now      func() time.Time
-	auth     *billing.Authenticator
-	handler  http.Handler
-	idPrefix string
-	seq      atomic.Uint64
+	db        *bun.DB
+	cfg       Config
+	log       *slog.Logger
+	now       func() time.Time
+	auth      *billing.Authenticator
+	handler   http.Handler
+	knowledge *knowledge.Pack
+	idPrefix  string
+	seq       atomic.Uint64
 }
 
 // New returns a Server on db, which must be migrated.
@@ -61,16 +67,26 @@ func New(cfg Config, db *bun.DB) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Knowledge == nil {
+		pack, err := knowledge.Load()
+		if err != nil {
+			// The embedded pack is validated by the knowledge tests: only
+			// a broken build gets here.
+			panic("server: the embedded knowledge pack is invalid: " + err.Error())
+		}
+		cfg.Knowledge = pack
+	}
 	if cfg.Auth.Logger == nil {
 		cfg.Auth.Logger = cfg.Logger
 	}
 	s := &Server{
-		db:       db,
-		cfg:      cfg,
-		log:      cfg.Logger,
-		now:      cfg.Now,
-		auth:     billing.NewAuthenticator(db, cfg.Auth),
-		idPrefix: newIDPrefix(),
+		db:        db,
+		cfg:       cfg,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		auth:      billing.NewAuthenticator(db, cfg.Auth),
+		idPrefix:  newIDPrefix(),
+		knowledge: cfg.Knowledge,
 	}
 	s.handler = s.logRequests(s.routes())
 	return s

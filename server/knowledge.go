@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/knowledge"
+)
+
+// handlePostList serves GET /api/v1/knowledge/blog/posts: published posts,
+// newest first, filtered by category, tag and featured=true.
+func (s *Server) handlePostList(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	f := knowledge.PostFilter{Category: q.Get("category"), Tag: q.Get("tag"), Before: s.now()}
+	if f.Category != "" {
+		var known []string
+		for _, c := range s.knowledge.BlogCategories() {
+			known = append(known, c.Slug)
+		}
+		if !slices.Contains(known, f.Category) {
+			return invalidParam("category", "unknown blog category %q; the categories are %s", f.Category, strings.Join(known, ", "))
+		}
+	}
+	featured, err := queryBool(req, "featured", false)
+	if err != nil {
+		return err
+	}
+	f.FeaturedOnly = featured
+	return s.writeData(w, s.knowledge.Posts(f))
+}
+
+// handlePostGet serves GET /api/v1/knowledge/blog/posts/:slug.
+func (s *Server) handlePostGet(w http.ResponseWriter, req bunrouter.Request) error {
+	p, err := s.knowledge.Post(req.Param("slug"))
+	if err != nil || p.PublishedAt.After(s.now()) {
+		return errorf(tradekit.ErrNotFound, "no blog post %q", req.Param("slug"))
+	}
+	return s.writeData(w, p)
+}
+
+// handleBlogCategoryList serves GET /api/v1/knowledge/blog/categories.
+func (s *Server) handleBlogCategoryList(w http.ResponseWriter, req bunrouter.Request) error {
+	return s.writeData(w, s.knowledge.BlogCategories())
+}
+
+// handleGlossaryCategoryList serves GET /api/v1/knowledge/glossary/categories.
+func (s *Server) handleGlossaryCategoryList(w http.ResponseWriter, req bunrouter.Request) error {
+	return s.writeData(w, s.knowledge.GlossaryCategories())
+}
+
+// handleTermList serves GET /api/v1/knowledge/glossary/terms.
+func (s *Server) handleTermList(w http.ResponseWriter, req bunrouter.Request) error {
+	return s.writeData(w, s.knowledge.Terms())
+}
+
+// handleTermGet serves GET /api/v1/knowledge/glossary/terms/:slug.
+func (s *Server) handleTermGet(w http.ResponseWriter, req bunrouter.Request) error {
+	t, err := s.knowledge.Term(req.Param("slug"))
+	if err != nil {
+		return errorf(tradekit.ErrNotFound, "no glossary term %q", req.Param("slug"))
+	}
+	return s.writeData(w, t)
+}
+
+// handleRoadmapList serves GET /api/v1/roadmap, a public route.
+func (s *Server) handleRoadmapList(w http.ResponseWriter, req bunrouter.Request) error {
+	return s.writeData(w, s.knowledge.Roadmap())
+}
