@@ -109,6 +109,16 @@ func otherStreams(addStream addStreamFunc) {
 					return one(s.Next(b.high[i], b.low[i], b.close[i], b.volume[i]))
 				}
 			})
+		addStream(fmt.Sprintf("RollingVWAP/%d", p), func(b ohlcv) [][]float64 { return outs(RollingVWAP(b.high, b.low, b.close, b.volume, p)) },
+			func() func(ohlcv, int, bool) []float64 {
+				s := NewRollingVWAPStream(p)
+				return func(b ohlcv, i int, peek bool) []float64 {
+					if peek {
+						return one(s.Peek(b.high[i], b.low[i], b.close[i], b.volume[i]))
+					}
+					return one(s.Next(b.high[i], b.low[i], b.close[i], b.volume[i]))
+				}
+			})
 		addStream(fmt.Sprintf("Donchian/%d", p), func(b ohlcv) [][]float64 { return outs(tuple3(Donchian(b.high, b.low, p))...) },
 			func() func(ohlcv, int, bool) []float64 {
 				s := NewDonchianStream(p)

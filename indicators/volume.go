@@ -219,3 +219,41 @@ func RollingVWAP(high, low, close, volume []float64, period int) []float64 {
 	}
 	return out
 }
+
+// RollingVWAPStream computes [RollingVWAP] one bar at a time, in O(period)
+// per bar. Create it with [NewRollingVWAPStream].
+type RollingVWAPStream struct {
+	pv, vol window // tp*volume and volume of the last period-1 bars
+}
+
+// NewRollingVWAPStream returns a stream giving the same values as
+// [RollingVWAP]. It panics if period < 1.
+func NewRollingVWAPStream(period int) *RollingVWAPStream {
+	checkPeriod("RollingVWAP", period, 1)
+	return &RollingVWAPStream{pv: newWindow(period - 1), vol: newWindow(period - 1)}
+}
+
+// Next adds a bar and returns the VWAP of the last period bars (NaN during
+// the first period-1 bars and for windows without volume).
+func (s *RollingVWAPStream) Next(high, low, close, volume float64) float64 {
+	v := s.Peek(high, low, close, volume)
+	s.pv.push((high + low + close) / 3 * volume)
+	s.vol.push(volume)
+	return v
+}
+
+// Peek returns what [RollingVWAPStream.Next] would return for the bar
+// without changing the stream.
+func (s *RollingVWAPStream) Peek(high, low, close, volume float64) float64 {
+	if !s.pv.full() {
+		return math.NaN()
+	}
+	var pv, vol float64
+	for i := 0; i < s.pv.n; i++ { // oldest first, as RollingVWAP sums
+		pv += s.pv.at(i)
+		vol += s.vol.at(i)
+	}
+	pv += (high + low + close) / 3 * volume
+	vol += volume
+	return vwapValue(pv, vol)
+}
