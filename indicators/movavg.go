@@ -122,8 +122,16 @@ func DEMAInto(dst, in []float64, period int) {
 	checkLen("DEMA", len(in), len(dst))
 	s := DEMAStream{e1: newEMAState(period), e2: newEMAState(period)}
 	dst = dst[:len(in)]
-	for i, x := range in {
-		dst[i] = s.Next(x)
+	lb := 2 * (period - 1)
+	i := 0
+	for ; i < len(in) && i <= lb; i++ { // warm-up and seeds, through the stream
+		dst[i] = s.Next(in[i])
+	}
+	e1, e2, k := s.e1.v, s.e2.v, s.e1.k // steady state: the same arithmetic, inlined
+	for ; i < len(in); i++ {
+		e1 = (in[i]-e1)*k + e1
+		e2 = (e1-e2)*k + e2
+		dst[i] = (2.0 * e1) - e2
 	}
 }
 
@@ -181,8 +189,17 @@ func TEMAInto(dst, in []float64, period int) {
 	checkLen("TEMA", len(in), len(dst))
 	s := TEMAStream{e1: newEMAState(period), e2: newEMAState(period), e3: newEMAState(period)}
 	dst = dst[:len(in)]
-	for i, x := range in {
-		dst[i] = s.Next(x)
+	lb := 3 * (period - 1)
+	i := 0
+	for ; i < len(in) && i <= lb; i++ { // warm-up and seeds, through the stream
+		dst[i] = s.Next(in[i])
+	}
+	e1, e2, e3, k := s.e1.v, s.e2.v, s.e3.v, s.e1.k // steady state, inlined
+	for ; i < len(in); i++ {
+		e1 = (in[i]-e1)*k + e1
+		e2 = (e1-e2)*k + e2
+		e3 = (e2-e3)*k + e3
+		dst[i] = e3 + ((3.0 * e1) - (3.0 * e2))
 	}
 }
 
