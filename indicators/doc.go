@@ -22,10 +22,10 @@
 //
 // Values follow TA-Lib 0.6.0 (default compatibility mode, unstable periods
 // 0) to the arithmetic: the same running sums, the same order of
-// operations and the same special cases, so results agree with TA-Lib C to
-// within 1e-9 relative and are usually bit-identical. The tests compare
-// every function against reference data made by TA-Lib C itself
-// (testdata/talib/gen.js). Special cases kept from TA-Lib: RSI is 0 when
+// operations and the same special cases. The tests compare every function
+// with a TA-Lib counterpart against reference data made by TA-Lib C itself
+// (testdata/talib/gen.js), requiring agreement within 1e-9 relative; on
+// that data every value is in fact bit-identical. Special cases kept from TA-Lib: RSI is 0 when
 // average gain + loss is below 1e-14; standard deviations are 0 when the
 // variance is below 1e-14; Stochastic and WilliamsR are 0 when the range is
 // 0; CCI is 0 when the deviation or the mean deviation is 0; MFI is 0 when
