@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // dateLayout is the API's date form.
@@ -81,4 +83,14 @@ func queryInt(req bunrouter.Request, name string, def, min, max int) (int, error
 		return 0, invalidParam(name, "must be an integer from %d to %d, got %q", min, max, s)
 	}
 	return n, nil
+}
+
+// queryCivilDate returns the query parameter name as a calendar date, def
+// when absent, or a 400 naming it.
+func queryCivilDate(req bunrouter.Request, name string, def calendar.Date) (calendar.Date, error) {
+	t, ok, err := queryDate(req, name)
+	if err != nil || !ok {
+		return def, err
+	}
+	return calendar.DateOf(t), nil
 }

@@ -1,0 +1,44 @@
+// Package marketdata holds Tradekit's market data: exchanges, assets with
+// their company profiles and latest fundamentals, the three-level industry
+// tree, indexes with point-in-time constituents, and daily OHLCV prices.
+//
+// A [Store] reads and writes all of it on a *bun.DB or inside a bun.Tx,
+// with one SQL text for PostgreSQL and SQLite:
+//
+//	st := marketdata.NewStore(db)
+//	a, err := st.AssetBySymbol(ctx, "acme")         // symbols ignore case
+//	ps, err := st.Prices(ctx, a.ID, from, to)        // oldest first, bounds included
+//	members, err := st.IndexAssets(ctx, indexID, asOf) // constituents on a date
+//
+// # Model
+//
+// Exchanges are the venues of package calendar ([calendar.Exchanges]),
+// inserted by the schema migration; their holidays are computed by rule
+// ([Holidays]), never stored. Assets belong to one exchange and optionally
+// one node of the industry tree (sector > industry group > industry); an
+// industry node's asset count counts the assets at the node and anywhere
+// below it.
+//
+// An index's membership is a set of periods [From, To): an asset is a
+// constituent on the dates d with From <= d < To (To empty: still a
+// member). Asking for the constituents on a past date therefore answers
+// with the index as it was then, free of survivorship bias.
+//
+// Prices are one record per asset and date, with decimal prices
+// (PostgreSQL NUMERIC(38,18), SQLite TEXT) that round-trip exactly and an
+// integer volume. Price lists are returned oldest first (ascending date),
+// the order backtests and indicators consume.
+//
+// # Ids
+//
+// Ids are name-based UUIDs (version 5) in [Namespace]: an exchange, asset,
+// index or industry created from a symbol or name gets the same id in
+// every database, and a price record's id is derived from its asset and
+// date ([PriceID]), so re-importing a date keeps its id and never
+// duplicates it.
+//
+// # Errors
+//
+// Lookups of a missing row return an error wrapping [tradekit.ErrNotFound];
+// bad arguments wrap [tradekit.ErrInvalid].
+package marketdata

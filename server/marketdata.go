@@ -1,0 +1,483 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// assetJSON is an Asset as the API shows it. ExchangeID and IsActive are
+// nil where the spec leaves them out: both in an industry's asset list,
+// exchangeId in an index's.
+type assetJSON struct {
+	ID         string  `json:"id"`
+	Symbol     string  `json:"symbol"`
+	Name       string  `json:"name"`
+	Type       string  `json:"type"`
+	ExchangeID *string `json:"exchangeId,omitempty"`
+	Currency   string  `json:"currency"`
+	IsActive   *bool   `json:"isActive,omitempty"`
+}
+
+// assetFields selects the optional fields of assetJSON.
+type assetFields struct{ exchangeID, isActive bool }
+
+func newAssetJSON(a marketdata.Asset, f assetFields) assetJSON {
+	out := assetJSON{ID: a.ID.String(), Symbol: a.Symbol, Name: a.Name, Type: string(a.Type), Currency: a.Currency}
+	if f.exchangeID {
+		id := a.ExchangeID.String()
+		out.ExchangeID = &id
+	}
+	if f.isActive {
+		active := a.IsActive
+		out.IsActive = &active
+	}
+	return out
+}
+
+func newAssetList(as []marketdata.Asset, f assetFields) []assetJSON {
+	out := make([]assetJSON, len(as))
+	for i, a := range as {
+		out[i] = newAssetJSON(a, f)
+	}
+	return out
+}
+
+type profileJSON struct {
+	AssetID     string `json:"assetId"`
+	Description string `json:"description"`
+	Sector      string `json:"sector"`
+	Industry    string `json:"industry"`
+	MarketCap   number `json:"marketCap"`
+	Website     string `json:"website"`
+	LogoURL     string `json:"logoUrl"`
+}
+
+type fundamentalsJSON struct {
+	AssetID       string    `json:"assetId"`
+	PERatio       number    `json:"peRatio"`
+	EPS           number    `json:"eps"`
+	Revenue       number    `json:"revenue"`
+	MarketCap     number    `json:"marketCap"`
+	DividendYield number    `json:"dividendYield"`
+	Beta          number    `json:"beta"`
+	UpdatedAt     timestamp `json:"updatedAt"`
+}
+
+// industryJSON is an Industry; parentId is null for a sector.
+type industryJSON struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Level      string  `json:"level"`
+	ParentID   *string `json:"parentId"`
+	AssetCount int     `json:"assetCount"`
+}
+
+func newIndustryJSON(n marketdata.Industry) industryJSON {
+	out := industryJSON{ID: n.ID.String(), Name: n.Name, Level: string(n.Level), AssetCount: n.AssetCount}
+	if n.ParentID != nil {
+		p := n.ParentID.String()
+		out.ParentID = &p
+	}
+	return out
+}
+
+func newIndustryList(ns []marketdata.Industry) []industryJSON {
+	out := make([]industryJSON, len(ns))
+	for i, n := range ns {
+		out[i] = newIndustryJSON(n)
+	}
+	return out
+}
+
+// indexJSON is an Index; assetCount is absent from the lookup by symbol.
+type indexJSON struct {
+	ID          string `json:"id"`
+	Symbol      string `json:"symbol"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	AssetCount  *int   `json:"assetCount,omitempty"`
+}
+
+func newIndexJSON(x marketdata.Index, withCount bool) indexJSON {
+	out := indexJSON{ID: x.ID.String(), Symbol: x.Symbol, Name: x.Name, Description: x.Description}
+	if withCount {
+		n := x.AssetCount
+		out.AssetCount = &n
+	}
+	return out
+}
+
+type priceJSON struct {
+	ID      string        `json:"id"`
+	AssetID string        `json:"assetId"`
+	Date    calendar.Date `json:"date"`
+	Open    number        `json:"open"`
+	High    number        `json:"high"`
+	Low     number        `json:"low"`
+	Close   number        `json:"close"`
+	Volume  int64         `json:"volume"`
+}
+
+func newPriceJSON(p marketdata.Price) priceJSON {
+	return priceJSON{
+		ID: p.ID.String(), AssetID: p.AssetID.String(), Date: p.Date,
+		Open: number(p.Open), High: number(p.High), Low: number(p.Low), Close: number(p.Close), Volume: p.Volume,
+	}
+}
+
+type exchangeJSON struct {
+	ID        string `json:"id"`
+	Symbol    string `json:"symbol"`
+	Name      string `json:"name"`
+	TimeZone  string `json:"timezone"`
+	Country   string `json:"country"`
+	Currency  string `json:"currency"`
+	MIC       string `json:"mic"`
+	OpenTime  string `json:"openTime"`
+	CloseTime string `json:"closeTime"`
+}
+
+func newExchangeJSON(e marketdata.Exchange) exchangeJSON {
+	return exchangeJSON{
+		ID: e.ID.String(), Symbol: e.Symbol, Name: e.Name, TimeZone: e.TimeZone, Country: e.Country,
+		Currency: e.Currency, MIC: e.MIC, OpenTime: e.OpenTime, CloseTime: e.CloseTime,
+	}
+}
+
+type holidayJSON struct {
+	ID         string        `json:"id"`
+	ExchangeID string        `json:"exchangeId"`
+	Date       calendar.Date `json:"date"`
+	Name       string        `json:"name"`
+	Type       string        `json:"type"`
+	CloseTime  string        `json:"closeTime,omitempty"`
+}
+
+// today returns the server clock's date in UTC.
+func (s *Server) today() calendar.Date {
+	return calendar.DateOf(s.now().UTC())
+}
+
+// ---- 4.1 assets ----
+
+// handleAssetList serves GET /api/v1/market-data/assets.
+func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) error {
+	as, err := marketdata.NewStore(s.db).Assets(req.Context())
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newAssetList(as, assetFields{exchangeID: true, isActive: true}))
+}
+
+// handleAssetGet serves GET /api/v1/market-data/assets/:id.
+func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	a, err := marketdata.NewStore(s.db).Asset(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newAssetJSON(a, assetFields{exchangeID: true, isActive: true}))
+}
+
+// handleAssetBySymbol serves GET /api/v1/market-data/assets/symbol/:symbol.
+func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
+	a, err := marketdata.NewStore(s.db).AssetBySymbol(req.Context(), req.Param("symbol"))
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newAssetJSON(a, assetFields{exchangeID: true, isActive: true}))
+}
+
+// handleAssetProfile serves GET /api/v1/market-data/assets/:id/profile.
+func (s *Server) handleAssetProfile(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	p, err := marketdata.NewStore(s.db).Profile(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, profileJSON{
+		AssetID: p.AssetID.String(), Description: p.Description, Sector: p.Sector, Industry: p.Industry,
+		MarketCap: number(p.MarketCap), Website: p.Website, LogoURL: p.LogoURL,
+	})
+}
+
+// handleAssetFundamentals serves GET /api/v1/market-data/assets/:id/fundamentals.
+func (s *Server) handleAssetFundamentals(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	f, err := marketdata.NewStore(s.db).Fundamentals(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, fundamentalsJSON{
+		AssetID: f.AssetID.String(), PERatio: number(f.PERatio), EPS: number(f.EPS), Revenue: number(f.Revenue),
+		MarketCap: number(f.MarketCap), DividendYield: number(f.DividendYield), Beta: number(f.Beta),
+		UpdatedAt: timestamp(f.UpdatedAt),
+	})
+}
+
+// ---- 4.2 industries ----
+
+// handleIndustryList serves GET /api/v1/market-data/industries?level=.
+func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request) error {
+	level := marketdata.Level(req.URL.Query().Get("level"))
+	if level != "" && !level.IsValid() {
+		return invalidParam("level", "must be sector, industry_group or industry, got %q", string(level))
+	}
+	ns, err := marketdata.NewStore(s.db).Industries(req.Context(), level)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newIndustryList(ns))
+}
+
+// handleIndustryGet serves GET /api/v1/market-data/industries/:id.
+func (s *Server) handleIndustryGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	n, err := marketdata.NewStore(s.db).Industry(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newIndustryJSON(n))
+}
+
+// handleIndustryChildren serves GET /api/v1/market-data/industries/:id/children.
+func (s *Server) handleIndustryChildren(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	ns, err := marketdata.NewStore(s.db).IndustryChildren(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newIndustryList(ns))
+}
+
+// handleIndustryAssets serves GET /api/v1/market-data/industries/:id/assets:
+// the assets at the node or below it, without exchangeId and isActive.
+func (s *Server) handleIndustryAssets(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	as, err := marketdata.NewStore(s.db).IndustryAssets(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newAssetList(as, assetFields{}))
+}
+
+// ---- 4.3 indexes ----
+
+// handleIndexList serves GET /api/v1/market-data/indexes, with today's
+// constituent counts.
+func (s *Server) handleIndexList(w http.ResponseWriter, req bunrouter.Request) error {
+	xs, err := marketdata.NewStore(s.db).Indexes(req.Context(), s.today())
+	if err != nil {
+		return err
+	}
+	out := make([]indexJSON, len(xs))
+	for i, x := range xs {
+		out[i] = newIndexJSON(x, true)
+	}
+	return s.writeData(w, out)
+}
+
+// handleIndexGet serves GET /api/v1/market-data/indexes/:id.
+func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	x, err := marketdata.NewStore(s.db).Index(req.Context(), id, s.today())
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newIndexJSON(x, true))
+}
+
+// handleIndexBySymbol serves GET /api/v1/market-data/indexes/symbol/:symbol,
+// without assetCount as the spec says.
+func (s *Server) handleIndexBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
+	x, err := marketdata.NewStore(s.db).IndexBySymbol(req.Context(), req.Param("symbol"))
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newIndexJSON(x, false))
+}
+
+// handleIndexAssets serves GET /api/v1/market-data/indexes/:id/assets?asOf=:
+// the constituents on asOf (default today), without exchangeId.
+func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	asOf, err := queryCivilDate(req, "asOf", s.today())
+	if err != nil {
+		return err
+	}
+	as, err := marketdata.NewStore(s.db).IndexAssets(req.Context(), id, asOf)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newAssetList(as, assetFields{isActive: true}))
+}
+
+// ---- 4.4 prices ----
+
+// handlePriceList serves GET /api/v1/market-data/prices/asset/:assetId?from=&to=:
+// the daily records in the range (both bounds included), oldest first.
+func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "assetId")
+	if err != nil {
+		return err
+	}
+	from, to, err := queryDateRange(req)
+	if err != nil {
+		return err
+	}
+	var f, t calendar.Date
+	if !from.IsZero() {
+		f = calendar.DateOf(from)
+	}
+	if !to.IsZero() {
+		t = calendar.DateOf(to)
+	}
+	ps, err := marketdata.NewStore(s.db).Prices(req.Context(), id, f, t)
+	if err != nil {
+		return err
+	}
+	out := make([]priceJSON, len(ps))
+	for i, p := range ps {
+		out[i] = newPriceJSON(p)
+	}
+	return s.writeData(w, out)
+}
+
+// handlePriceLatest serves GET /api/v1/market-data/prices/asset/:assetId/latest.
+func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "assetId")
+	if err != nil {
+		return err
+	}
+	st := marketdata.NewStore(s.db)
+	if _, err := st.Asset(req.Context(), id); err != nil {
+		return err
+	}
+	p, err := st.LatestPrice(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newPriceJSON(p))
+}
+
+// handlePriceGet serves GET /api/v1/market-data/prices/:id.
+func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	p, err := marketdata.NewStore(s.db).Price(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newPriceJSON(p))
+}
+
+// ---- 4.5 exchanges ----
+
+// handleExchangeList serves GET /api/v1/market-data/exchanges.
+func (s *Server) handleExchangeList(w http.ResponseWriter, req bunrouter.Request) error {
+	es, err := marketdata.NewStore(s.db).Exchanges(req.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]exchangeJSON, len(es))
+	for i, e := range es {
+		out[i] = newExchangeJSON(e)
+	}
+	return s.writeData(w, out)
+}
+
+// handleExchangeGet serves GET /api/v1/market-data/exchanges/:id.
+func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newExchangeJSON(e))
+}
+
+// handleExchangeBySymbol serves GET /api/v1/market-data/exchanges/symbol/:symbol.
+func (s *Server) handleExchangeBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
+	e, err := marketdata.NewStore(s.db).ExchangeBySymbol(req.Context(), req.Param("symbol"))
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, newExchangeJSON(e))
+}
+
+// handleExchangeHolidays serves GET /api/v1/market-data/exchanges/:id/holidays?year=&type=:
+// the full-day closures of year (default: this year and the next);
+// type=early_close gives the early closes instead and type=all both.
+func (s *Server) handleExchangeHolidays(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	year, err := queryInt(req, "year", 0, calendar.MinYear, calendar.MaxYear)
+	if err != nil {
+		return err
+	}
+	filter := marketdata.HolidayFilter(req.URL.Query().Get("type"))
+	switch filter {
+	case "", marketdata.HolidaysClosed, marketdata.HolidaysEarlyClose, marketdata.HolidaysAll:
+	default:
+		return invalidParam("type", "must be closed, early_close or all, got %q", string(filter))
+	}
+	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	years := []int{year}
+	if year == 0 {
+		y := s.today().Year
+		years = []int{y, y + 1}
+		if y >= calendar.MaxYear {
+			years = []int{calendar.MaxYear}
+		}
+	}
+	hs, err := marketdata.Holidays(e, filter, years...)
+	if err != nil {
+		return err
+	}
+	out := make([]holidayJSON, len(hs))
+	for i, h := range hs {
+		out[i] = holidayJSON{
+			ID: h.ID.String(), ExchangeID: h.ExchangeID.String(), Date: h.Date, Name: h.Name,
+			Type: string(h.Type), CloseTime: h.Close,
+		}
+	}
+	return s.writeData(w, out)
+}
