@@ -1,0 +1,185 @@
+package profiles
+
+import (
+	"math"
+
+	"github.com/tradekit/tradekit/indicators"
+)
+
+// Indicator keys of [Profile.IndicatorSensitivity].
+const (
+	IndicatorRSI      = "RSI"       // RSI(14), contrarian: -RSI
+	IndicatorMACD     = "MACD"      // MACD(12,26,9) histogram / close
+	IndicatorBB       = "BB"        // Bollinger(20,2) %b, contrarian: -%b
+	IndicatorSMACross = "SMA_CROSS" // SMA(50)/SMA(200) - 1
+	IndicatorStoch    = "STOCH"     // slow Stochastic %K(14,3,3), contrarian
+	IndicatorWillR    = "WILLR"     // Williams %R(14), contrarian
+	IndicatorCCI      = "CCI"       // CCI(20), contrarian
+	IndicatorROC      = "ROC"       // ROC(20), momentum
+)
+
+// minPairs is the fewest (signal, forward return) pairs a predictive score
+// needs; below it the score is 0.
+const minPairs = 30
+
+// grid is the search space of an oscillator's thresholds.
+type grid struct {
+	oversold, overbought []float64
+	conventional         Thresholds // the textbook pair, tried first
+}
+
+func steps(from, to, step float64) []float64 {
+	var out []float64
+	for v := from; v <= to+1e-9; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+var (
+	grid0to100 = func(conv Thresholds) grid {
+		return grid{steps(10, 45, 5), steps(55, 90, 5), conv}
+	}
+	willRGrid = grid{steps(-90, -55, 5), steps(-45, -10, 5), Thresholds{-80, -20}}
+	cciGrid   = grid{steps(-250, -50, 25), steps(50, 250, 25), Thresholds{-100, 100}}
+)
+
+// sensitivity scores each indicator (see the package documentation).
+func sensitivity(a *asset, cfg Config) map[string]Sensitivity {
+	fwd := make([]float64, a.n)
+	for t := range fwd {
+		if t+cfg.Horizon < a.n {
+			fwd[t] = a.logc[t+cfg.Horizon] - a.logc[t]
+		} else {
+			fwd[t] = math.NaN()
+		}
+	}
+	out := make(map[string]Sensitivity, 8)
+	score := func(name string, sig []float64, orient float64, osc []float64, g *grid) {
+		ic := orient * rankIC(sig, fwd)
+		if ic == 0 {
+			ic = 0 // no negative zero in JSON
+		}
+		s := Sensitivity{PredictiveScore: ic}
+		if g != nil {
+			th := bestThresholds(a, osc, *g)
+			s.OptimalThresholds = &th
+		}
+		out[name] = s
+	}
+
+	rsi := indicators.RSI(a.close, 14)
+	g := grid0to100(Thresholds{30, 70})
+	score(IndicatorRSI, rsi, -1, rsi, &g)
+
+	_, _, hist := indicators.MACD(a.close, 12, 26, 9)
+	for t := range hist {
+		hist[t] /= a.close[t]
+	}
+	score(IndicatorMACD, hist, 1, nil, nil)
+
+	up, _, lo := indicators.BollingerBands(a.close, 20, 2)
+	pb := make([]float64, a.n)
+	for t := range pb {
+		if w := up[t] - lo[t]; w > 0 {
+			pb[t] = (a.close[t] - lo[t]) / w
+		} else if math.IsNaN(w) {
+			pb[t] = math.NaN()
+		} else {
+			pb[t] = 0.5
+		}
+	}
+	score(IndicatorBB, pb, -1, nil, nil)
+
+	fast, slow := indicators.SMA(a.close, 50), indicators.SMA(a.close, 200)
+	cross := make([]float64, a.n)
+	for t := range cross {
+		cross[t] = fast[t]/slow[t] - 1
+	}
+	score(IndicatorSMACross, cross, 1, nil, nil)
+
+	k, _ := indicators.Stochastic(a.high, a.low, a.close, 14, 3, 3)
+	g = grid0to100(Thresholds{20, 80})
+	score(IndicatorStoch, k, -1, k, &g)
+
+	wr := indicators.WilliamsR(a.high, a.low, a.close, 14)
+	score(IndicatorWillR, wr, -1, wr, &willRGrid)
+
+	cci := indicators.CCI(a.high, a.low, a.close, 20)
+	score(IndicatorCCI, cci, -1, cci, &cciGrid)
+
+	score(IndicatorROC, indicators.ROC(a.close, 20), 1, nil, nil)
+	return out
+}
+
+// rankIC returns Spearman's rho of sig[t] and fwd[t] over the t where both
+// are defined, or 0 with fewer than minPairs pairs.
+func rankIC(sig, fwd []float64) float64 {
+	x := make([]float64, 0, len(sig))
+	y := make([]float64, 0, len(sig))
+	for t := range sig {
+		if !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) {
+			x = append(x, sig[t])
+			y = append(y, fwd[t])
+		}
+	}
+	if len(x) < minPairs {
+		return 0
+	}
+	return spearman(x, y)
+}
+
+// bestThresholds returns the (oversold, overbought) pair of g that
+// maximises the annualised Sharpe ratio of the daily rule "long the next
+// day when osc <= oversold, short when osc >= overbought, flat otherwise",
+// over every day where osc is defined (flat days count as 0). Ties, and a
+// series where no pair beats it, keep the conventional pair.
+//
+// The rule's return splits into a long and a short part, so each level's
+// sum and sum of squares are taken once and the pairs combined from them.
+func bestThresholds(a *asset, osc []float64, g grid) Thresholds {
+	type sums struct{ s, q float64 }
+	ls := make([]sums, len(g.oversold))
+	ss := make([]sums, len(g.overbought))
+	n := 0
+	for t := 0; t < a.n-1; t++ {
+		o := osc[t]
+		if math.IsNaN(o) {
+			continue
+		}
+		n++
+		r := a.ret[t+1]
+		for i, lv := range g.oversold {
+			if o <= lv {
+				ls[i].s += r
+				ls[i].q += r * r
+			}
+		}
+		for i, lv := range g.overbought {
+			if o >= lv {
+				ss[i].s -= r
+				ss[i].q += r * r
+			}
+		}
+	}
+	eval := func(i, j int) float64 {
+		return sharpeFromSums(ls[i].s+ss[j].s, ls[i].q+ss[j].q, n)
+	}
+	bi, bj := -1, -1
+	for i, lv := range g.oversold {
+		for j, hv := range g.overbought {
+			if lv == g.conventional.Oversold && hv == g.conventional.Overbought {
+				bi, bj = i, j
+			}
+		}
+	}
+	best := eval(bi, bj)
+	for i := range g.oversold {
+		for j := range g.overbought {
+			if v := eval(i, j); v > best {
+				best, bi, bj = v, i, j
+			}
+		}
+	}
+	return Thresholds{Oversold: g.oversold[bi], Overbought: g.overbought[bj]}
+}

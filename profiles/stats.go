@@ -1,0 +1,170 @@
+package profiles
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// tradingDays is the number of trading days in a year, the annualisation
+// factor of volatilities (sqrt) and Sharpe ratios (sqrt).
+const tradingDays = 252
+
+// volFloor is the annualised volatility below which a reading is taken as
+// exactly 0: the rounding noise of logarithms, not price moves.
+const volFloor = 1e-9
+
+// rollingVol returns the annualised realised volatility of the daily log
+// returns ret over the last w returns at each index,
+//
+//	sqrt(252) * stddev(ret[t-w+1..t])
+//
+// with the unbiased sample standard deviation, NaN where fewer than w
+// returns exist (ret[0] is NaN, so the first value is at index w). Values
+// below 1e-9 are set to 0.
+func rollingVol(ret []float64, w int) []float64 {
+	out := make([]float64, len(ret))
+	ann := math.Sqrt(tradingDays)
+	for t := range out {
+		if t < w {
+			out[t] = math.NaN()
+			continue
+		}
+		v := ann * stat.StdDev(ret[t-w+1:t+1], nil)
+		if v < volFloor {
+			v = 0 // rounding noise of a price moving by a constant factor
+		}
+		out[t] = v
+	}
+	return out
+}
+
+// annualSharpe returns sqrt(252) * mean(r) / stddev(r) of the daily returns
+// r, with the unbiased sample standard deviation. It returns 0 when r has
+// fewer than 2 values or no dispersion (no position, no evidence).
+func annualSharpe(r []float64) float64 {
+	if len(r) < 2 {
+		return 0
+	}
+	m, s := stat.MeanStdDev(r, nil)
+	if !(s > 1e-15) || math.IsNaN(m) {
+		return 0
+	}
+	return math.Sqrt(tradingDays) * m / s
+}
+
+// sharpeFromSums is annualSharpe for n returns with the given sum and sum of
+// squares.
+func sharpeFromSums(sum, sumSq float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	m := sum / float64(n)
+	v := (sumSq - float64(n)*m*m) / float64(n-1)
+	if !(v > 1e-30) {
+		return 0
+	}
+	return math.Sqrt(tradingDays) * m / math.Sqrt(v)
+}
+
+// logistic returns 1 / (1 + exp(-x)).
+func logistic(x float64) float64 {
+	return 1 / (1 + math.Exp(-x))
+}
+
+// ranks writes into dst the ranks 1..n of x with ties given their average
+// rank (the ranking used by Spearman's rho); idx is scratch of len(x).
+func ranks(dst, x []float64, idx []int) {
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case x[a] < x[b]:
+			return -1
+		case x[a] > x[b]:
+			return 1
+		}
+		return a - b
+	})
+	for i := 0; i < len(idx); {
+		j := i + 1
+		for j < len(idx) && x[idx[j]] == x[idx[i]] {
+			j++
+		}
+		r := float64(i+j+1) / 2 // mean of ranks i+1..j
+		for k := i; k < j; k++ {
+			dst[idx[k]] = r
+		}
+		i = j
+	}
+}
+
+// spearman returns Spearman's rank correlation of x and y: the Pearson
+// correlation of their average ranks. It returns 0 when either has no
+// dispersion.
+func spearman(x, y []float64) float64 {
+	n := len(x)
+	rx, ry, idx := make([]float64, n), make([]float64, n), make([]int, n)
+	ranks(rx, x, idx)
+	ranks(ry, y, idx)
+	r := stat.Correlation(rx, ry, nil)
+	if math.IsNaN(r) {
+		return 0
+	}
+	return r
+}
+
+// medianTracker keeps a multiset of values, chosen from a fixed universe
+// known in advance, and answers the median of those added so far in
+// O(log n) per operation (a Fenwick tree over the values' sorted order).
+type medianTracker struct {
+	sorted []float64 // the universe, ascending
+	tree   []int     // Fenwick tree of counts, 1-based
+	n      int
+	logN   int
+}
+
+func newMedianTracker(universe []float64) *medianTracker {
+	s := slices.Clone(universe)
+	slices.Sort(s)
+	lg := 1
+	for 1<<lg <= len(s) {
+		lg++
+	}
+	return &medianTracker{sorted: s, tree: make([]int, len(s)+1), logN: lg}
+}
+
+// add inserts v, which must be in the universe.
+func (m *medianTracker) add(v float64) {
+	i, _ := slices.BinarySearch(m.sorted, v)
+	for i++; i < len(m.tree); i += i & -i {
+		m.tree[i]++
+	}
+	m.n++
+}
+
+// kth returns the k-th smallest value added (1-based).
+func (m *medianTracker) kth(k int) float64 {
+	pos := 0
+	for b := 1 << m.logN; b > 0; b >>= 1 {
+		if next := pos + b; next < len(m.tree) && m.tree[next] < k {
+			pos = next
+			k -= m.tree[next]
+		}
+	}
+	return m.sorted[pos] // pos is the 0-based index of the answer
+}
+
+// median returns the median of the values added: the middle one, or the
+// mean of the two middle ones.
+func (m *medianTracker) median() float64 {
+	if m.n == 0 {
+		return math.NaN()
+	}
+	if m.n%2 == 1 {
+		return m.kth(m.n/2 + 1)
+	}
+	return (m.kth(m.n/2) + m.kth(m.n/2+1)) / 2
+}
