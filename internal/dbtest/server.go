@@ -7,12 +7,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Server is a throwaway PostgreSQL server in a temporary directory,
@@ -22,7 +20,7 @@ type Server struct {
 	bin  string // directory holding initdb, pg_ctl and postgres
 	dir  string // the temporary directory: data/, the log and the socket
 	port int
-	cred *syscall.Credential // set when running as root
+	proc processUser // whom the server runs as
 }
 
 // StartServer initialises and starts a throwaway PostgreSQL server with
@@ -37,20 +35,9 @@ func StartServer() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{bin: bin, dir: dir}
-	if os.Geteuid() == 0 {
-		// PostgreSQL refuses to run as root: run it as the postgres user.
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("dbtest: running as root needs a 'postgres' user to run the server: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	if s.proc, err = serverUser(dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	if s.port, err = freePort(); err != nil {
 		os.RemoveAll(dir)
@@ -100,9 +87,7 @@ func (s *Server) run(name string, args ...string) error {
 	cmd.Dir = s.dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if s.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	}
+	s.proc.apply(cmd)
 	if err := cmd.Run(); err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
 		return fmt.Errorf("dbtest: %s %s: %v\n%s%s", name, strings.Join(args, " "), err, out.Bytes(), log)
