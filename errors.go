@@ -35,3 +35,17 @@ var (
 	// cannot be reached right now; the same request may succeed later.
 	ErrUnavailable = errors.New("unavailable")
 )
+
+// ParamError reports a bad named parameter: missing, malformed or out of
+// range. It wraps [ErrInvalid]; the HTTP server lists Param in the error's
+// details.
+type ParamError struct {
+	Param string // the parameter's name as the caller spelled it, e.g. "from"
+	Msg   string // what is wrong with it, lowercase
+}
+
+// Error returns "param: msg".
+func (e *ParamError) Error() string { return e.Param + ": " + e.Msg }
+
+// Unwrap returns [ErrInvalid].
+func (e *ParamError) Unwrap() error { return ErrInvalid }

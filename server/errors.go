@@ -49,16 +49,6 @@ type errorJSON struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
-// paramError reports a bad request parameter. It unwraps to
-// [tradekit.ErrInvalid] and names the parameter in the error's details.
-type paramError struct {
-	Param string
-	Msg   string
-}
-
-func (e *paramError) Error() string { return e.Param + ": " + e.Msg }
-func (e *paramError) Unwrap() error { return tradekit.ErrInvalid }
-
 // apiError is an error the server itself raises: its message is written
 // for the API's users as it is, and it unwraps to its kind.
 type apiError struct {
@@ -74,9 +64,9 @@ func errorf(kind error, format string, args ...any) error {
 	return &apiError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
-// invalidParam returns a *paramError for the named parameter.
+// invalidParam returns a *tradekit.ParamError for the named parameter.
 func invalidParam(param, format string, args ...any) error {
-	return &paramError{Param: param, Msg: fmt.Sprintf(format, args...)}
+	return &tradekit.ParamError{Param: param, Msg: fmt.Sprintf(format, args...)}
 }
 
 // errorHandler renders the error a handler returns as the error envelope.
@@ -102,7 +92,7 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 			break
 		}
 	}
-	var pe *paramError
+	var pe *tradekit.ParamError
 	if errors.As(err, &pe) {
 		body.Details = map[string]any{"fields": []string{pe.Param}}
 	}
