@@ -229,13 +229,13 @@ func (u *Universe) Compute(s Series, cfg Config) (Profile, error) {
 
 // asset is a validated series with the derived columns every method uses.
 type asset struct {
-	n          int
-	dates      []time.Time
-	days       []int32 // civil days since 1970-01-01
-	close      []float64
-	high, low  []float64
-	logc       []float64 // ln close
-	ret        []float64 // ret[t] = logc[t] - logc[t-1]; ret[0] = NaN
+	n         int
+	dates     []time.Time
+	days      []int32 // civil days since 1970-01-01
+	close     []float64
+	high, low []float64
+	logc      []float64 // ln close
+	ret       []float64 // ret[t] = logc[t] - logc[t-1]; ret[0] = NaN
 }
 
 func newAsset(s Series, cfg Config) (*asset, error) {

@@ -4,15 +4,15 @@ import "github.com/tradekit/tradekit/indicators"
 
 // Strategy parameters (see the package documentation).
 const (
-	momLookback   = 252 // 12 months
-	momSkip       = 21  // skip the last month
-	revPeriod     = 20  // z-score window of the mean-reversion rule
-	revEntry      = 1.0 // |z| at which the mean-reversion rule enters
-	breakoutDays  = 20  // Donchian channel length
-	trendFast     = 50  // fast SMA of the trend-following rule
-	trendSlow     = 200 // slow SMA of the trend-following rule
-	noPosition    = 0
-	long, short   = 1, -1
+	momLookback  = 252 // 12 months
+	momSkip      = 21  // skip the last month
+	revPeriod    = 20  // z-score window of the mean-reversion rule
+	revEntry     = 1.0 // |z| at which the mean-reversion rule enters
+	breakoutDays = 20  // Donchian channel length
+	trendFast    = 50  // fast SMA of the trend-following rule
+	trendSlow    = 200 // slow SMA of the trend-following rule
+	noPosition   = 0
+	long, short  = 1, -1
 )
 
 // backtest returns the annualised Sharpe ratio of holding pos[t] from the

@@ -60,6 +60,10 @@ func NewUniverse(peers []Peer) (*Universe, error) {
 // Len returns the number of peers in u.
 func (u *Universe) Len() int { return len(u.peers) }
 
+// minDailySD is the daily return standard deviation below which a series
+// is taken as moving by a constant factor (no dispersion to correlate).
+const minDailySD = 1e-10
+
 // correlations ranks the peers by the correlation of daily log returns on
 // common dates over the asset's last cfg.CorrWindow returns (see the
 // package documentation).
@@ -98,7 +102,7 @@ func (u *Universe) correlations(a *asset, selfID string, cfg Config) []Correlati
 				j++
 			}
 		}
-		if len(x) < cfg.MinOverlap {
+		if len(x) < cfg.MinOverlap || stat.StdDev(x, nil) < minDailySD || stat.StdDev(y, nil) < minDailySD {
 			continue
 		}
 		c := stat.Correlation(x, y, nil)

@@ -7,6 +7,10 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
+// pctTol is the relative tolerance within which a past reading counts as
+// equal to the current one for the percentile (rounding noise).
+const pctTol = 1e-9
+
 // volatility summarises the rolling 20-day volatility vol (see the package
 // documentation).
 func volatility(vol []float64) Volatility {
@@ -26,6 +30,6 @@ func volatility(vol []float64) Volatility {
 		Current:    cur,
 		Avg30d:     avg30,
 		Avg90d:     avg90,
-		Percentile: 100 * stat.CDF(cur, stat.Empirical, hist, nil),
+		Percentile: 100 * stat.CDF(cur*(1+pctTol), stat.Empirical, hist, nil),
 	}
 }

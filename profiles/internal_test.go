@@ -1,0 +1,106 @@
+package profiles
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSpearman(t *testing.T) {
+	tests := []struct {
+		name string
+		x, y []float64
+		want float64
+	}{
+		// By hand: ranks of y are 1, 2, 3.5, 5, 3.5; Pearson with 1..5 is
+		// 8/sqrt(10*9.5) (scipy.stats.spearmanr gives the same).
+		{"ties", []float64{1, 2, 3, 4, 5}, []float64{5, 6, 7, 8, 7}, 8 / math.Sqrt(95)},
+		{"monotone", []float64{1, 2, 3, 4}, []float64{1, 10, 100, 1000}, 1},
+		{"reversed", []float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}, -1},
+		{"constant", []float64{1, 2, 3, 4}, []float64{7, 7, 7, 7}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := spearman(tt.x, tt.y); math.Abs(got-tt.want) > 1e-12 {
+				t.Errorf("spearman = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMedianTracker(t *testing.T) {
+	vals := []float64{5, 1, 4, 1, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2}
+	m := newMedianTracker(vals)
+	for i, v := range vals {
+		m.add(v)
+		s := slices.Clone(vals[:i+1])
+		slices.Sort(s)
+		want := s[len(s)/2]
+		if len(s)%2 == 0 {
+			want = (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
+		if got := m.median(); got != want {
+			t.Errorf("after %d values: median %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+func TestMergeShortRuns(t *testing.T) {
+	U, D, R := TrendingUp, TrendingDown, Ranging
+	labels := []Regime{"", "", R, R, U, U, U, U, R, U, U, U, D, D, D, D, D}
+	got := mergeShortRuns(labels, 2, 3)
+	// R(2) is first and kept; U(4) kept; R(1) absorbed into U; U(3) joins;
+	// D(5) kept.
+	want := []run{{R, 2, 3}, {U, 4, 11}, {D, 12, 16}}
+	if !slices.Equal(got, want) {
+		t.Errorf("mergeShortRuns = %v, want %v", got, want)
+	}
+}
+
+func TestBestThresholds(t *testing.T) {
+	// The oscillator cycles through fixed readings; the next day's return
+	// depends on the reading: <= 20 gains 1%, (20, 45] loses 0.5%,
+	// [55, 85) gains 0.5%, >= 85 loses 1%, ±0.1% alternating noise. Going
+	// long at <= 20 and short at >= 85 takes every good day and no bad one.
+	readings := []float64{5, 20, 22, 40, 50, 60, 80, 87, 95}
+	next := func(o float64) float64 {
+		switch {
+		case o <= 20:
+			return 0.01
+		case o <= 45:
+			return -0.005
+		case o < 55:
+			return 0
+		case o < 85:
+			return 0.005
+		}
+		return -0.01
+	}
+	const n = 900
+	osc := make([]float64, n)
+	ret := make([]float64, n)
+	for i := range osc {
+		osc[i] = readings[i%len(readings)]
+		if i > 0 {
+			ret[i] = next(osc[i-1]) + 0.001*float64(1-2*(i%2))
+		}
+	}
+	c := make([]float64, n)
+	c[0] = 100
+	for i := 1; i < n; i++ {
+		c[i] = c[i-1] * math.Exp(ret[i])
+	}
+	d := make([]time.Time, n)
+	for i := range d {
+		d[i] = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)
+	}
+	a, err := newAsset(Series{Dates: d, Close: c}, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := bestThresholds(a, osc, grid0to100(Thresholds{30, 70}))
+	if want := (Thresholds{20, 85}); got != want {
+		t.Errorf("bestThresholds = %+v, want %+v", got, want)
+	}
+}
