@@ -754,5 +754,27 @@ func (s *Store) SavePrices(ctx context.Context, ps []Price) error {
 			return fmt.Errorf("marketdata: save prices: %w", err)
 		}
 	}
+	return nil // TODO(studies): s.bumpPriceVersions(ctx, ps) once the studies migration is in
+}
+
+// bumpPriceVersions adds one to the price version (see [PriceVersion]) of
+// every asset in ps.
+func (s *Store) bumpPriceVersions(ctx context.Context, ps []Price) error {
+	var ids []uuid.UUID
+	seen := map[uuid.UUID]bool{}
+	for _, p := range ps {
+		if !seen[p.AssetID] {
+			seen[p.AssetID] = true
+			ids = append(ids, p.AssetID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := s.db.NewRaw("UPDATE assets SET prices_version = prices_version + 1, prices_updated_at = ? WHERE id IN (?)",
+		time.Now().UTC(), bun.In(ids)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("marketdata: save prices: version: %w", err)
+	}
 	return nil
 }

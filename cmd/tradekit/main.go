@@ -5,6 +5,9 @@
 //	tradekit keys create --email EMAIL --name NAME [--plan SLUG] [--admin] [--db DSN]
 //	tradekit keys list --email EMAIL [--db DSN]
 //	tradekit keys delete --id ID [--db DSN]
+//	tradekit seed [--db DSN]
+//	tradekit import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
+//	tradekit import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--db DSN]
 //
 // The database is the --db flag, else the TRADEKIT_DB environment variable,
 // else tradekit.db in the working directory. A DSN starting with
@@ -35,6 +38,11 @@ commands:
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
   keys delete  revoke an API key (--id, --db)
+  seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
+  import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
+               import daily OHLCV from CSV, creating the asset when unknown; re-imports update
+  import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--db DSN]
+               import reference data from CSV or JSON (see marketdata/IMPORT.md)
 
 Run 'tradekit <command> -h' for a command's flags.`
 
@@ -62,6 +70,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return env.migrate(ctx, rest)
 	case "keys":
 		return env.keys(ctx, rest)
+	case "seed":
+		return env.seed(ctx, rest)
+	case "import":
+		return env.importCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/marketdata"
+)
+
+// importUsage lists the import subcommands.
+const importUsage = "import: give a kind: prices, industries, assets, indexes, constituents, profiles or fundamentals"
+
+func (e *env) importCmd(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New(importUsage)
+	}
+	kind, rest := args[0], args[1:]
+	if kind == "prices" {
+		return e.importPrices(ctx, rest)
+	}
+	for _, k := range marketdata.ReferenceKinds() {
+		if string(k) == kind {
+			return e.importReference(ctx, k, rest)
+		}
+	}
+	return fmt.Errorf("import: unknown kind %q; %s", kind, strings.TrimPrefix(importUsage, "import: "))
+}
+
+// importPrices runs `tradekit import prices`: one CSV file of daily bars
+// for one symbol, in one transaction.
+func (e *env) importPrices(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("import prices")
+	symbol := fs.String("symbol", "", "the asset's ticker symbol (required); the asset is created when unknown")
+	file := fs.String("file", "", "CSV file with a header row: date, open, high, low, close, volume (required)")
+	name := fs.String("name", "", "name of a new asset (default: the symbol)")
+	typ := fs.String("type", "stock", "type of a new asset: stock, etf, fx, crypto or commodity")
+	currency := fs.String("currency", "USD", "currency of a new asset")
+	exchange := fs.String("exchange", "", "exchange symbol of a new asset (default NYSE, CRYPTO for crypto)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if strings.TrimSpace(*symbol) == "" || *file == "" {
+		return errors.New("import prices: --symbol and --file are required")
+	}
+	if !marketdata.AssetType(*typ).IsValid() {
+		return fmt.Errorf("import prices: --type %q: want stock, etf, fx, crypto or commodity", *typ)
+	}
+	start := time.Now()
+	f, err := os.Open(*file)
+	if err != nil {
+		return fmt.Errorf("import prices: %w", err)
+	}
+	defer f.Close()
+	bars, err := marketdata.ReadPricesCSV(f)
+	if err != nil {
+		return fmt.Errorf("import prices: %s: %w", *file, err)
+	}
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var res marketdata.ImportResult
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err = marketdata.ImportPrices(ctx, marketdata.NewStore(tx), marketdata.PriceImport{
+			Symbol: *symbol, Name: *name, Type: marketdata.AssetType(*typ), Currency: *currency, Exchange: *exchange,
+		}, bars)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("import prices: %s: nothing imported: %w", *file, err)
+	}
+	created := ""
+	if res.Created {
+		created = " (new asset)"
+	}
+	span := ""
+	if res.Rows > 0 {
+		span = fmt.Sprintf(" from %s to %s", res.From, res.To)
+	}
+	fmt.Fprintf(e.stdout, "imported %d rows for %s%s%s in %s\n", res.Rows, res.Asset.Symbol, created, span,
+		time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// importReference runs `tradekit import <kind> --file PATH`: CSV or JSON
+// reference data, in one transaction.
+func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind, args []string) error {
+	fs, dsn := e.flags("import " + string(kind))
+	file := fs.String("file", "", "CSV (header row) or JSON (array of objects; a .json name) file (required)")
+	format := fs.String("format", "", "csv or json (default: from the file name)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return fmt.Errorf("import %s: --file is required", kind)
+	}
+	ft := marketdata.FormatOf(*file)
+	switch *format {
+	case "":
+	case "csv", "json":
+		ft = marketdata.Format(*format)
+	default:
+		return fmt.Errorf("import %s: --format %q: want csv or json", kind, *format)
+	}
+	f, err := os.Open(*file)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", kind, err)
+	}
+	defer f.Close()
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		n, err = marketdata.ImportReference(ctx, marketdata.NewStore(tx), kind, f, ft)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
+	}
+	fmt.Fprintf(e.stdout, "imported %d %s records\n", n, kind)
+	return nil
+}

@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// writeFile writes content to name in a temporary directory.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// storeOf opens dsn for checks and returns its market-data store.
+func storeOf(t *testing.T, dsn string) *marketdata.Store {
+	t.Helper()
+	db, err := database.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return marketdata.NewStore(db)
+}
+
+// bar is a price row as text, for comparisons.
+type bar struct {
+	Date, Open, High, Low, Close string
+	Volume                       int64
+}
+
+func bars(t *testing.T, st *marketdata.Store, symbol string) []bar {
+	t.Helper()
+	ctx := context.Background()
+	a, err := st.AssetBySymbol(ctx, symbol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := st.Prices(ctx, a.ID, calendar.Date{}, calendar.Date{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]bar, len(ps))
+	for i, p := range ps {
+		out[i] = bar{p.Date.String(), p.Open.String(), p.High.String(), p.Low.String(), p.Close.String(), p.Volume}
+	}
+	return out
+}
+
+func TestImportPrices(t *testing.T) {
+	tests := []struct {
+		name, csv string
+		want      []bar
+	}{
+		{"plain", "date,open,high,low,close,volume\n2024-01-02,10,11,9.5,10.5,1000\n2024-01-03,10.5,10.75,10.01,10.02,0\n",
+			[]bar{{"2024-01-02", "10", "11", "9.5", "10.5", 1000}, {"2024-01-03", "10.5", "10.75", "10.01", "10.02", 0}}},
+		{"yahoo header with adj close and CRLF", "Date,Open,High,Low,Close,Adj Close,Volume\r\n2024-01-02,187.149994,188.440002,183.889999,185.639999,184.938217,82488700\r\n",
+			[]bar{{"2024-01-02", "187.149994", "188.440002", "183.889999", "185.639999", 82488700}}},
+		{"reordered upper-case columns, BOM, blank line", "\ufeffVOLUME,CLOSE,LOW,HIGH,OPEN,DATE\n5,2,1,3,2,2024-02-29\n\n",
+			[]bar{{"2024-02-29", "2", "3", "1", "2", 5}}},
+		{"volume written as a whole decimal", "date,open,high,low,close,volume\n2024-01-02,1,1,1,1,1200.0\n",
+			[]bar{{"2024-01-02", "1", "1", "1", "1", 1200}}},
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		st := storeOf(t, dsn)
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				sym := "T" + string(rune('A'+i))
+				out, err := cli(t, env, "import", "prices", "--symbol", strings.ToLower(sym), "--file", writeFile(t, "p.csv", tt.csv))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.HasPrefix(out, "imported "+itoa(len(tt.want))+" rows for "+sym+" (new asset)") {
+					t.Errorf("summary %q", out)
+				}
+				if diff := cmp.Diff(tt.want, bars(t, st, sym)); diff != "" {
+					t.Errorf("stored bars (-want +got):\n%s", diff)
+				}
+			})
+		}
+		t.Run("new asset flags", func(t *testing.T) {
+			_, err := cli(t, env, "import", "prices", "--symbol", "zz-usd", "--name", "Zed", "--type", "crypto", "--currency", "usd",
+				"--file", writeFile(t, "p.csv", "date,open,high,low,close,volume\n2024-01-06,1,1,1,1,1\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := st.AssetBySymbol(context.Background(), "ZZ-USD")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Name != "Zed" || a.Type != marketdata.Crypto || a.Currency != "USD" || a.ExchangeID != marketdata.ExchangeID("CRYPTO") {
+				t.Errorf("asset %+v", a)
+			}
+		})
+	})
+}
+
+func itoa(n int) string { return decimal.NewFromInt(int64(n)).String() }
+
+func TestImportPricesBadRow(t *testing.T) {
+	head := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10,100\n"
+	tests := []struct{ name, csv, wantMsg string }{
+		{"high below close", head + "2024-01-03,10,10.5,9,11,100\n", "line 3: "},
+		{"low above open", head + "2024-01-03,10,12,10.5,11,100\n", "line 3: "},
+		{"negative volume", head + "2024-01-03,10,12,9,11,-1\n", "line 3: "},
+		{"zero price", head + "2024-01-03,0,12,0,11,1\n", "line 3: "},
+		{"bad date", head + "2024-01-03,10,12,9,11,1\n03/01/2024,10,12,9,11,1\n", "line 4: "},
+		{"not a number", head + "2024-01-03,10,12,nine,11,1\n", "line 3: low"},
+		{"null row", head + "2024-01-03,null,null,null,null,null\n", "line 3: "},
+		{"duplicate date", head + "2024-01-02,10,12,9,11,1\n", "line 3: date 2024-01-02 repeats line 2"},
+		{"missing field", head + "2024-01-03,10,12,9,11\n", "line 3: "},
+		{"missing column", "date,open,high,low,close\n2024-01-02,1,1,1,1\n", "line 1: header has no \"volume\" column"},
+		{"empty file", "", "line 1: empty file"},
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		st := storeOf(t, dsn)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				_, err := cli(t, env, "import", "prices", "--symbol", "BAD", "--file", writeFile(t, "p.csv", tt.csv))
+				if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantMsg)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error is not one line: %q", err)
+				}
+				if n, _ := st.CountAssets(context.Background()); n != 0 {
+					t.Errorf("%d assets after a failed import, want 0", n)
+				}
+			})
+		}
+	})
+}
+
+func TestImportPricesUpsert(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		st := storeOf(t, dsn)
+		ctx := context.Background()
+		first := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10,100\n2024-01-03,10,11,9,10,100\n"
+		if _, err := cli(t, env, "import", "prices", "--symbol", "UPS", "--file", writeFile(t, "a.csv", first)); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := st.AssetBySymbol(ctx, "UPS")
+		before, err := st.LatestPrice(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The second file repeats 2024-01-03 with new values and adds a day.
+		second := "date,open,high,low,close,volume\n2024-01-03,20,21,19,20.5,200\n2024-01-04,1,2,0.5,1.5,7\n"
+		out, err := cli(t, env, "import", "prices", "--symbol", "ups", "--file", writeFile(t, "b.csv", second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out, "imported 2 rows for UPS from 2024-01-03 to 2024-01-04") {
+			t.Errorf("summary %q", out)
+		}
+		want := []bar{{"2024-01-02", "10", "11", "9", "10", 100}, {"2024-01-03", "20", "21", "19", "20.5", 200}, {"2024-01-04", "1", "2", "0.5", "1.5", 7}}
+		if diff := cmp.Diff(want, bars(t, st, "UPS")); diff != "" {
+			t.Errorf("after re-import (-want +got):\n%s", diff)
+		}
+		after, err := st.Price(ctx, before.ID)
+		if err != nil || after.Date != before.Date {
+			t.Errorf("the updated record lost its id: %v %v", after, err)
+		}
+		// Importing the same file again changes nothing.
+		if _, err := cli(t, env, "import", "prices", "--symbol", "UPS", "--file", writeFile(t, "b.csv", second)); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := st.CountPrices(ctx, a.ID); n != 3 {
+			t.Errorf("%d rows after importing twice, want 3", n)
+		}
+	})
+}
+
+func TestImportReference(t *testing.T) {
+	files := []struct{ kind, name, content string }{
+		{"industries", "industries.csv", "name,level,parent\nApplication Software,industry,Software\nSoftware,industry_group,Technology\nTechnology,sector,\n"},
+		{"assets", "assets.json", `[{"symbol":"abc","name":"ABC Corp","type":"stock","exchange":"nasdaq","currency":"USD","industry":"Application Software"},
+			{"symbol":"XYZ","name":"XYZ plc","type":"stock","exchange":"LSE","currency":"GBP","isActive":false}]`},
+		{"indexes", "indexes.csv", "symbol,name,description\nTK2,Two,Two stocks\n"},
+		{"constituents", "members.csv", "index,symbol,from,to\nTK2,ABC,2020-01-02,\nTK2,XYZ,2020-01-02,2023-06-01\n"},
+		{"profiles", "profiles.csv", "symbol,description,sector,industry,market_cap,website,logo_url\nABC,Makes ABCs.,Technology,Application Software,1500000000,https://abc.example,https://abc.example/l.png\n"},
+		{"fundamentals", "f.json", `[{"symbol":"ABC","peRatio":18.5,"eps":"2.10","revenue":730000000,"marketCap":1500000000,"dividendYield":0.012,"beta":1.1,"updatedAt":"2026-10-30"}]`},
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		st := storeOf(t, dsn)
+		ctx := context.Background()
+		for _, f := range files {
+			if _, err := cli(t, env, "import", f.kind, "--file", writeFile(t, f.name, f.content)); err != nil {
+				t.Fatalf("import %s: %v", f.kind, err)
+			}
+		}
+		abc, err := st.AssetBySymbol(ctx, "ABC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sector, _ := st.IndustryByName(ctx, marketdata.Sector, "technology")
+		if n, err := st.Industry(ctx, sector.ID); err != nil || n.AssetCount != 1 {
+			t.Errorf("sector %+v, %v: want an asset count of 1", n, err)
+		}
+		x, _ := st.IndexBySymbol(ctx, "tk2")
+		for date, want := range map[string]int{"2021-01-01": 2, "2023-06-01": 1, "2019-01-01": 0} {
+			d, _ := calendar.ParseDate(date)
+			as, err := st.IndexAssets(ctx, x.ID, d)
+			if err != nil || len(as) != want {
+				t.Errorf("constituents on %s: %d (%v), want %d", date, len(as), err, want)
+			}
+		}
+		f, err := st.Fundamentals(ctx, abc.ID)
+		if err != nil || !f.EPS.Equal(decimal.RequireFromString("2.1")) || !f.DividendYield.Equal(decimal.RequireFromString("0.012")) {
+			t.Errorf("fundamentals %+v %v", f, err)
+		}
+		xyz, _ := st.AssetBySymbol(ctx, "xyz")
+		if xyz.IsActive || xyz.Currency != "GBP" {
+			t.Errorf("XYZ %+v", xyz)
+		}
+
+		// A bad record names its line and writes nothing.
+		_, err = cli(t, env, "import", "assets", "--file", writeFile(t, "a.csv",
+			"symbol,name,type,exchange,currency\nNEW1,New One,stock,NYSE,USD\nNEW2,New Two,stock,MOON,USD\n"))
+		if err == nil || !strings.Contains(err.Error(), "line 3: exchange \"MOON\"") {
+			t.Errorf("error %v, want line 3 and the exchange", err)
+		}
+		if _, err := st.AssetBySymbol(ctx, "NEW1"); err == nil {
+			t.Error("NEW1 was written by a failed import")
+		}
+		_, err = cli(t, env, "import", "fundamentals", "--file", writeFile(t, "f.json", `[{"symbol":"ABC","peRatio":"x","eps":1,"revenue":1,"marketCap":1,"dividendYield":0,"beta":1,"updatedAt":"2026-10-30"}]`))
+		if err == nil || !strings.Contains(err.Error(), "record 1: peratio") {
+			t.Errorf("error %v, want record 1 and the field", err)
+		}
+	})
+}

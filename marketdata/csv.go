@@ -1,0 +1,94 @@
+package marketdata
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// ReadPricesCSV reads daily bars from CSV: a header row, then one bar per
+// line. Columns are matched by name, ignoring case, spaces and
+// underscores: date (YYYY-MM-DD), open, high, low, close, volume; other
+// columns, such as "Adj Close", are ignored. Every bar is checked with
+// [Price.Validate], and a date may appear only once.
+//
+// The first bad line stops the reading: the error is a *[ParseError]
+// naming the line (the header is line 1), and wraps [tradekit.ErrInvalid].
+// The bars come back in file order, without ids or asset.
+func ReadPricesCSV(r io.Reader) ([]Price, error) {
+	recs, err := readRecords(r, CSV, "date", "open", "high", "low", "close", "volume")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Price, 0, len(recs))
+	seen := make(map[calendar.Date]int, len(recs))
+	for _, rec := range recs {
+		p, err := parseBar(rec)
+		if err != nil {
+			return nil, err
+		}
+		if first, ok := seen[p.Date]; ok {
+			return nil, rec.errorf("date %s repeats line %d", p.Date, first)
+		}
+		seen[p.Date] = rec.line
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func parseBar(rec record) (Price, error) {
+	var p Price
+	var err error
+	if p.Date, err = calendar.ParseDate(rec.get("date")); err != nil {
+		return Price{}, rec.errorf("date %q: want YYYY-MM-DD", rec.get("date"))
+	}
+	for _, f := range []struct {
+		key string
+		dst *decimal.Decimal
+	}{{"open", &p.Open}, {"high", &p.High}, {"low", &p.Low}, {"close", &p.Close}} {
+		if *f.dst, err = parseDecimal(rec, f.key); err != nil {
+			return Price{}, err
+		}
+	}
+	v := rec.get("volume")
+	if p.Volume, err = strconv.ParseInt(v, 10, 64); err != nil {
+		// Some sources write volumes as 1234.0: accept whole decimals.
+		d, derr := decimal.NewFromString(v)
+		if derr != nil || !d.IsInteger() || d.Cmp(decimal.NewFromInt(1<<62)) > 0 {
+			return Price{}, rec.errorf("volume %q: want a whole number", v)
+		}
+		p.Volume = d.IntPart()
+	}
+	if err := p.Validate(); err != nil {
+		return Price{}, rec.errorf("%s", trimPrefix(err))
+	}
+	return p, nil
+}
+
+// parseDecimal parses the decimal field key of rec.
+func parseDecimal(rec record, key string) (decimal.Decimal, error) {
+	s := rec.get(key)
+	d, err := decimal.NewFromString(s)
+	if err != nil || len(s) > 60 {
+		return decimal.Decimal{}, rec.errorf("%s %q: want a decimal number", key, s)
+	}
+	return d, nil
+}
+
+// trimPrefix returns err's message without the "marketdata: " prefix and
+// the error kind, for messages that already carry a line number.
+func trimPrefix(err error) string {
+	s := err.Error()
+	const p = "marketdata: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		s = s[len(p):]
+	}
+	const k = ": invalid argument"
+	if len(s) > len(k) && s[len(s)-len(k):] == k {
+		s = s[:len(s)-len(k)]
+	}
+	return s
+}
