@@ -258,7 +258,10 @@ func StdDevInto(dst, in []float64, period int, nbDev float64) {
 		old := in[i-lb]
 		s1 -= old
 		s2 -= old * old
-		dst[i] = stdDevValue(m2-m1*m1, nbDev)
+		dst[i] = m2 - m1*m1
+	}
+	for i := lb; i < len(dst); i++ { // a second pass keeps the sums' loop short
+		dst[i] = stdDevValue(dst[i], nbDev)
 	}
 }
 
