@@ -18,7 +18,9 @@
 // shorter than lookback+1 gives only NaN. A period below the minimum, or
 // inputs of unequal length, are programmer errors and panic with a message
 // starting "indicators: "; callers that take periods from users validate
-// them first. Inputs are read, never modified.
+// them first. Inputs are read, never modified. Inputs are expected to be
+// finite: as in TA-Lib, a NaN input is not skipped, and where it lands in a
+// comparison (Highest, Stochastic, …) the stream and batch forms may differ.
 //
 // Values follow TA-Lib 0.6.0 (default compatibility mode, unstable periods
 // 0) to the arithmetic: the same running sums, the same order of
