@@ -104,3 +104,28 @@ func TestBestThresholds(t *testing.T) {
 		t.Errorf("bestThresholds = %+v, want %+v", got, want)
 	}
 }
+
+func TestDayNumber(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	tests := []struct {
+		in   time.Time
+		want int32
+	}{
+		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), 0},
+		{time.Date(1970, 1, 2, 23, 59, 59, 0, time.UTC), 1},
+		{time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC), -1},
+		{time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 19783},
+		// 23:30 in New York on 29 February 2024 is 1 March in UTC: the date
+		// in the value's own location counts.
+		{time.Date(2024, 2, 29, 23, 30, 0, 0, ny), 19782},
+		{time.Date(2024, 3, 1, 0, 30, 0, 0, ny), 19783},
+	}
+	for _, tt := range tests {
+		if got := dayNumber(tt.in); got != tt.want {
+			t.Errorf("dayNumber(%v) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}

@@ -186,19 +186,29 @@ type Correlation struct {
 }
 
 // Compute returns the profile of the asset s, with its correlations to
-// peers. It is [NewUniverse] followed by [Universe.Compute]; to profile many
-// assets against the same peers, build the [Universe] once.
+// peers. It gives the same profile as [NewUniverse] followed by
+// [Universe.Compute], but prepares only the part of each peer inside the
+// asset's correlation window (and checks only that part's dates); to profile
+// many assets against the same peers, build the [Universe] once instead.
 //
 // Compute returns an error wrapping [tradekit.ErrInvalid] if s or a peer is
 // malformed (unequal lengths, dates not strictly ascending, a close that is
 // not a finite positive number), if s has fewer bars than [MinBars] (or
 // than cfg's longest window plus one), or if cfg is out of range.
 func Compute(s Series, peers []Peer, cfg Config) (Profile, error) {
-	u, err := NewUniverse(peers)
+	cfg, err := cfg.resolve()
 	if err != nil {
 		return Profile{}, err
 	}
-	return u.Compute(s, cfg)
+	a, err := newAsset(s, cfg)
+	if err != nil {
+		return Profile{}, err
+	}
+	u, err := newUniverse(peers, a.days[a.corrStart(cfg)])
+	if err != nil {
+		return Profile{}, err
+	}
+	return u.profile(a, s.ID, cfg), nil
 }
 
 // Compute returns the profile of the asset s, with its correlations to the
@@ -214,17 +224,25 @@ func (u *Universe) Compute(s Series, cfg Config) (Profile, error) {
 	if err != nil {
 		return Profile{}, err
 	}
+	return u.profile(a, s.ID, cfg), nil
+}
+
+func (u *Universe) profile(a *asset, id string, cfg Config) Profile {
 	vol := rollingVol(a.ret, cfg.VolWindow)
-	p := Profile{
+	return Profile{
 		AsOf:                 a.dates[a.n-1],
 		Regimes:              regimes(a, vol, cfg),
 		StrategyAffinity:     affinity(a),
 		IndicatorSensitivity: sensitivity(a, cfg),
 		Volatility:           volatility(vol),
 		Seasonality:          seasonality(a, cfg),
-		Correlations:         u.correlations(a, s.ID, cfg),
+		Correlations:         u.correlations(a, id, cfg),
 	}
-	return p, nil
+}
+
+// corrStart returns the index of the first close of the correlation window.
+func (a *asset) corrStart(cfg Config) int {
+	return a.n - 1 - min(cfg.CorrWindow, a.n-1)
 }
 
 // asset is a validated series with the derived columns every method uses.
@@ -294,6 +312,11 @@ func newAsset(s Series, cfg Config) (*asset, error) {
 // dayNumber returns the civil date of t, in t's own location, as days
 // since 1970-01-01.
 func dayNumber(t time.Time) int32 {
-	y, m, d := t.Date()
-	return int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+	_, off := t.Zone()
+	sec := t.Unix() + int64(off)
+	d := sec / 86400
+	if sec%86400 < 0 {
+		d-- // floor division before 1970
+	}
+	return int32(d)
 }

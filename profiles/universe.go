@@ -31,16 +31,27 @@ type peerSeries struct {
 // length or its dates are not strictly ascending. A nil or empty peers
 // gives an empty universe: profiles then have no correlations.
 func NewUniverse(peers []Peer) (*Universe, error) {
+	return newUniverse(peers, math.MinInt32)
+}
+
+// newUniverse is NewUniverse keeping only the days from fromDay on (found
+// by binary search, assuming ascending dates; only the kept part is checked).
+func newUniverse(peers []Peer, fromDay int32) (*Universe, error) {
 	u := &Universe{peers: make([]peerSeries, 0, len(peers))}
 	for _, p := range peers {
 		if len(p.Dates) != len(p.Close) {
 			return nil, fmt.Errorf("profiles: peer %s (%s) has %d dates but %d closes: %w",
 				p.Symbol, p.ID, len(p.Dates), len(p.Close), tradekit.ErrInvalid)
 		}
+		first := 0
+		if fromDay != math.MinInt32 {
+			first = sort.Search(len(p.Dates), func(i int) bool { return dayNumber(p.Dates[i]) >= fromDay })
+		}
 		ps := peerSeries{id: p.ID, symbol: p.Symbol,
-			days: make([]int32, 0, len(p.Dates)), logc: make([]float64, 0, len(p.Dates))}
+			days: make([]int32, 0, len(p.Dates)-first), logc: make([]float64, 0, len(p.Dates)-first)}
 		prev := int32(math.MinInt32)
-		for i, d := range p.Dates {
+		for i := first; i < len(p.Dates); i++ {
+			d := p.Dates[i]
 			day := dayNumber(d)
 			if day <= prev {
 				return nil, fmt.Errorf("profiles: peer %s (%s): date %s at index %d is not after the one before: %w",
@@ -69,7 +80,7 @@ const minDailySD = 1e-10
 // package documentation).
 func (u *Universe) correlations(a *asset, selfID string, cfg Config) []Correlation {
 	k := min(cfg.CorrWindow, a.n-1)
-	first := a.n - 1 - k // index of the first close of the window
+	first := a.corrStart(cfg)
 	wDays := a.days[first:]
 	wLog := a.logc[first:]
 	x := make([]float64, 0, k)

@@ -3,6 +3,7 @@ package profiles_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -155,5 +156,38 @@ func TestNewUniverseErrors(t *testing.T) {
 	u, err := profiles.NewUniverse([]profiles.Peer{{ID: "x", Dates: d, Close: []float64{1, math.NaN(), 0}}})
 	if err != nil || u.Len() != 1 {
 		t.Errorf("missing closes: u.Len() = %d, err = %v; want 1, nil", u.Len(), err)
+	}
+}
+
+// TestComputeMatchesUniverse checks that the one-shot Compute, which
+// prepares only the peers' last year, gives the same profile as a full
+// Universe, on peers with different histories and gaps.
+func TestComputeMatchesUniverse(t *testing.T) {
+	series, peers := benchUniverse(12, 700)
+	peers[3].Dates, peers[3].Close = peers[3].Dates[200:], peers[3].Close[200:] // listed later
+	peers[4].Dates, peers[4].Close = peers[4].Dates[:400], peers[4].Close[:400] // delisted early
+	peers[5].Close = slices.Clone(peers[5].Close)
+	for i := 600; i < 700; i += 9 {
+		peers[5].Close[i] = math.NaN() // missing days
+	}
+	u, err := profiles.NewUniverse(peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range series[:3] {
+		want, err := u.Compute(s, profiles.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := profiles.Compute(s, peers, profiles.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: Compute differs from Universe.Compute (-want +got):\n%s", s.ID, diff)
+		}
+		if len(want.Correlations) != 10 {
+			t.Errorf("%s: %d correlations, want 10 (12 peers less itself and the one delisted before the window)", s.ID, len(want.Correlations))
+		}
 	}
 }
