@@ -58,7 +58,14 @@ type response struct {
 // get sends GET path with the key (none when empty) to h.
 func get(tb testing.TB, h http.Handler, path, key string) response {
 	tb.Helper()
-	req := httptest.NewRequest(http.MethodGet, path, nil)
+	return send(tb, h, http.MethodGet, path, key)
+}
+
+// send sends method path with the key (none when empty) to h and decodes
+// the JSON body.
+func send(tb testing.TB, h http.Handler, method, path, key string) response {
+	tb.Helper()
+	req := httptest.NewRequest(method, path, nil)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
@@ -66,7 +73,7 @@ func get(tb testing.TB, h http.Handler, path, key string) response {
 	h.ServeHTTP(rec, req)
 	r := response{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	if err := json.Unmarshal(rec.Body.Bytes(), &r.body); err != nil {
-		tb.Fatalf("GET %s: body is not a JSON object: %v\n%s", path, err, r.raw)
+		tb.Fatalf("%s %s: body is not a JSON object: %v\n%s", method, path, err, r.raw)
 	}
 	return r
 }

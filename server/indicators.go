@@ -1,0 +1,216 @@
+package server
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/studies"
+)
+
+// float writes a float64 as a JSON number, and an undefined value (NaN,
+// ±Inf) as null.
+type float float64
+
+// MarshalJSON implements [json.Marshaler].
+func (f float) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(x)
+}
+
+// pointJSON is an indicator data point: date and value, plus MACD's signal
+// and histogram or the bands' upper, middle and lower.
+type pointJSON struct {
+	Date      calendar.Date `json:"date"`
+	Value     float         `json:"value"`
+	Signal    *float        `json:"signal,omitempty"`
+	Histogram *float        `json:"histogram,omitempty"`
+	Upper     *float        `json:"upper,omitempty"`
+	Middle    *float        `json:"middle,omitempty"`
+	Lower     *float        `json:"lower,omitempty"`
+}
+
+// points returns the defined values of o newest first, as the API lists
+// indicator series.
+func points(o studies.Output) []pointJSON {
+	out := make([]pointJSON, 0, len(o.Dates))
+	ref := func(x []float64, i int) *float {
+		if x == nil {
+			return nil
+		}
+		f := float(x[i])
+		return &f
+	}
+	for i := len(o.Dates) - 1; i >= 0; i-- {
+		if math.IsNaN(o.Value[i]) || math.IsInf(o.Value[i], 0) {
+			continue
+		}
+		p := pointJSON{Date: o.Dates[i], Value: float(o.Value[i]),
+			Signal: ref(o.Signal, i), Histogram: ref(o.Histogram, i), Upper: ref(o.Upper, i), Lower: ref(o.Lower, i)}
+		if o.Upper != nil {
+			p.Middle = ref(o.Value, i)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// civilRange returns the from and to query parameters as dates, zero when
+// absent; from after to is a 400 naming from.
+func civilRange(req bunrouter.Request) (from, to calendar.Date, err error) {
+	f, t, err := queryDateRange(req)
+	if err != nil {
+		return from, to, err
+	}
+	if !f.IsZero() {
+		from = calendar.DateOf(f)
+	}
+	if !t.IsZero() {
+		to = calendar.DateOf(t)
+	}
+	return from, to, nil
+}
+
+// handleIndicatorSeries serves GET /api/v1/indicators/asset/:assetId.
+func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "assetId")
+	if err != nil {
+		return err
+	}
+	q := req.URL.Query()
+	if q.Get("indicator") == "" {
+		return invalidParam("indicator", "is required: one of %s", strings.Join(studies.Kinds, ", "))
+	}
+	spec, err := studies.ParseSpec(q.Get("indicator"), q.Get("params"))
+	if err != nil {
+		return err
+	}
+	from, to, err := civilRange(req)
+	if err != nil {
+		return err
+	}
+	o, _, err := s.studies.Series(req.Context(), id, spec, studies.Daily)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, points(o.Window(from, to)))
+}
+
+// latestJSON is an indicator's value at the latest bar: a number, or an
+// object for MACD and BB.
+func latestJSON(l studies.Latest) any {
+	switch l.Spec.Kind {
+	case studies.MACD:
+		return map[string]float{"value": float(l.Value), "signal": float(l.Signal), "histogram": float(l.Histogram)}
+	case studies.BB:
+		return map[string]float{"upper": float(l.Upper), "middle": float(l.Value), "lower": float(l.Lower)}
+	}
+	return float(l.Value)
+}
+
+// handleIndicatorSummary serves GET /api/v1/indicators/asset/:assetId/summary.
+func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "assetId")
+	if err != nil {
+		return err
+	}
+	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, studies.Daily)
+	if err != nil {
+		return err
+	}
+	out := make(map[string]any, len(ls))
+	for _, l := range ls {
+		out[l.Spec.Name()] = latestJSON(l)
+	}
+	return s.writeData(w, map[string]any{
+		"assetId":    id.String(),
+		"updatedAt":  s.pricesUpdatedAt(v.UpdatedAt),
+		"indicators": out,
+	})
+}
+
+// maxOverlays bounds the indicators of one multi-timeframe request.
+const maxOverlays = 12
+
+// handleIndicatorOverlays serves
+// GET /api/v1/indicators/asset/:assetId/multi-timeframe.
+func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "assetId")
+	if err != nil {
+		return err
+	}
+	q := req.URL.Query()
+	names, tfs := splitList(q.Get("indicators")), splitList(q.Get("timeframes"))
+	if len(names) == 0 {
+		return invalidParam("indicators", "is required: a comma-separated list such as RSI,MACD,SMA_50")
+	}
+	if len(names) > maxOverlays {
+		return invalidParam("indicators", "lists %d indicators; at most %d are allowed", len(names), maxOverlays)
+	}
+	if len(tfs) == 0 {
+		return invalidParam("timeframes", "is required: a comma-separated list of %s", strings.Join(studies.Timeframes, ", "))
+	}
+	var specs []studies.Spec
+	for _, n := range names {
+		spec, err := studies.ParseName("indicators", n)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, spec)
+	}
+	for _, tf := range tfs {
+		if !slices.Contains(studies.Timeframes, tf) {
+			return invalidParam("timeframes", "unknown timeframe %q; want %s", tf, strings.Join(studies.Timeframes, ", "))
+		}
+	}
+
+	overlays := make(map[string]map[string]any, len(specs))
+	var updated any
+	for _, tf := range tfs {
+		ls, v, err := s.studies.Latest(req.Context(), id, specs, tf)
+		if err != nil {
+			return err
+		}
+		updated = s.pricesUpdatedAt(v.UpdatedAt)
+		for _, l := range ls {
+			name := l.Spec.Name()
+			if overlays[name] == nil {
+				overlays[name] = make(map[string]any, len(tfs))
+			}
+			overlays[name][tf] = latestJSON(l)
+		}
+	}
+	return s.writeData(w, map[string]any{"assetId": id.String(), "updatedAt": updated, "overlays": overlays})
+}
+
+// pricesUpdatedAt is the updatedAt of computed values: when the asset's
+// prices last changed, or now when that is unknown.
+func (s *Server) pricesUpdatedAt(t time.Time) timestamp {
+	if t.IsZero() {
+		t = s.now()
+	}
+	return timestamp(t)
+}
+
+// splitList splits a comma-separated parameter, dropping blanks and
+// repeats.
+func splitList(s string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package studies
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// Config tunes a [Service]. The zero value gives the defaults.
+type Config struct {
+	// CacheBytes bounds the memory of cached price columns and computed
+	// series. Default 64 MiB.
+	CacheBytes int
+}
+
+// Service computes indicator series of stored assets. It caches each
+// asset's price columns and each computed series (per asset, indicator
+// and parameters) in a bounded LRU, keyed by the asset's price version:
+// when prices change, through any instance, the next request sees the new
+// version and recomputes. It is safe for concurrent use.
+type Service struct {
+	db    bun.IDB
+	cache *cache
+}
+
+// NewService returns a Service reading prices from db.
+func NewService(db bun.IDB, cfg Config) *Service {
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = 64 << 20
+	}
+	return &Service{db: db, cache: newCache(cfg.CacheBytes)}
+}
+
+// Bars returns the asset's whole daily history and its price version. The
+// error wraps tradekit.ErrNotFound for an unknown asset.
+func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata.PriceVersion, error) {
+	st := marketdata.NewStore(s.db)
+	v, err := st.PriceVersion(ctx, assetID)
+	if err != nil {
+		return Bars{}, v, err
+	}
+	key := "bars/" + assetID.String()
+	if b, ok := s.cache.get(key, v.Version); ok {
+		return b.(Bars), v, nil
+	}
+	// Read after the version: the prices are at least as new as it, so
+	// nothing stale is ever cached under a newer version.
+	ps, err := st.Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
+	if err != nil {
+		return Bars{}, v, err
+	}
+	b := BarsOf(ps)
+	s.cache.put(key, v.Version, b, b.size())
+	return b, v, nil
+}
+
+// Series returns spec computed over the asset's whole history in timeframe
+// tf (see [Bars.Resample]), and the price version. Windowing it afterwards
+// (see [Output.Window]) gives values that never depend on the window.
+func (s *Service) Series(ctx context.Context, assetID uuid.UUID, spec Spec, tf string) (Output, marketdata.PriceVersion, error) {
+	b, v, err := s.Bars(ctx, assetID)
+	if err != nil {
+		return Output{}, v, err
+	}
+	key := "series/" + assetID.String() + "/" + tf + "/" + spec.key()
+	if o, ok := s.cache.get(key, v.Version); ok {
+		return o.(Output), v, nil
+	}
+	rb, err := b.Resample(tf)
+	if err != nil {
+		return Output{}, v, err
+	}
+	o := Compute(spec, rb)
+	s.cache.put(key, v.Version, o, o.size())
+	return o, v, nil
+}
+
+// Latest is an indicator's values at an asset's latest bar; NaN where
+// undefined (too little history).
+type Latest struct {
+	Spec                                   Spec
+	Date                                   calendar.Date // the bar's date; zero without prices
+	Value, Signal, Histogram, Upper, Lower float64
+}
+
+// latest returns o's values at its last bar.
+func latest(s Spec, o Output) Latest {
+	i := o.Last()
+	l := Latest{Spec: s, Value: at(o.Value, i), Signal: at(o.Signal, i),
+		Histogram: at(o.Histogram, i), Upper: at(o.Upper, i), Lower: at(o.Lower, i)}
+	if i >= 0 {
+		l.Date = o.Dates[i]
+	}
+	return l
+}
+
+// SummarySpecs are the indicators of a summary: SMA_20, SMA_50, SMA_200,
+// RSI_14, MACD(12,26,9) and BB_20 (stdDev 2).
+var SummarySpecs = []Spec{
+	{Kind: SMA, Period: 20}, {Kind: SMA, Period: 50}, {Kind: SMA, Period: 200},
+	{Kind: RSI, Period: 14}, {Kind: MACD, Fast: 12, Slow: 26, Signal: 9}, {Kind: BB, Period: 20, K: 2},
+}
+
+// Latest returns specs at the asset's latest daily bar, in the order
+// given, with the price version (its UpdatedAt is when the prices last
+// changed).
+func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, tf string) ([]Latest, marketdata.PriceVersion, error) {
+	out := make([]Latest, len(specs))
+	var v marketdata.PriceVersion
+	for i, spec := range specs {
+		o, ver, err := s.Series(ctx, assetID, spec, tf)
+		if err != nil {
+			return nil, v, err
+		}
+		v = ver
+		out[i] = latest(spec, o)
+	}
+	return out, v, nil
+}
+
+// Evaluate evaluates the user's custom indicator id over the asset's whole
+// history and returns it as an Output whose Value is the formula's. Errors
+// as [Store.CustomIndicator] and [Service.Bars].
+func (s *Service) Evaluate(ctx context.Context, userID, id, assetID uuid.UUID) (Output, error) {
+	c, err := NewStore(s.db).CustomIndicator(ctx, userID, id)
+	if err != nil {
+		return Output{}, err
+	}
+	e, err := c.Parse()
+	if err != nil {
+		return Output{}, err
+	}
+	b, v, err := s.Bars(ctx, assetID)
+	if err != nil {
+		return Output{}, err
+	}
+	// Keyed by the formula text too: an edit is a new entry.
+	key := "custom/" + assetID.String() + "/" + c.Formula
+	if o, ok := s.cache.get(key, v.Version); ok {
+		return o.(Output), nil
+	}
+	vals, err := e.Eval(formulaSeries(b))
+	if err != nil {
+		return Output{}, err
+	}
+	o := Output{Dates: b.Dates, Value: vals}
+	s.cache.put(key, v.Version, o, o.size())
+	return o, nil
+}

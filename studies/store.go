@@ -1,0 +1,120 @@
+package studies
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit"
+)
+
+// Store keeps users' custom indicators. It works on a database or inside a
+// transaction: build it from either.
+type Store struct {
+	db bun.IDB
+}
+
+// NewStore returns a Store on db, a *bun.DB or a bun.Tx.
+func NewStore(db bun.IDB) *Store {
+	return &Store{db: db}
+}
+
+// CustomIndicators returns the user's custom indicators, oldest first.
+func (s *Store) CustomIndicators(ctx context.Context, userID uuid.UUID) ([]CustomIndicator, error) {
+	list := []CustomIndicator{}
+	err := s.db.NewSelect().Model(&list).
+		Where("user_id = ? AND deleted_at IS NULL", userID).
+		Order("created_at", "id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("studies: custom indicators: %w", err)
+	}
+	return list, nil
+}
+
+// CustomIndicator returns the user's custom indicator id. The error wraps
+// [tradekit.ErrNotFound] when there is none, it is deleted, or it belongs
+// to another user.
+func (s *Store) CustomIndicator(ctx context.Context, userID, id uuid.UUID) (CustomIndicator, error) {
+	var c CustomIndicator
+	err := s.db.NewSelect().Model(&c).
+		Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return CustomIndicator{}, fmt.Errorf("studies: no custom indicator %s: %w", id, tradekit.ErrNotFound)
+	}
+	if err != nil {
+		return CustomIndicator{}, fmt.Errorf("studies: custom indicator %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// CreateCustomIndicator validates c and stores it with a new id and its
+// creation time. The error wraps [tradekit.ErrInvalid] for a bad field and
+// [tradekit.ErrConflict] when the user already has [MaxCustom]. Run it in
+// a transaction so that the count and the insert are one step.
+func (s *Store) CreateCustomIndicator(ctx context.Context, c *CustomIndicator, now time.Time) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	// Serialise one user's creations: SQLite transactions already are
+	// (BEGIN IMMEDIATE); on PostgreSQL lock the user's row.
+	if s.db.Dialect().Name() == dialect.PG {
+		if _, err := s.db.NewRaw("SELECT id FROM users WHERE id = ? FOR UPDATE", c.UserID).Exec(ctx); err != nil {
+			return fmt.Errorf("studies: lock user: %w", err)
+		}
+	}
+	n, err := s.db.NewSelect().Model((*CustomIndicator)(nil)).
+		Where("user_id = ? AND deleted_at IS NULL", c.UserID).Count(ctx)
+	if err != nil {
+		return fmt.Errorf("studies: count custom indicators: %w", err)
+	}
+	if n >= MaxCustom {
+		return fmt.Errorf("studies: you have %d custom indicators, the most allowed; delete one first: %w", n, tradekit.ErrConflict)
+	}
+	c.ID = uuid.New()
+	c.CreatedAt, c.UpdatedAt = now.UTC(), now.UTC()
+	if _, err := s.db.NewInsert().Model(c).Exec(ctx); err != nil {
+		return fmt.Errorf("studies: create custom indicator: %w", err)
+	}
+	return nil
+}
+
+// UpdateCustomIndicator applies p to the user's custom indicator id,
+// validates the result and saves it. Errors as [Store.CustomIndicator] and
+// [CustomIndicator.Validate].
+func (s *Store) UpdateCustomIndicator(ctx context.Context, userID, id uuid.UUID, p CustomPatch, now time.Time) (CustomIndicator, error) {
+	c, err := s.CustomIndicator(ctx, userID, id)
+	if err != nil {
+		return CustomIndicator{}, err
+	}
+	p.Apply(&c)
+	if err := c.Validate(); err != nil {
+		return CustomIndicator{}, err
+	}
+	c.UpdatedAt = now.UTC()
+	_, err = s.db.NewUpdate().Model(&c).Column("name", "formula", "description", "updated_at").WherePK().Exec(ctx)
+	if err != nil {
+		return CustomIndicator{}, fmt.Errorf("studies: update custom indicator: %w", err)
+	}
+	return c, nil
+}
+
+// DeleteCustomIndicator marks the user's custom indicator id deleted;
+// afterwards it is not found. Errors as [Store.CustomIndicator].
+func (s *Store) DeleteCustomIndicator(ctx context.Context, userID, id uuid.UUID, now time.Time) error {
+	res, err := s.db.NewUpdate().Model((*CustomIndicator)(nil)).
+		Set("deleted_at = ?", now.UTC()).
+		Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("studies: delete custom indicator: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("studies: no custom indicator %s: %w", id, tradekit.ErrNotFound)
+	}
+	return nil
+}
