@@ -54,6 +54,15 @@ func (s *Server) routes() http.Handler {
 		g.GET("/market-data/exchanges/:id", s.handleExchangeGet)
 		g.GET("/market-data/exchanges/:id/holidays", s.handleExchangeHolidays)
 
+		g.GET("/indicators/asset/:assetId", s.handleIndicatorSeries)
+		g.GET("/indicators/asset/:assetId/summary", s.handleIndicatorSummary)
+		g.GET("/indicators/asset/:assetId/multi-timeframe", s.handleIndicatorOverlays)
+		g.GET("/indicators/custom", s.handleCustomList)
+		g.POST("/indicators/custom", s.handleCustomCreate)
+		g.PATCH("/indicators/custom/:id", s.handleCustomUpdate)
+		g.DELETE("/indicators/custom/:id", s.handleCustomDelete)
+		g.POST("/indicators/custom/:id/evaluate", s.handleCustomEvaluate)
+
 		g.GET("/knowledge/blog/posts", s.handlePostList)
 		g.GET("/knowledge/blog/posts/:slug", s.handlePostGet)
 		g.GET("/knowledge/blog/categories", s.handleBlogCategoryList)

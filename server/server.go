@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/knowledge"
+	"github.com/tradekit/tradekit/studies"
 )
 
 // Config configures a [Server]. The zero value gives the defaults.
@@ -31,6 +32,8 @@ type Config struct {
 	// Now is the clock of the rate limits and of scheduled blog posts.
 	// Default time.Now.
 	Now func() time.Time
+	// Studies tunes the indicator service and its cache.
+	Studies studies.Config
 	// Knowledge is the blog, glossary and roadmap content. Default: the
 	// pack embedded in package knowledge.
 	Knowledge *knowledge.Pack
@@ -46,6 +49,7 @@ type Server struct {
 	auth      *billing.Authenticator
 	handler   http.Handler
 	knowledge *knowledge.Pack
+	studies   *studies.Service
 	idPrefix  string
 	seq       atomic.Uint64
 }
@@ -87,6 +91,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		auth:      billing.NewAuthenticator(db, cfg.Auth),
 		idPrefix:  newIDPrefix(),
 		knowledge: cfg.Knowledge,
+		studies:   studies.NewService(db, cfg.Studies),
 	}
 	s.handler = s.logRequests(s.routes())
 	return s
