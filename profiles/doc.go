@@ -60,7 +60,7 @@
 // σ[w..t] so far (an expanding, point-in-time median, kept in a Fenwick
 // tree), trusted once VolMinHistory [60] readings exist. A ratio rather than
 // a raw percentile: the top decile of a constant-volatility series is
-// sampling noise, while 1.75 times the median is about five standard errors
+// sampling noise, while 1.75 times the median is more than four standard errors
 // of a 20-day estimate (s/σ has a standard error of about 1/sqrt(2(w-1)) ≈
 // 0.16) and marks a real expansion.
 //

@@ -129,3 +129,50 @@ func TestDayNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestNoLookAhead checks that the strategies' positions and the raw regime
+// labels on day t depend only on data up to t: computed on every prefix of
+// a series, they equal those computed on the whole series.
+func TestNoLookAhead(t *testing.T) {
+	const n = 400
+	d := make([]time.Time, n)
+	c, h, l := make([]float64, n), make([]float64, n), make([]float64, n)
+	x := 100.0
+	for i := range d {
+		d[i] = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)
+		// A deterministic but irregular path: trend, cycle and a jump.
+		x *= math.Exp(0.0005 + 0.02*math.Sin(float64(i*i%97)) + 0.01*math.Sin(float64(i)/9))
+		if i == 300 {
+			x *= 1.3
+		}
+		c[i], h[i], l[i] = x, x*1.01, x*0.99
+	}
+	cfg := DefaultConfig()
+	prefix := func(m int) *asset {
+		a, err := newAsset(Series{Dates: d[:m], Close: c[:m], High: h[:m], Low: l[:m]}, Config{TrendWindow: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	full := prefix(n)
+	rules := map[string]rule{"momentum": momentumPos, "meanReversion": meanReversionPos, "breakout": breakoutPos, "trendFollowing": trendFollowingPos}
+	fullPos := map[string][]int8{}
+	for name, r := range rules {
+		fullPos[name], _ = r(full)
+	}
+	fullLabels, _ := rawRegimes(full, rollingVol(full.ret, cfg.VolWindow), cfg)
+	for m := MinBars; m < n; m += 7 {
+		a := prefix(m)
+		for name, r := range rules {
+			pos, _ := r(a)
+			if !slices.Equal(pos, fullPos[name][:m]) {
+				t.Errorf("%s: positions on the first %d days differ from the full series'", name, m)
+			}
+		}
+		labels, _ := rawRegimes(a, rollingVol(a.ret, cfg.VolWindow), cfg)
+		if !slices.Equal(labels, fullLabels[:m]) {
+			t.Errorf("regimes: raw labels on the first %d days differ from the full series'", m)
+		}
+	}
+}

@@ -30,18 +30,22 @@ func backtest(a *asset, pos []int8, start int) float64 {
 	return annualSharpe(r)
 }
 
-// momentumSharpe: pos[t] = sign(ln C[t-21] - ln C[t-252]).
-func momentumSharpe(a *asset) float64 {
+// A rule returns the position held from the close of each day (decided
+// from data up to that day) and the first day it is defined.
+type rule func(a *asset) (pos []int8, start int)
+
+// momentumPos: pos[t] = sign(ln C[t-21] - ln C[t-252]).
+func momentumPos(a *asset) ([]int8, int) {
 	pos := make([]int8, a.n)
 	for t := momLookback; t < a.n; t++ {
 		pos[t] = sign(a.logc[t-momSkip] - a.logc[t-momLookback])
 	}
-	return backtest(a, pos, momLookback)
+	return pos, momLookback
 }
 
-// meanReversionSharpe: z = (C - SMA20) / sd20 (population sd, Bollinger);
+// meanReversionPos: z = (C - SMA20) / sd20 (population sd, Bollinger);
 // long at z <= -1 until z >= 0, short at z >= +1 until z <= 0.
-func meanReversionSharpe(a *asset) float64 {
+func meanReversionPos(a *asset) ([]int8, int) {
 	upper, mid, _ := indicators.BollingerBands(a.close, revPeriod, 1)
 	pos := make([]int8, a.n)
 	var p int8
@@ -62,13 +66,13 @@ func meanReversionSharpe(a *asset) float64 {
 		}
 		pos[t] = p
 	}
-	return backtest(a, pos, revPeriod-1)
+	return pos, revPeriod - 1
 }
 
-// breakoutSharpe: long when the close exceeds the highest high of the 20
+// breakoutPos: long when the close exceeds the highest high of the 20
 // previous days, short when it falls below their lowest low, otherwise the
 // position is held (stop and reverse).
-func breakoutSharpe(a *asset) float64 {
+func breakoutPos(a *asset) ([]int8, int) {
 	hh := indicators.Highest(a.high, breakoutDays)
 	ll := indicators.Lowest(a.low, breakoutDays)
 	pos := make([]int8, a.n)
@@ -82,27 +86,31 @@ func breakoutSharpe(a *asset) float64 {
 		}
 		pos[t] = p
 	}
-	return backtest(a, pos, breakoutDays)
+	return pos, breakoutDays
 }
 
-// trendFollowingSharpe: long while SMA50 > SMA200, short while below.
-func trendFollowingSharpe(a *asset) float64 {
+// trendFollowingPos: long while SMA50 > SMA200, short while below.
+func trendFollowingPos(a *asset) ([]int8, int) {
 	fast := indicators.SMA(a.close, trendFast)
 	slow := indicators.SMA(a.close, trendSlow)
 	pos := make([]int8, a.n)
 	for t := trendSlow - 1; t < a.n; t++ {
 		pos[t] = sign(fast[t] - slow[t])
 	}
-	return backtest(a, pos, trendSlow-1)
+	return pos, trendSlow - 1
 }
 
 // affinity maps the four strategies' Sharpe ratios to 0–1 scores.
 func affinity(a *asset) Affinity {
+	score := func(r rule) float64 {
+		pos, start := r(a)
+		return logistic(backtest(a, pos, start))
+	}
 	return Affinity{
-		Momentum:       logistic(momentumSharpe(a)),
-		MeanReversion:  logistic(meanReversionSharpe(a)),
-		Breakout:       logistic(breakoutSharpe(a)),
-		TrendFollowing: logistic(trendFollowingSharpe(a)),
+		Momentum:       score(momentumPos),
+		MeanReversion:  score(meanReversionPos),
+		Breakout:       score(breakoutPos),
+		TrendFollowing: score(trendFollowingPos),
 	}
 }
 
