@@ -191,3 +191,33 @@ func TestComputeMatchesUniverse(t *testing.T) {
 		}
 	}
 }
+
+// TestUniverseConcurrent profiles assets from several goroutines sharing
+// one Universe (run with -race) and checks the results match serial ones.
+func TestUniverseConcurrent(t *testing.T) {
+	series, peers := benchUniverse(8, 300)
+	u, err := profiles.NewUniverse(peers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]profiles.Profile, len(series))
+	for i, s := range series {
+		if want[i], err = u.Compute(s, profiles.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]profiles.Profile, len(series))
+	done := make(chan struct{})
+	for i, s := range series {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			got[i], _ = u.Compute(s, profiles.Config{})
+		}()
+	}
+	for range series {
+		<-done
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("concurrent profiles differ (-want +got):\n%s", diff)
+	}
+}
