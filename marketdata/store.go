@@ -714,10 +714,12 @@ const priceBatch = 1000
 // stored replaces its prices and volume and keeps its id; a new record
 // gets [PriceID]. The records are written in multi-row statements of
 // priceBatch rows; run SavePrices on a Store built on a transaction to
-// make it all or nothing. SavePrices does not validate the bars (see
-// [Price.Validate]); records must not repeat an asset and date.
+// make it all or nothing. Records stored unchanged are not rewritten.
+// SavePrices does not validate the bars (see [Price.Validate]); records
+// must not repeat an asset and date.
 func (s *Store) SavePrices(ctx context.Context, ps []Price) error {
 	var b strings.Builder
+	changed := false
 	for start := 0; start < len(ps); start += priceBatch {
 		batch := ps[start:min(start+priceBatch, len(ps))]
 		b.Reset()
@@ -748,13 +750,26 @@ func (s *Store) SavePrices(ctx context.Context, ps []Price) error {
 			buf = append(buf, ')')
 			b.Write(buf)
 		}
+		// Rows that are already stored as they are stay untouched (no
+		// write, no dead row), so that re-importing the same data changes
+		// nothing, price version included.
 		b.WriteString(` ON CONFLICT (asset_id, date) DO UPDATE SET open = excluded.open, high = excluded.high,
-			low = excluded.low, close = excluded.close, volume = excluded.volume`)
-		if _, err := s.db.ExecContext(ctx, b.String()); err != nil {
+			low = excluded.low, close = excluded.close, volume = excluded.volume
+			WHERE prices.open IS DISTINCT FROM excluded.open OR prices.high IS DISTINCT FROM excluded.high
+				OR prices.low IS DISTINCT FROM excluded.low OR prices.close IS DISTINCT FROM excluded.close
+				OR prices.volume IS DISTINCT FROM excluded.volume`)
+		res, err := s.db.ExecContext(ctx, b.String())
+		if err != nil {
 			return fmt.Errorf("marketdata: save prices: %w", err)
 		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			changed = true
+		}
 	}
-	return nil // TODO(studies): s.bumpPriceVersions(ctx, ps) once the studies migration is in
+	if !changed {
+		return nil
+	}
+	return s.bumpPriceVersions(ctx, ps)
 }
 
 // bumpPriceVersions adds one to the price version (see [PriceVersion]) of

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -244,6 +246,55 @@ func TestImportReference(t *testing.T) {
 		_, err = cli(t, env, "import", "fundamentals", "--file", writeFile(t, "f.json", `[{"symbol":"ABC","peRatio":"x","eps":1,"revenue":1,"marketCap":1,"dividendYield":0,"beta":1,"updatedAt":"2026-10-30"}]`))
 		if err == nil || !strings.Contains(err.Error(), "record 1: peratio") {
 			t.Errorf("error %v, want record 1 and the field", err)
+		}
+	})
+}
+
+// TestSeed seeds twice through the CLI: the second run changes nothing;
+// and serve's seeding loads an empty database only, logging that the
+// prices are synthetic.
+func TestSeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the whole demo data set")
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		vars := map[string]string{"TRADEKIT_DB": dsn}
+		var log bytes.Buffer
+		e := &env{getenv: func(k string) string { return vars[k] }, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+		if err := e.seedIfEmpty(ctx, dsn, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "SYNTHETIC") {
+			t.Errorf("serve's log does not say the prices are synthetic:\n%s", log.String())
+		}
+		st := storeOf(t, dsn)
+		n, err := st.CountAssets(ctx)
+		if err != nil || n < 60 {
+			t.Fatalf("%d assets after seeding (%v)", n, err)
+		}
+		a, err := st.AssetBySymbol(ctx, "HLXI")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := st.LatestPrice(ctx, a.ID)
+		count, _ := st.CountPrices(ctx, a.ID)
+
+		out, err := cli(t, vars, "seed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "SYNTHETIC") {
+			t.Errorf("seed output does not say the prices are synthetic: %q", out)
+		}
+		after, _ := st.LatestPrice(ctx, a.ID)
+		count2, _ := st.CountPrices(ctx, a.ID)
+		if n2, _ := st.CountAssets(ctx); n2 != n || count2 != count || !cmp.Equal(before, after) {
+			t.Errorf("seeding again changed the data: %d/%d assets, %d/%d prices, %v/%v", n, n2, count, count2, before, after)
+		}
+		log.Reset()
+		if err := e.seedIfEmpty(ctx, dsn, slog.New(slog.NewTextHandler(&log, nil))); err != nil || log.Len() != 0 {
+			t.Errorf("seedIfEmpty on a seeded database: %v, log %q", err, log.String())
 		}
 	})
 }

@@ -3,13 +3,72 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/demo"
 )
 
+// seed runs `tradekit seed`: load the demo data set. Loading it again
+// changes nothing.
 func (e *env) seed(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	_ = dsn
-	return fmt.Errorf("seed: not yet")
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	start := time.Now()
+	set, err := loadDemo(ctx, db)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "loaded the demo data set in %s: %d assets, %d daily price records from %s to %s, %d industries, %d indexes\n",
+		time.Since(start).Round(time.Millisecond), len(set.Assets), len(set.Prices), demo.Start, demo.End, len(set.Industries), len(set.Indexes))
+	fmt.Fprintln(e.stdout, "note: demo prices are SYNTHETIC; the companies, coins and funds are fictional")
+	return nil
+}
+
+// loadDemo generates the demo data set and loads it in one transaction.
+func loadDemo(ctx context.Context, db *bun.DB) (*demo.Set, error) {
+	set, err := demo.Generate(demo.Config{})
+	if err != nil {
+		return nil, err
+	}
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return demo.Load(ctx, marketdata.NewStore(tx), set)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	return set, nil
+}
+
+// seedIfEmpty loads the demo data set into the database of dsn when it
+// holds no assets, logging that its prices are synthetic.
+func (e *env) seedIfEmpty(ctx context.Context, dsn string, log *slog.Logger) error {
+	db, err := e.open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	n, err := marketdata.NewStore(db).CountAssets(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	log.Info("the database holds no assets: loading the demo data set (use --no-seed to skip)")
+	start := time.Now()
+	set, err := loadDemo(ctx, db)
+	if err != nil {
+		return err
+	}
+	log.Warn("demo data loaded: its prices are SYNTHETIC and its companies fictional; import real data with 'tradekit import'",
+		"assets", len(set.Assets), "prices", len(set.Prices), "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }

@@ -27,7 +27,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: --log-format must be text or json, got %q", *logFormat)
 	}
 	log := slog.New(h)
-	_ = noSeed // the demo data set is loaded here once marketdata has one
+	if !*noSeed {
+		if err := e.seedIfEmpty(ctx, *dsn, log); err != nil {
+			return err
+		}
+	}
 
 	db, err := e.open(ctx, *dsn)
 	if err != nil {

@@ -1,0 +1,451 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// The defaults of [Config]: prices from Start to End, drawn from a PCG
+// generator seeded with Seed1 and Seed2.
+var (
+	Start = calendar.Date{Year: 2016, Month: time.January, Day: 1}
+	End   = calendar.Date{Year: 2026, Month: time.October, Day: 30}
+)
+
+// Seed1 and Seed2 seed the default random source, rand.NewPCG(Seed1, Seed2).
+const (
+	Seed1 = 20161
+	Seed2 = 20261030
+)
+
+// Config parameterises [Generate]. The zero value gives the standard demo
+// data set.
+type Config struct {
+	// Start and End bound the simulated prices (both included). Zero:
+	// the package's Start and End.
+	Start, End calendar.Date
+	// Rand is the random source. Nil: rand.New(rand.NewPCG(Seed1, Seed2)).
+	// The same source state gives the same data set, bit for bit.
+	Rand *rand.Rand
+}
+
+// Set is a generated demo universe, ready for [Load].
+type Set struct {
+	// Industries are parents first: sectors, groups, industries.
+	Industries   []marketdata.Industry
+	Assets       []marketdata.Asset
+	Profiles     []marketdata.Profile
+	Fundamentals []marketdata.Fundamentals
+	Indexes      []marketdata.Index
+	Constituents []marketdata.Constituent
+	// Prices holds every asset's bars, asset by asset, oldest first.
+	Prices []marketdata.Price
+}
+
+// market regimes: the common state that sets every asset's drift and
+// volatility multiplier.
+type regime struct {
+	name  string
+	drift float64 // annualised drift added for a market loading of 1
+	vol   float64 // volatility multiplier for a market loading of 1
+	stay  float64 // daily probability of staying in the regime
+}
+
+var regimes = [...]regime{
+	{"bull", 0.08, 0.85, 0.996},
+	{"bear", -0.30, 1.6, 0.985},
+	{"range", 0.0, 1.0, 0.993},
+}
+
+// GARCH(1,1) parameters of the daily variance h:
+//
+//	h[t] = omega + alpha*eps[t-1]^2 + beta*h[t-1],  omega = s2*(1-alpha-beta)
+//
+// with s2 the asset's long-run daily variance.
+const (
+	garchAlpha = 0.08
+	garchBeta  = 0.90
+)
+
+// fxReversion is the annual rate at which an FX pair's drift pulls its log
+// rate back towards its first value (an Ornstein-Uhlenbeck term).
+const fxReversion = 0.5
+
+// Generate builds the demo universe: at least 60 assets (stocks, ETFs, FX
+// pairs, fictional crypto coins and commodities) on the calendar
+// exchanges, each with synthetic daily bars on its exchange's trading days
+// (crypto every day, FX every weekday but 1 January and 25 December), the
+// industry tree, company profiles and fundamentals, and indexes rebalanced
+// every January from the simulated market capitalisations.
+//
+// Prices follow a regime-switching geometric Brownian motion with
+// GARCH(1,1) volatility clustering: a Markov chain of market regimes
+// (bull, bear, range) sets drifts and volatility multipliers; each asset's
+// daily log return is
+//
+//	r[t] = mu[t]/N - m[t]^2*h[t]/2 + m[t]*eps[t],  eps[t] = sqrt(h[t]) * (rho*z[t] + sqrt(1-rho^2)*e[t])
+//
+// with N the sessions per year (252, or 365 for crypto), m the regime's
+// volatility multiplier, z the common market shock, e the asset's own
+// shock and rho its market loading. Open, high and low are drawn around
+// the close-to-close move and rounded to the asset's tick, so that
+// low <= min(open, close) and high >= max(open, close) always hold.
+func Generate(cfg Config) (*Set, error) {
+	if cfg.Start == (calendar.Date{}) {
+		cfg.Start = Start
+	}
+	if cfg.End == (calendar.Date{}) {
+		cfg.End = End
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.New(rand.NewPCG(Seed1, Seed2))
+	}
+	if !cfg.End.After(cfg.Start) {
+		return nil, fmt.Errorf("demo: end %s is not after start %s", cfg.End, cfg.Start)
+	}
+	rng := cfg.Rand
+	set := &Set{}
+	industryIDs := set.addIndustries()
+
+	// The market: a regime and a shock for every calendar day.
+	days := cfg.End.Sub(cfg.Start) + 1
+	mkt := make([]float64, days)
+	reg := make([]int, days)
+	state := 0
+	for i := range days {
+		if rng.Float64() > regimes[state].stay {
+			state = (state + 1 + rng.IntN(len(regimes)-1)) % len(regimes)
+		}
+		reg[i], mkt[i] = state, rng.NormFloat64()
+	}
+
+	closes := make([][]dayClose, len(specs))
+	for i, sp := range specs {
+		sessions, err := sessionsOf(sp, cfg.Start, cfg.End)
+		if err != nil {
+			return nil, err
+		}
+		a := marketdata.Asset{
+			ID: marketdata.AssetID(sp.symbol), Symbol: sp.symbol, Name: sp.name, Type: sp.typ,
+			ExchangeID: marketdata.ExchangeID(sp.exchange), Currency: sp.currency, IsActive: true,
+		}
+		if sp.industry != "" {
+			id, ok := industryIDs[sp.industry]
+			if !ok {
+				return nil, fmt.Errorf("demo: %s: unknown industry %q", sp.symbol, sp.industry)
+			}
+			a.IndustryID = &id
+		}
+		set.Assets = append(set.Assets, a)
+		bars, cl := simulate(rng, sp, a, sessions, cfg.Start, mkt, reg)
+		set.Prices = append(set.Prices, bars...)
+		closes[i] = cl
+		if sp.typ == marketdata.Stock {
+			set.addCompany(rng, sp, a, cl[len(cl)-1].close, cfg.End)
+		}
+	}
+	if err := set.addIndexes(closes, cfg.Start, cfg.End); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
+// dayClose is an asset's close on a session.
+type dayClose struct {
+	date  calendar.Date
+	close float64
+}
+
+// addIndustries adds the industry tree and returns the ids of the
+// industries (lowest level) by name.
+func (set *Set) addIndustries() map[string]uuid.UUID {
+	ids := map[string]uuid.UUID{}
+	var groups, industries []marketdata.Industry
+	for _, sc := range sectorTree {
+		sid := marketdata.IndustryID(marketdata.Sector, sc.name)
+		set.Industries = append(set.Industries, marketdata.Industry{ID: sid, Name: sc.name, Level: marketdata.Sector})
+		for _, g := range sc.groups {
+			gid := marketdata.IndustryID(marketdata.IndustryGroup, g.name)
+			groups = append(groups, marketdata.Industry{ID: gid, Name: g.name, Level: marketdata.IndustryGroup, ParentID: ptr(sid)})
+			for _, name := range g.industries {
+				iid := marketdata.IndustryID(marketdata.IndustryLevel, name)
+				industries = append(industries, marketdata.Industry{ID: iid, Name: name, Level: marketdata.IndustryLevel, ParentID: ptr(gid)})
+				ids[name] = iid
+			}
+		}
+	}
+	set.Industries = append(append(set.Industries, groups...), industries...)
+	return ids
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// sessionsOf returns the dates on which sp trades.
+func sessionsOf(sp spec, from, to calendar.Date) ([]calendar.Date, error) {
+	if sp.typ == marketdata.FX {
+		var out []calendar.Date
+		for d := from; !d.After(to); d = d.AddDays(1) {
+			wd := d.Weekday()
+			if wd == time.Saturday || wd == time.Sunday || d.Month == time.January && d.Day == 1 || d.Month == time.December && d.Day == 25 {
+				continue
+			}
+			out = append(out, d)
+		}
+		return out, nil
+	}
+	cal, ok := calendar.Lookup(sp.exchange)
+	if !ok {
+		return nil, fmt.Errorf("demo: %s: no calendar for %s", sp.symbol, sp.exchange)
+	}
+	ss, err := cal.Sessions(from, to)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %s: %w", sp.symbol, err)
+	}
+	return ss, nil
+}
+
+// simulate draws the bars of one asset on its sessions.
+func simulate(rng *rand.Rand, sp spec, a marketdata.Asset, sessions []calendar.Date, start calendar.Date, mkt []float64, reg []int) ([]marketdata.Price, []dayClose) {
+	perYear := 252.0
+	if sp.typ == marketdata.Crypto {
+		perYear = 365
+	}
+	s2 := sp.vol * sp.vol / perYear // long-run daily variance
+	omega := s2 * (1 - garchAlpha - garchBeta)
+	h, eps := s2, 0.0
+	loading := math.Abs(sp.rho)
+	idio := math.Sqrt(1 - sp.rho*sp.rho)
+	// The asset's own trend regime: up, flat or down, switching about
+	// once a year.
+	trend := 0.0
+	tick := decimal.New(1, -sp.decimals)
+	price := sp.price
+	bars := make([]marketdata.Price, 0, len(sessions))
+	closes := make([]dayClose, 0, len(sessions))
+	for k, d := range sessions {
+		if rng.Float64() < 1/perYear {
+			trend = []float64{-0.3, 0, 0.3}[rng.IntN(3)] // in units of the asset's volatility
+		}
+		rg := regimes[reg[d.Sub(start)]]
+		mu := sp.drift + trend*sp.vol + sp.rho*rg.drift
+		if sp.typ == marketdata.FX {
+			mu -= fxReversion * math.Log(price/sp.price) // exchange rates wander, but stay in a band
+		}
+		mult := 1 + loading*(rg.vol-1)
+		h = omega + garchAlpha*eps*eps + garchBeta*h
+		sd := math.Sqrt(h)
+		eps = sd * (sp.rho*mkt[d.Sub(start)] + idio*rng.NormFloat64()) // the GARCH innovation
+		ret := mu/perYear - 0.5*sd*sd*mult*mult + mult*eps
+
+		prev := price
+		if k == 0 {
+			prev = sp.price * math.Exp(-ret*0.3)
+		}
+		open := prev * math.Exp(0.3*ret+0.15*sd*rng.NormFloat64())
+		closeP := prev * math.Exp(ret)
+		hi := math.Max(open, closeP) * math.Exp(math.Abs(rng.NormFloat64())*0.5*sd*mult)
+		lo := math.Min(open, closeP) * math.Exp(-math.Abs(rng.NormFloat64())*0.5*sd*mult)
+		price = closeP
+
+		o, c := round(open, sp.decimals, tick), round(closeP, sp.decimals, tick)
+		hd := decimal.Max(round(hi, sp.decimals, tick), o, c)
+		ld := decimal.Min(round(lo, sp.decimals, tick), o, c)
+		vol := int64(0)
+		if sp.volume > 0 {
+			surprise := math.Abs(eps) / sd
+			vol = int64(math.Round(sp.volume * math.Exp(0.3*rng.NormFloat64()-0.045) * (0.6 + 0.5*surprise) * mult))
+		}
+		bars = append(bars, marketdata.Price{
+			ID: marketdata.PriceID(a.ID, d), AssetID: a.ID, Date: d, Open: o, High: hd, Low: ld, Close: c, Volume: vol,
+		})
+		closes = append(closes, dayClose{d, c.InexactFloat64()})
+	}
+	return bars, closes
+}
+
+// round rounds x to places decimals, but never below one tick.
+func round(x float64, places int32, tick decimal.Decimal) decimal.Decimal {
+	d := decimal.NewFromFloat(x).Round(places)
+	if d.LessThan(tick) {
+		return tick
+	}
+	return d
+}
+
+// addCompany adds the profile and fundamentals of a stock.
+func (set *Set) addCompany(rng *rand.Rand, sp spec, a marketdata.Asset, lastClose float64, end calendar.Date) {
+	var sectorName string
+	for _, sc := range sectorTree {
+		for _, g := range sc.groups {
+			for _, name := range g.industries {
+				if name == sp.industry {
+					sectorName = sc.name
+				}
+			}
+		}
+	}
+	mcap := decimal.NewFromFloat(sp.shares * 1e6 * lastClose).Round(-3)
+	host := "www." + strings.ToLower(sp.symbol) + ".example" // .example is reserved (RFC 2606): no real site
+	set.Profiles = append(set.Profiles, marketdata.Profile{
+		AssetID: a.ID,
+		Description: fmt.Sprintf("%s is a fictional %s company listed on %s. It is part of Tradekit's demo data set: "+
+			"its prices and figures are synthetic and describe no real company.", sp.name, strings.ToLower(sp.industry), sp.exchange),
+		Sector: sectorName, Industry: sp.industry, MarketCap: mcap,
+		Website: "https://" + host, LogoURL: "https://" + host + "/logo.png",
+	})
+	pe := 9 + 29*rng.Float64()
+	if sp.drift > 0.12 {
+		pe += 15 // growth companies are dearer
+	}
+	yield := 0.045 * rng.Float64()
+	if sp.drift > 0.12 {
+		yield *= 0.1
+	}
+	sales := 0.8 + 6*rng.Float64() // price-to-sales
+	set.Fundamentals = append(set.Fundamentals, marketdata.Fundamentals{
+		AssetID:       a.ID,
+		PERatio:       decimal.NewFromFloat(pe).Round(2),
+		EPS:           decimal.NewFromFloat(lastClose / pe).Round(2),
+		Revenue:       decimal.NewFromFloat(sp.shares * 1e6 * lastClose / sales).Round(-5),
+		MarketCap:     mcap,
+		DividendYield: decimal.NewFromFloat(yield).Round(4),
+		Beta:          decimal.NewFromFloat(sp.rho * sp.vol / 0.16).Round(2),
+		UpdatedAt:     time.Date(end.Year, end.Month, end.Day, 21, 0, 0, 0, time.UTC),
+	})
+}
+
+// addIndexes adds the indexes and their membership periods: at every
+// rebalance (the first NYSE session of each year), the largest stocks by
+// market capitalisation on the last close before it.
+func (set *Set) addIndexes(closes [][]dayClose, start, end calendar.Date) error {
+	nyse, ok := calendar.Lookup("NYSE")
+	if !ok {
+		return fmt.Errorf("demo: no NYSE calendar")
+	}
+	var rebalances []calendar.Date
+	for y := start.Year; y <= end.Year; y++ {
+		d := nyse.Next(calendar.Date{Year: y - 1, Month: time.December, Day: 31})
+		if !d.Before(start) && !d.After(end) {
+			rebalances = append(rebalances, d)
+		}
+	}
+	for _, ix := range indexSpecs {
+		x := marketdata.Index{ID: marketdata.IndexID(ix.symbol), Symbol: ix.symbol, Name: ix.name, Description: ix.description}
+		set.Indexes = append(set.Indexes, x)
+		open := map[int]calendar.Date{} // spec index -> start of its current period
+		for _, rb := range rebalances {
+			type cand struct {
+				i   int
+				cap float64
+			}
+			var cands []cand
+			for i, sp := range specs {
+				if sp.typ != marketdata.Stock || ix.exchanges != nil && !contains(ix.exchanges, sp.exchange) {
+					continue
+				}
+				cands = append(cands, cand{i, sp.shares * closeBefore(closes[i], rb, sp.price) * usdPer[sp.currency]})
+			}
+			sort.SliceStable(cands, func(a, b int) bool { return cands[a].cap > cands[b].cap })
+			members := map[int]bool{}
+			for _, c := range cands[:min(ix.size, len(cands))] {
+				members[c.i] = true
+				if _, ok := open[c.i]; !ok {
+					open[c.i] = rb
+				}
+			}
+			for i, from := range open {
+				if !members[i] {
+					set.Constituents = append(set.Constituents, marketdata.Constituent{
+						IndexID: x.ID, AssetID: marketdata.AssetID(specs[i].symbol), From: from, To: rb})
+					delete(open, i)
+				}
+			}
+		}
+		for i, from := range open {
+			set.Constituents = append(set.Constituents, marketdata.Constituent{
+				IndexID: x.ID, AssetID: marketdata.AssetID(specs[i].symbol), From: from})
+		}
+	}
+	sort.SliceStable(set.Constituents, func(a, b int) bool {
+		ca, cb := set.Constituents[a], set.Constituents[b]
+		if ca.IndexID != cb.IndexID {
+			return ca.IndexID.String() < cb.IndexID.String()
+		}
+		if ca.AssetID != cb.AssetID {
+			return ca.AssetID.String() < cb.AssetID.String()
+		}
+		return ca.From.Before(cb.From)
+	})
+	return nil
+}
+
+// closeBefore returns the last close strictly before d, or first when
+// there is none.
+func closeBefore(cl []dayClose, d calendar.Date, first float64) float64 {
+	i := sort.Search(len(cl), func(i int) bool { return !cl[i].date.Before(d) })
+	if i == 0 {
+		return first
+	}
+	return cl[i-1].close
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Load stores set through st: industries, assets, profiles,
+// fundamentals, indexes, constituents and prices, each an upsert on its
+// natural key, so loading the same set twice changes nothing. Run it on a
+// Store built on a transaction to load all or nothing.
+func Load(ctx context.Context, st *marketdata.Store, set *Set) error {
+	for i := range set.Industries {
+		if err := st.SaveIndustry(ctx, &set.Industries[i]); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	for i := range set.Assets {
+		if err := st.SaveAsset(ctx, &set.Assets[i]); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	for _, p := range set.Profiles {
+		if err := st.SaveProfile(ctx, p); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	for _, f := range set.Fundamentals {
+		if err := st.SaveFundamentals(ctx, f); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	for i := range set.Indexes {
+		if err := st.SaveIndex(ctx, &set.Indexes[i]); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	for _, c := range set.Constituents {
+		if err := st.SaveConstituent(ctx, c); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	if err := st.SavePrices(ctx, set.Prices); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
+}
