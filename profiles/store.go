@@ -1,0 +1,215 @@
+package profiles
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// SaveBatch is the number of records [Store.Save] writes per statement,
+// each statement being one transaction.
+const SaveBatch = 50
+
+// Record is a stored profile: the JSON form of an asset's [Profile] with
+// the price version it was computed from and the time it was computed.
+type Record struct {
+	AssetID uuid.UUID
+	// Symbol is the asset's symbol, filled in by the reads of [Store];
+	// [Store.Save] ignores it.
+	Symbol string
+	// PriceVersion is the asset's price version
+	// (marketdata.PriceVersion.Version) the profile was computed from.
+	PriceVersion int64
+	// AsOf is the date of the last bar the profile was computed from.
+	AsOf calendar.Date
+	// JSON is the profile's JSON form (json.Marshal of the Profile), kept
+	// byte for byte.
+	JSON json.RawMessage
+	// UpdatedAt is when the profile was computed, in UTC.
+	UpdatedAt time.Time
+}
+
+// NewRecord returns the record of p, the profile of the asset assetID
+// computed from its prices at version priceVersion at time updatedAt.
+// It fails only if p holds a value JSON cannot encode (a NaN or an
+// infinity), which [Compute] never returns.
+func NewRecord(assetID uuid.UUID, priceVersion int64, p Profile, updatedAt time.Time) (Record, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return Record{}, fmt.Errorf("profiles: encode the profile of %s: %w", assetID, err)
+	}
+	return Record{AssetID: assetID, PriceVersion: priceVersion, AsOf: calendar.DateOf(p.AsOf),
+		JSON: b, UpdatedAt: updatedAt.UTC()}, nil
+}
+
+// Profile decodes the record's JSON into a Profile, AsOf included. The
+// error wraps [tradekit.ErrInvalid] if the JSON is not a profile's.
+func (r Record) Profile() (Profile, error) {
+	var p Profile
+	if err := json.Unmarshal(r.JSON, &p); err != nil {
+		return Profile{}, fmt.Errorf("profiles: decode the profile of %s: %w: %w", r.AssetID, tradekit.ErrInvalid, err)
+	}
+	p.AsOf = r.AsOf.Time(time.UTC)
+	return p, nil
+}
+
+// Store keeps the profiles of the assets in the profiles table, one row
+// per asset. Its methods run on db, which may be a transaction.
+type Store struct {
+	db bun.IDB
+}
+
+// NewStore returns a Store on db.
+func NewStore(db bun.IDB) *Store {
+	return &Store{db: db}
+}
+
+// Save stores the records, replacing an asset's earlier record, in
+// statements of [SaveBatch] records, each one transaction. A stored
+// record built from a later price version than the one given is kept (so
+// that of two builds running at once the one with the fresher prices
+// wins). The records must not repeat an asset, and each asset must exist.
+func (s *Store) Save(ctx context.Context, recs []Record) error {
+	var b strings.Builder
+	args := make([]any, 0, 5*SaveBatch)
+	for start := 0; start < len(recs); start += SaveBatch {
+		batch := recs[start:min(start+SaveBatch, len(recs))]
+		b.Reset()
+		args = args[:0]
+		b.WriteString("INSERT INTO profiles (asset_id, price_version, as_of, profile, updated_at) VALUES ")
+		for i, r := range batch {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, r.AssetID, r.PriceVersion, sqlDate(r.AsOf), string(r.JSON), r.UpdatedAt.UTC())
+		}
+		b.WriteString(` ON CONFLICT (asset_id) DO UPDATE SET price_version = excluded.price_version,
+			as_of = excluded.as_of, profile = excluded.profile, updated_at = excluded.updated_at
+			WHERE profiles.price_version <= excluded.price_version`)
+		if _, err := s.db.NewRaw(b.String(), args...).Exec(ctx); err != nil {
+			return fmt.Errorf("profiles: save %d profiles: %w", len(batch), err)
+		}
+	}
+	return nil
+}
+
+// recordColumns selects a Record, the asset's symbol included.
+const recordColumns = `SELECT p.asset_id, a.symbol, p.price_version, p.as_of, p.profile, p.updated_at
+	FROM profiles p JOIN assets a ON a.id = p.asset_id`
+
+// row is a Record as scanned.
+type row struct {
+	AssetID      uuid.UUID `bun:"asset_id"`
+	Symbol       string    `bun:"symbol"`
+	PriceVersion int64     `bun:"price_version"`
+	AsOf         sqlDate   `bun:"as_of"`
+	Profile      string    `bun:"profile"`
+	UpdatedAt    time.Time `bun:"updated_at"`
+}
+
+func (r row) record() Record {
+	return Record{AssetID: r.AssetID, Symbol: r.Symbol, PriceVersion: r.PriceVersion, AsOf: calendar.Date(r.AsOf),
+		JSON: json.RawMessage(r.Profile), UpdatedAt: r.UpdatedAt.UTC()}
+}
+
+// Profile returns the stored profile of the asset. The error wraps
+// [tradekit.ErrNotFound] when there is none (no such asset, or no profile
+// built for it yet).
+func (s *Store) Profile(ctx context.Context, assetID uuid.UUID) (Record, error) {
+	var r row
+	if err := s.db.NewRaw(recordColumns+" WHERE p.asset_id = ?", assetID).Scan(ctx, &r); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return Record{}, fmt.Errorf("profiles: no profile for asset %s: %w", assetID, tradekit.ErrNotFound)
+		}
+		return Record{}, fmt.Errorf("profiles: profile of %s: %w", assetID, err)
+	}
+	return r.record(), nil
+}
+
+// Profiles returns the stored profiles of the assets ids, in the order of
+// ids, leaving out the assets that have none (and unknown ids). An id
+// given twice is returned once.
+func (s *Store) Profiles(ctx context.Context, ids []uuid.UUID) ([]Record, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []row
+	if err := s.db.NewRaw(recordColumns+" WHERE p.asset_id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("profiles: profiles of %d assets: %w", len(ids), err)
+	}
+	byID := make(map[uuid.UUID]row, len(rows))
+	for _, r := range rows {
+		byID[r.AssetID] = r
+	}
+	out := make([]Record, 0, len(rows))
+	for _, id := range ids {
+		if r, ok := byID[id]; ok {
+			out = append(out, r.record())
+			delete(byID, id)
+		}
+	}
+	return out, nil
+}
+
+// Versions returns the price version each stored profile was built from,
+// by asset.
+func (s *Store) Versions(ctx context.Context) (map[uuid.UUID]int64, error) {
+	var rows []struct {
+		AssetID      uuid.UUID `bun:"asset_id"`
+		PriceVersion int64     `bun:"price_version"`
+	}
+	if err := s.db.NewRaw("SELECT asset_id, price_version FROM profiles").Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("profiles: stored versions: %w", err)
+	}
+	out := make(map[uuid.UUID]int64, len(rows))
+	for _, r := range rows {
+		out[r.AssetID] = r.PriceVersion
+	}
+	return out, nil
+}
+
+// sqlDate stores a calendar.Date as YYYY-MM-DD (TEXT in SQLite, DATE in
+// PostgreSQL) and scans it back from either form.
+type sqlDate calendar.Date
+
+// Value implements [driver.Valuer].
+func (d sqlDate) Value() (driver.Value, error) {
+	return calendar.Date(d).String(), nil
+}
+
+// Scan implements [sql.Scanner].
+func (d *sqlDate) Scan(src any) error {
+	var s string
+	switch v := src.(type) {
+	case time.Time:
+		*d = sqlDate(calendar.NewDate(v.Year(), v.Month(), v.Day()))
+		return nil
+	case string:
+		s = v
+	case []byte:
+		s = string(v)
+	default:
+		return fmt.Errorf("profiles: cannot scan %T into a date", src)
+	}
+	if len(s) > 10 {
+		s = s[:10] // a timestamp's date part
+	}
+	cd, err := calendar.ParseDate(s)
+	if err != nil {
+		return fmt.Errorf("profiles: stored date %q: %w", s, err)
+	}
+	*d = sqlDate(cd)
+	return nil
+}
