@@ -1,0 +1,250 @@
+package profiles_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/profiles"
+)
+
+// buildFixture is a small stored universe: five assets of 300 bars, one
+// of 100 bars (too short) and one with no prices.
+type buildFixture struct {
+	full    []marketdata.Asset
+	bars    map[uuid.UUID]bars
+	short   marketdata.Asset
+	empty   marketdata.Asset
+	mdStore *marketdata.Store
+	store   *profiles.Store
+}
+
+func mustBuildFixture(tb testing.TB, db bun.IDB) buildFixture {
+	tb.Helper()
+	mkt := marketReturns(300, 5)
+	f := buildFixture{bars: map[uuid.UUID]bars{}, mdStore: marketdata.NewStore(db), store: profiles.NewStore(db)}
+	for i, sym := range []string{"ALFA", "BRAV", "CHAR", "DELT", "ECHO"} {
+		b := genBars(marketdata.AssetID(sym), 300, mkt, 0.5+0.3*float64(i), uint64(100+i))
+		a := mustAsset(tb, db, sym, b)
+		f.full = append(f.full, a)
+		f.bars[a.ID] = b
+	}
+	sb := genBars(marketdata.AssetID("SHRT"), 100, mkt, 1, 200)
+	f.short = mustAsset(tb, db, "SHRT", sb)
+	f.bars[f.short.ID] = sb
+	f.empty = mustAsset(tb, db, "NONE", bars{})
+	return f
+}
+
+// expected computes an asset's profile straight with the engine, against
+// every other asset with prices as peers: what the builder must store.
+func (f buildFixture) expected(tb testing.TB, id uuid.UUID) string {
+	tb.Helper()
+	var peers []profiles.Peer
+	for _, a := range append(append([]marketdata.Asset{}, f.full...), f.short) {
+		b := f.bars[a.ID]
+		peers = append(peers, profiles.Peer{ID: a.ID.String(), Symbol: a.Symbol, Dates: b.series.Dates, Close: b.series.Close})
+	}
+	p, err := profiles.Compute(f.bars[id].series, peers, profiles.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+// updatedAt returns the stored profiles' UpdatedAt by symbol.
+func (f buildFixture) updatedAt(tb testing.TB) map[string]time.Time {
+	tb.Helper()
+	var ids []uuid.UUID
+	for _, a := range f.full {
+		ids = append(ids, a.ID)
+	}
+	ids = append(ids, f.short.ID, f.empty.ID)
+	recs, err := f.store.Profiles(context.Background(), ids)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]time.Time{}
+	for _, r := range recs {
+		out[r.Symbol] = r.UpdatedAt
+	}
+	return out
+}
+
+// clock returns a clock that moves one minute forward per build.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+func (c *clock) tick()          { c.t = c.t.Add(time.Minute) }
+
+func TestBuild(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := mustBuildFixture(t, db)
+		clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+		cfg := profiles.BuildConfig{Workers: 3, Now: clk.now}
+
+		// First build: every asset with enough bars; the short ones reported.
+		res, err := profiles.Build(ctx, f.mdStore, f.store, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Assets != 7 || res.Built != 5 || res.UpToDate != 0 || len(res.Failed) != 0 {
+			t.Errorf("first build: %+v", res)
+		}
+		wantShort := []profiles.Skipped{
+			{AssetID: f.empty.ID, Symbol: "NONE", Bars: 0, Reason: "0 daily bars, 253 needed"},
+			{AssetID: f.short.ID, Symbol: "SHRT", Bars: 100, Reason: "100 daily bars, 253 needed"},
+		}
+		if diff := cmp.Diff(wantShort, res.Short); diff != "" {
+			t.Errorf("short assets (-want +got):\n%s", diff)
+		}
+		if s := res.String(); !strings.Contains(s, "5 built, 0 up to date, 2 too short (NONE: 0 daily bars, 253 needed, SHRT: 100 daily bars") {
+			t.Errorf("summary: %s", s)
+		}
+		for _, a := range f.full {
+			rec, err := f.store.Profile(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := f.expected(t, a.ID); string(rec.JSON) != want {
+				t.Errorf("%s: stored profile differs from the engine's:\n got %.300s\nwant %.300s", a.Symbol, rec.JSON, want)
+			}
+			v, _ := f.mdStore.PriceVersion(ctx, a.ID)
+			if rec.PriceVersion != v.Version || !rec.UpdatedAt.Equal(clk.t) || rec.AsOf.Time(time.UTC) != f.bars[a.ID].series.Dates[299] {
+				t.Errorf("%s: version %d (want %d), updated %s, as of %s", a.Symbol, rec.PriceVersion, v.Version, rec.UpdatedAt, rec.AsOf)
+			}
+		}
+		for _, a := range []marketdata.Asset{f.short, f.empty} {
+			if _, err := f.store.Profile(ctx, a.ID); !errors.Is(err, tradekit.ErrNotFound) {
+				t.Errorf("%s has a profile: %v", a.Symbol, err)
+			}
+		}
+		first := f.updatedAt(t)
+
+		// Second build: nothing changed, nothing rebuilt.
+		clk.tick()
+		res, err = profiles.Build(ctx, f.mdStore, f.store, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Built != 0 || res.UpToDate != 5 || len(res.Short) != 2 {
+			t.Errorf("second build: %+v", res)
+		}
+		if diff := cmp.Diff(first, f.updatedAt(t)); diff != "" {
+			t.Errorf("second build touched profiles (-before +after):\n%s", diff)
+		}
+
+		// Change one close of CHAR: only CHAR is rebuilt.
+		char := f.full[2]
+		p := f.bars[char.ID].prices[150]
+		p.Close = p.Close.Add(decimal.RequireFromString("0.01"))
+		p.High = p.High.Add(decimal.RequireFromString("0.01"))
+		if err := f.mdStore.SavePrices(ctx, []marketdata.Price{p}); err != nil {
+			t.Fatal(err)
+		}
+		clk.tick()
+		res, err = profiles.Build(ctx, f.mdStore, f.store, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Built != 1 || res.UpToDate != 4 {
+			t.Errorf("build after changing CHAR: %+v", res)
+		}
+		after := f.updatedAt(t)
+		for sym, at := range after {
+			if changed := !at.Equal(first[sym]); changed != (sym == "CHAR") {
+				t.Errorf("%s: updated %s, before %s", sym, at, first[sym])
+			}
+		}
+		rec, _ := f.store.Profile(ctx, char.ID)
+		if string(rec.JSON) == f.expected(t, char.ID) {
+			t.Error("CHAR's profile did not change with its prices")
+		}
+
+		// All: every asset again.
+		clk.tick()
+		res, err = profiles.Build(ctx, f.mdStore, f.store, profiles.BuildConfig{All: true, Now: clk.now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Built != 5 || res.UpToDate != 0 {
+			t.Errorf("build --all: %+v", res)
+		}
+	})
+}
+
+// TestBuildShards checks that shards split the assets: each is built by
+// exactly one shard, and the shards together build them all.
+func TestBuildShards(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	f := mustBuildFixture(t, db)
+	const n = 3
+	built := 0
+	for shard := range n {
+		res, err := profiles.Build(ctx, f.mdStore, f.store, profiles.BuildConfig{Shard: shard, Shards: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		built += res.Built
+		if res.Built+res.OtherShards+len(res.Short) != 7 {
+			t.Errorf("shard %d: %+v", shard, res)
+		}
+	}
+	if built != 5 {
+		t.Errorf("the shards built %d profiles, want 5", built)
+	}
+	// After the last shard, every full asset has exactly one profile.
+	if got := f.updatedAt(t); len(got) != 5 {
+		t.Errorf("profiles after all shards: %v", got)
+	}
+	for _, bad := range []profiles.BuildConfig{{Shard: 3, Shards: 3}, {Shard: -1, Shards: 2}, {Shards: -1},
+		{Config: profiles.Config{TrendWindow: -1}}} {
+		if _, err := profiles.Build(ctx, f.mdStore, f.store, bad); !errors.Is(err, tradekit.ErrInvalid) {
+			t.Errorf("Build(%+v) error = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+// TestBuildCancelled checks that a cancelled context stops the build with
+// its error.
+func TestBuildCancelled(t *testing.T) {
+	db := dbtest.SQLite(t)
+	f := mustBuildFixture(t, db)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := profiles.Build(ctx, f.mdStore, f.store, profiles.BuildConfig{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("error = %v, want context.Canceled", err)
+	}
+}
+
+func TestShardOf(t *testing.T) {
+	// Over many ids every shard gets its share (a binomial count of 1000
+	// draws with p = 1/4 is within 250 ± 60 with overwhelming odds).
+	counts := make([]int, 4)
+	for i := range 1000 {
+		counts[profiles.ShardOf(marketdata.AssetID("SYM"+string(rune('A'+i%26))+decimal.NewFromInt(int64(i)).String()), 4)]++
+	}
+	for s, c := range counts {
+		if c < 190 || c > 310 {
+			t.Errorf("shard %d has %d of 1000 ids", s, c)
+		}
+	}
+	id := uuid.MustParse("20000000-0000-4000-8000-000000000001")
+	if profiles.ShardOf(id, 1) != 0 {
+		t.Error("one shard must hold every id")
+	}
+}
