@@ -111,12 +111,10 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	if err != nil {
 		return err
 	}
-	pts := points(o.Window(from, to))
-	values := make([]map[string]any, len(pts))
-	for i, p := range pts {
-		values[i] = map[string]any{"date": p.Date, "value": p.Value}
-	}
-	return s.writeData(w, map[string]any{"indicatorId": id.String(), "assetId": assetID.String(), "values": values})
+	b := make([]byte, 0, 64+48*len(o.Dates))
+	b = append(b, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
+	b = appendPoints(b, o.Window(from, to))
+	return s.writeRawData(w, append(b, '}'))
 }
 
 // queryUUID returns the required query parameter name as a UUID.

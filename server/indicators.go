@@ -1,10 +1,10 @@
 package server
 
 import (
-	"encoding/json"
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,54 +14,79 @@ import (
 	"github.com/tradekit/tradekit/studies"
 )
 
+// appendPoints appends o's defined values to b as the JSON list of
+// indicator data points, newest first: date and value, plus MACD's signal
+// and histogram or the bands' upper, middle and lower. It is written by
+// hand because series are long and this is the hot path: no reflection and
+// no allocation per value.
+func appendPoints(b []byte, o studies.Output) []byte {
+	b = append(b, '[')
+	first := true
+	for i := len(o.Dates) - 1; i >= 0; i-- {
+		if !studies.IsDefined(o.Value[i]) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, `{"date":"`...)
+		b = appendDate(b, o.Dates[i])
+		b = append(b, `","value":`...)
+		b = appendFloat(b, o.Value[i])
+		if o.Signal != nil {
+			b = append(b, `,"signal":`...)
+			b = appendFloat(b, o.Signal[i])
+			b = append(b, `,"histogram":`...)
+			b = appendFloat(b, o.Histogram[i])
+		}
+		if o.Upper != nil {
+			b = append(b, `,"upper":`...)
+			b = appendFloat(b, o.Upper[i])
+			b = append(b, `,"middle":`...)
+			b = appendFloat(b, o.Value[i])
+			b = append(b, `,"lower":`...)
+			b = appendFloat(b, o.Lower[i])
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// appendFloat appends x as encoding/json writes a float64, and an
+// undefined value as null.
+func appendFloat(b []byte, x float64) []byte {
+	if !studies.IsDefined(x) {
+		return append(b, "null"...)
+	}
+	format := byte('f')
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, x, format, -1, 64)
+	if format == 'e' { // e-07 → e-7, as encoding/json does
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendDate appends d as YYYY-MM-DD.
+func appendDate(b []byte, d calendar.Date) []byte {
+	y, m, dd := d.Year, int(d.Month), d.Day
+	return append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+dd/10), byte('0'+dd%10))
+}
+
 // float writes a float64 as a JSON number, and an undefined value (NaN,
 // ±Inf) as null.
 type float float64
 
 // MarshalJSON implements [json.Marshaler].
 func (f float) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return []byte("null"), nil
-	}
-	return json.Marshal(x)
-}
-
-// pointJSON is an indicator data point: date and value, plus MACD's signal
-// and histogram or the bands' upper, middle and lower.
-type pointJSON struct {
-	Date      calendar.Date `json:"date"`
-	Value     float         `json:"value"`
-	Signal    *float        `json:"signal,omitempty"`
-	Histogram *float        `json:"histogram,omitempty"`
-	Upper     *float        `json:"upper,omitempty"`
-	Middle    *float        `json:"middle,omitempty"`
-	Lower     *float        `json:"lower,omitempty"`
-}
-
-// points returns the defined values of o newest first, as the API lists
-// indicator series.
-func points(o studies.Output) []pointJSON {
-	out := make([]pointJSON, 0, len(o.Dates))
-	ref := func(x []float64, i int) *float {
-		if x == nil {
-			return nil
-		}
-		f := float(x[i])
-		return &f
-	}
-	for i := len(o.Dates) - 1; i >= 0; i-- {
-		if math.IsNaN(o.Value[i]) || math.IsInf(o.Value[i], 0) {
-			continue
-		}
-		p := pointJSON{Date: o.Dates[i], Value: float(o.Value[i]),
-			Signal: ref(o.Signal, i), Histogram: ref(o.Histogram, i), Upper: ref(o.Upper, i), Lower: ref(o.Lower, i)}
-		if o.Upper != nil {
-			p.Middle = ref(o.Value, i)
-		}
-		out = append(out, p)
-	}
-	return out
+	return appendFloat(nil, float64(f)), nil
 }
 
 // civilRange returns the from and to query parameters as dates, zero when
@@ -102,7 +127,7 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if err != nil {
 		return err
 	}
-	return s.writeData(w, points(o.Window(from, to)))
+	return s.writeRawData(w, appendPoints(make([]byte, 0, 64*len(o.Dates)), o.Window(from, to)))
 }
 
 // latestJSON is an indicator's value at the latest bar: a number, or an
@@ -123,12 +148,12 @@ func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Req
 	if err != nil {
 		return err
 	}
-	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, studies.Daily)
+	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, []string{studies.Daily})
 	if err != nil {
 		return err
 	}
-	out := make(map[string]any, len(ls))
-	for _, l := range ls {
+	out := make(map[string]any, len(ls[0]))
+	for _, l := range ls[0] {
 		out[l.Spec.Name()] = latestJSON(l)
 	}
 	return s.writeData(w, map[string]any{
@@ -173,15 +198,13 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 		}
 	}
 
+	ls, v, err := s.studies.Latest(req.Context(), id, specs, tfs)
+	if err != nil {
+		return err
+	}
 	overlays := make(map[string]map[string]any, len(specs))
-	var updated any
-	for _, tf := range tfs {
-		ls, v, err := s.studies.Latest(req.Context(), id, specs, tf)
-		if err != nil {
-			return err
-		}
-		updated = s.pricesUpdatedAt(v.UpdatedAt)
-		for _, l := range ls {
+	for i, tf := range tfs {
+		for _, l := range ls[i] {
 			name := l.Spec.Name()
 			if overlays[name] == nil {
 				overlays[name] = make(map[string]any, len(tfs))
@@ -189,7 +212,7 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 			overlays[name][tf] = latestJSON(l)
 		}
 	}
-	return s.writeData(w, map[string]any{"assetId": id.String(), "updatedAt": updated, "overlays": overlays})
+	return s.writeData(w, map[string]any{"assetId": id.String(), "updatedAt": s.pricesUpdatedAt(v.UpdatedAt), "overlays": overlays})
 }
 
 // pricesUpdatedAt is the updatedAt of computed values: when the asset's

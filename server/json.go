@@ -21,6 +21,17 @@ func (s *Server) writeData(w http.ResponseWriter, v any) error {
 	return nil
 }
 
+// writeRawData writes data, which must be valid JSON, in the {"data": …}
+// envelope with status 200, for hot paths that encode by hand.
+func (s *Server) writeRawData(w http.ResponseWriter, data []byte) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte(`{"data":`))
+	w.Write(data)
+	w.Write([]byte("}\n"))
+	return nil
+}
+
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

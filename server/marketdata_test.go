@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -105,9 +106,19 @@ func mustMarketData(tb testing.TB, db bun.IDB) {
 		UpdatedAt: time.Date(2026, 10, 30, 21, 0, 0, 0, time.UTC)}))
 }
 
-// priceID is the id of ACME's record on date: uuid v5 of the date in the
-// asset's id as namespace, as marketdata documents.
-func priceID(asset uuid.UUID, date string) string { return uuid.NewSHA1(asset, []byte(date)).String() }
+// priceID is the id of an asset's record on date, built as marketdata
+// documents it: the asset id's first 12 bytes with version 8, then the
+// days since 1900-01-01.
+func priceID(asset uuid.UUID, date string) string {
+	id := asset
+	id[6] = id[6]&0x0f | 0x80
+	t, err := time.Parse("2006-01-02", date)
+	if err != nil {
+		panic(err)
+	}
+	binary.BigEndian.PutUint32(id[12:], uint32(t.Sub(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)).Hours()/24))
+	return id.String()
+}
 
 func TestMarketDataEndpoints(t *testing.T) {
 	ids := mdIDs
@@ -248,6 +259,9 @@ func TestMarketDataEndpoints(t *testing.T) {
 		{name: "latest malformed", path: "/prices/asset/x/latest", status: 400, code: "VALIDATION_ERROR", param: "assetId"},
 		{name: "price", path: "/prices/" + priceID(ids.acme, "2024-01-03"), status: 200, want: one(p0103)},
 		{name: "price unknown", path: "/prices/" + uuid.NewString(), status: 404, code: "NOT_FOUND"},
+		{name: "price on a day without a record", path: "/prices/" + priceID(ids.acme, "2024-01-06"), status: 404, code: "NOT_FOUND"},
+		{name: "price of an unknown asset", path: "/prices/" + priceID(uuid.New(), "2024-01-03"), status: 404, code: "NOT_FOUND"},
+		{name: "price of another asset", path: "/prices/" + priceID(ids.bolt, "2024-01-03"), status: 404, code: "NOT_FOUND"},
 		{name: "price malformed", path: "/prices/2024-01-03", status: 400, code: "VALIDATION_ERROR", param: "id"},
 
 		// 4.5 exchanges

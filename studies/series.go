@@ -14,31 +14,9 @@ import (
 )
 
 // Bars is an asset's daily OHLCV history as float64 columns, oldest first:
-// the form the indicator engines take. It is built once per price change
+// the form the indicator engines take. It is read once per price change
 // and shared read-only.
-type Bars struct {
-	Dates                          []calendar.Date
-	Open, High, Low, Close, Volume []float64
-}
-
-// BarsOf converts stored prices, oldest first, to Bars.
-func BarsOf(ps []marketdata.Price) Bars {
-	n := len(ps)
-	b := Bars{
-		Dates: make([]calendar.Date, n),
-		Open:  make([]float64, n), High: make([]float64, n), Low: make([]float64, n),
-		Close: make([]float64, n), Volume: make([]float64, n),
-	}
-	for i, p := range ps {
-		b.Dates[i] = p.Date
-		b.Open[i] = p.Open.InexactFloat64()
-		b.High[i] = p.High.InexactFloat64()
-		b.Low[i] = p.Low.InexactFloat64()
-		b.Close[i] = p.Close.InexactFloat64()
-		b.Volume[i] = float64(p.Volume)
-	}
-	return b
-}
+type Bars marketdata.Columns
 
 // Len returns the number of bars.
 func (b Bars) Len() int { return len(b.Dates) }

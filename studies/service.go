@@ -2,6 +2,7 @@ package studies
 
 import (
 	"context"
+	"math"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -49,11 +50,11 @@ func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata
 	}
 	// Read after the version: the prices are at least as new as it, so
 	// nothing stale is ever cached under a newer version.
-	ps, err := st.Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
+	c, err := st.PriceColumns(ctx, assetID)
 	if err != nil {
 		return Bars{}, v, err
 	}
-	b := BarsOf(ps)
+	b := Bars(c)
 	s.cache.put(key, v.Version, b, b.size())
 	return b, v, nil
 }
@@ -66,17 +67,23 @@ func (s *Service) Series(ctx context.Context, assetID uuid.UUID, spec Spec, tf s
 	if err != nil {
 		return Output{}, v, err
 	}
+	o, err := s.series(assetID, b, v, spec, tf)
+	return o, v, err
+}
+
+// series returns spec over b in timeframe tf, from the cache when it can.
+func (s *Service) series(assetID uuid.UUID, b Bars, v marketdata.PriceVersion, spec Spec, tf string) (Output, error) {
 	key := "series/" + assetID.String() + "/" + tf + "/" + spec.key()
 	if o, ok := s.cache.get(key, v.Version); ok {
-		return o.(Output), v, nil
+		return o.(Output), nil
 	}
 	rb, err := b.Resample(tf)
 	if err != nil {
-		return Output{}, v, err
+		return Output{}, err
 	}
 	o := Compute(spec, rb)
 	s.cache.put(key, v.Version, o, o.size())
-	return o, v, nil
+	return o, nil
 }
 
 // Latest is an indicator's values at an asset's latest bar; NaN where
@@ -105,19 +112,24 @@ var SummarySpecs = []Spec{
 	{Kind: RSI, Period: 14}, {Kind: MACD, Fast: 12, Slow: 26, Signal: 9}, {Kind: BB, Period: 20, K: 2},
 }
 
-// Latest returns specs at the asset's latest daily bar, in the order
-// given, with the price version (its UpdatedAt is when the prices last
-// changed).
-func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, tf string) ([]Latest, marketdata.PriceVersion, error) {
-	out := make([]Latest, len(specs))
-	var v marketdata.PriceVersion
-	for i, spec := range specs {
-		o, ver, err := s.Series(ctx, assetID, spec, tf)
-		if err != nil {
-			return nil, v, err
+// Latest returns specs at the asset's latest bar in each timeframe of
+// tfs: out[i][j] is specs[j] in tfs[i]. It also returns the price version,
+// whose UpdatedAt is when the prices last changed.
+func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, tfs []string) ([][]Latest, marketdata.PriceVersion, error) {
+	b, v, err := s.Bars(ctx, assetID)
+	if err != nil {
+		return nil, v, err
+	}
+	out := make([][]Latest, len(tfs))
+	for i, tf := range tfs {
+		out[i] = make([]Latest, len(specs))
+		for j, spec := range specs {
+			o, err := s.series(assetID, b, v, spec, tf)
+			if err != nil {
+				return nil, v, err
+			}
+			out[i][j] = latest(spec, o)
 		}
-		v = ver
-		out[i] = latest(spec, o)
 	}
 	return out, v, nil
 }
@@ -151,3 +163,6 @@ func (s *Service) Evaluate(ctx context.Context, userID, id, assetID uuid.UUID) (
 	s.cache.put(key, v.Version, o, o.size())
 	return o, nil
 }
+
+// IsDefined reports whether x is a value: not NaN and not ±Inf.
+func IsDefined(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -115,9 +115,9 @@ CREATE INDEX index_constituents_asset_id_idx ON index_constituents (asset_id);
 
 --bun:split
 
--- Daily OHLCV, one row per asset and date.
+-- Daily OHLCV, one row per asset and date. A record's id is not stored:
+-- it encodes the asset and the date (marketdata.PriceID).
 CREATE TABLE prices (
-    id       UUID PRIMARY KEY,
     asset_id UUID NOT NULL REFERENCES assets (id),
     date     DATE NOT NULL,
     open     NUMERIC(38, 18) NOT NULL,
@@ -125,5 +125,5 @@ CREATE TABLE prices (
     low      NUMERIC(38, 18) NOT NULL,
     close    NUMERIC(38, 18) NOT NULL,
     volume   BIGINT NOT NULL,
-    UNIQUE (asset_id, date)
+    PRIMARY KEY (asset_id, date)
 );

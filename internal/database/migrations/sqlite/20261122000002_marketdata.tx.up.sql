@@ -116,9 +116,9 @@ CREATE INDEX index_constituents_asset_id_idx ON index_constituents (asset_id);
 
 --bun:split
 
--- Daily OHLCV, one row per asset and date.
+-- Daily OHLCV, one row per asset and date. A record's id is not stored:
+-- it encodes the asset and the date (marketdata.PriceID).
 CREATE TABLE prices (
-    id       TEXT PRIMARY KEY,
     asset_id TEXT NOT NULL REFERENCES assets (id),
     date     TEXT NOT NULL,
     open     TEXT NOT NULL,
@@ -126,5 +126,5 @@ CREATE TABLE prices (
     low      TEXT NOT NULL,
     close    TEXT NOT NULL,
     volume   BIGINT NOT NULL,
-    UNIQUE (asset_id, date)
-);
+    PRIMARY KEY (asset_id, date)
+) WITHOUT ROWID;
