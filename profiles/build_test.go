@@ -248,3 +248,49 @@ func TestShardOf(t *testing.T) {
 		t.Error("one shard must hold every id")
 	}
 }
+
+// mustBenchUniverse stores m assets of n daily bars from a one-factor
+// model, as a loaded database holds them.
+func mustBenchUniverse(b *testing.B, db bun.IDB, m, n int) {
+	b.Helper()
+	mkt := marketReturns(n, 77)
+	for i := range m {
+		sym := "B" + string(rune('A'+i/676%26)) + string(rune('A'+i/26%26)) + string(rune('A'+i%26))
+		mustAsset(b, db, sym, genBars(marketdata.AssetID(sym), n, mkt, 0.3+1.4*float64(i%100)/100, uint64(1000+i)))
+	}
+}
+
+// BenchmarkBuild builds, end to end (load every asset's prices, prepare
+// the universe, compute, store), the profiles of 500 assets of 10 years
+// of daily bars (2,520 each) stored in SQLite and in PostgreSQL, with
+// All set so every iteration rebuilds them all. Run it with
+// -benchtime=1x: one iteration is the figure.
+func BenchmarkBuild(b *testing.B) {
+	for _, dbName := range []string{"sqlite", "postgres"} {
+		b.Run(dbName+"/500x10y", func(b *testing.B) {
+			var db *bun.DB
+			if dbName == "sqlite" {
+				db = dbtest.SQLite(b)
+			} else {
+				db = dbtest.Postgres(b)
+			}
+			mustBenchUniverse(b, db, 500, 2520)
+			md, st := marketdata.NewStore(db), profiles.NewStore(db)
+			ctx := context.Background()
+			var load time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				res, err := profiles.Build(ctx, md, st, profiles.BuildConfig{All: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Built != 500 {
+					b.Fatalf("built %d profiles, want 500: %s", res.Built, res)
+				}
+				load += res.Load
+			}
+			b.ReportMetric(load.Seconds()/float64(b.N), "load-s/op")
+		})
+	}
+}
