@@ -67,8 +67,8 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	var res marketdata.ImportResult
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err = marketdata.ImportPrices(ctx, marketdata.NewStore(tx), marketdata.PriceImport{
+	err = marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+		res, err = marketdata.ImportPrices(ctx, st, marketdata.PriceImport{
 			Symbol: *symbol, Name: *name, Type: marketdata.AssetType(*typ), Currency: *currency, Exchange: *exchange,
 		}, bars)
 		return err

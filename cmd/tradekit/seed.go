@@ -41,8 +41,8 @@ func loadDemo(ctx context.Context, db *bun.DB) (*demo.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return demo.Load(ctx, marketdata.NewStore(tx), set)
+	err = marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+		return demo.Load(ctx, st, set)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("seed: %w", err)

@@ -254,7 +254,7 @@ func dump(t *testing.T, db *bun.DB) map[string][]map[string]any {
 		out[table] = rows
 	}
 	var prices []map[string]any
-	if err := db.NewRaw("SELECT id, asset_id, date, open, high, low, close, volume FROM prices ORDER BY asset_id, date").Scan(context.Background(), &prices); err != nil {
+	if err := db.NewRaw("SELECT asset_id, date, open, high, low, close, volume FROM prices ORDER BY asset_id, date").Scan(context.Background(), &prices); err != nil {
 		t.Fatal(err)
 	}
 	out["prices"] = prices

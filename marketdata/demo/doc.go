@@ -3,8 +3,8 @@
 // a data licence. Its prices are SYNTHETIC: they describe no real security.
 //
 //	set, err := demo.Generate(demo.Config{}) // the standard set, bit for bit
-//	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-//		return demo.Load(ctx, marketdata.NewStore(tx), set)
+//	err = marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+//		return demo.Load(ctx, st, set) // all or nothing
 //	})
 //
 // # Contents
