@@ -63,6 +63,10 @@ func (s *Server) routes() http.Handler {
 		g.DELETE("/indicators/custom/:id", s.handleCustomDelete)
 		g.POST("/indicators/custom/:id/evaluate", s.handleCustomEvaluate)
 
+		// Asset profiles (spec 4.8).
+		g.GET("/asset-profiles", s.handleAIProfileList)
+		g.GET("/asset-profiles/:assetId", s.handleAIProfileGet)
+
 		g.GET("/knowledge/blog/posts", s.handlePostList)
 		g.GET("/knowledge/blog/posts/:slug", s.handlePostGet)
 		g.GET("/knowledge/blog/categories", s.handleBlogCategoryList)

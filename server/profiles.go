@@ -1,0 +1,137 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/profiles"
+)
+
+// maxProfileIDs is the most asset ids GET /asset-profiles takes (spec 8).
+const maxProfileIDs = 50
+
+// profileIDsParam is the spec's name of the ids of GET /asset-profiles.
+const profileIDsParam = "assetIds[]"
+
+// handleAIProfileGet serves GET /api/v1/asset-profiles/:assetId: the
+// stored profile with assetId and symbol first and updatedAt last,
+// spliced around the engine's JSON as stored (no decoding).
+func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "assetId")
+	if err != nil {
+		return err
+	}
+	ctx := req.Context()
+	rec, err := profiles.NewStore(s.db).Profile(ctx, id)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return s.noProfile(req, id)
+	}
+	if err != nil {
+		return err
+	}
+	body := rec.JSON
+	if len(body) < 3 || body[0] != '{' || body[len(body)-1] != '}' {
+		return fmt.Errorf("server: stored profile of %s is not a JSON object", id)
+	}
+	sym, _ := json.Marshal(rec.Symbol)
+	at, _ := timestamp(rec.UpdatedAt).MarshalJSON()
+	buf := make([]byte, 0, len(body)+len(sym)+len(at)+64)
+	buf = append(buf, `{"assetId":"`...)
+	buf = append(buf, rec.AssetID.String()...)
+	buf = append(buf, `","symbol":`...)
+	buf = append(buf, sym...)
+	buf = append(buf, ',')
+	buf = append(buf, body[1:len(body)-1]...)
+	buf = append(buf, `,"updatedAt":`...)
+	buf = append(buf, at...)
+	buf = append(buf, '}')
+	return s.writeRawData(w, buf)
+}
+
+// noProfile returns the 404 for an asset without a stored profile, saying
+// why: no such asset, too few bars, or not built yet.
+func (s *Server) noProfile(req bunrouter.Request, id uuid.UUID) error {
+	ctx := req.Context()
+	md := marketdata.NewStore(s.db)
+	a, err := md.Asset(ctx, id)
+	if err != nil {
+		return err // ErrNotFound for an unknown asset
+	}
+	n, err := md.CountPrices(ctx, id)
+	if err != nil {
+		return err
+	}
+	if n < profiles.MinBars {
+		return errorf(tradekit.ErrNotFound, "no profile yet for asset %s (%s): it has %d daily bars, %d needed",
+			a.Symbol, id, n, profiles.MinBars)
+	}
+	return errorf(tradekit.ErrNotFound, "no profile yet for asset %s (%s): not built yet (profiles are built after "+
+		"seeding and imports, or by `tradekit profiles build`)", a.Symbol, id)
+}
+
+// aiProfileSummaryJSON is the reduced profile of the multi-asset form.
+type aiProfileSummaryJSON struct {
+	AssetID          string          `json:"assetId"`
+	Symbol           string          `json:"symbol"`
+	RegimePatterns   currentRegime   `json:"regimePatterns"`
+	StrategyAffinity json.RawMessage `json:"strategyAffinity"`
+	Volatility       json.RawMessage `json:"volatility"`
+	UpdatedAt        timestamp       `json:"updatedAt"`
+}
+
+type currentRegime struct {
+	Current string `json:"current"`
+}
+
+// handleAIProfileList serves GET /api/v1/asset-profiles?assetIds[]=…: the
+// reduced profiles of up to 50 assets, in the order asked, each once.
+// Unknown ids, and assets with no profile yet, are left out. The
+// parameter is also accepted without brackets (assetIds=…).
+func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	raw := slices.Concat(q[profileIDsParam], q["assetIds"])
+	if len(raw) == 0 {
+		return invalidParam(profileIDsParam, "is required: give 1 to %d asset ids, as assetIds[]=<uuid>&assetIds[]=<uuid>", maxProfileIDs)
+	}
+	ids := make([]uuid.UUID, 0, len(raw))
+	seen := make(map[uuid.UUID]bool, len(raw))
+	for _, v := range raw {
+		id, err := uuid.Parse(v)
+		if err != nil || len(v) != 36 {
+			return invalidParam(profileIDsParam, "must be UUIDs such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %q", v)
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) > maxProfileIDs {
+		return invalidParam(profileIDsParam, "at most %d asset ids per request, got %d", maxProfileIDs, len(ids))
+	}
+	recs, err := profiles.NewStore(s.db).Profiles(req.Context(), ids)
+	if err != nil {
+		return err
+	}
+	out := make([]aiProfileSummaryJSON, len(recs))
+	for i, r := range recs {
+		var part struct {
+			Regimes          currentRegime   `json:"regimePatterns"`
+			StrategyAffinity json.RawMessage `json:"strategyAffinity"`
+			Volatility       json.RawMessage `json:"volatility"`
+		}
+		if err := json.Unmarshal(r.JSON, &part); err != nil {
+			return fmt.Errorf("server: stored profile of %s: %w", r.AssetID, err)
+		}
+		out[i] = aiProfileSummaryJSON{AssetID: r.AssetID.String(), Symbol: r.Symbol, RegimePatterns: part.Regimes,
+			StrategyAffinity: part.StrategyAffinity, Volatility: part.Volatility, UpdatedAt: timestamp(r.UpdatedAt)}
+	}
+	return s.writeData(w, out)
+}
