@@ -86,6 +86,7 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "imported %d rows for %s%s%s in %s\n", res.Rows, res.Asset.Symbol, created, span,
 		time.Since(start).Round(time.Millisecond))
+	e.buildProfilesAfterImport(ctx, db)
 	return nil
 }
 

@@ -8,6 +8,7 @@
 //	tradekit seed [--db DSN]
 //	tradekit import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
 //	tradekit import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--db DSN]
+//	tradekit profiles build [--all] [--shard I/N] [--workers N] [--db DSN]
 //
 // The database is the --db flag, else the TRADEKIT_DB environment variable,
 // else tradekit.db in the working directory. A DSN starting with
@@ -43,6 +44,8 @@ commands:
                import daily OHLCV from CSV, creating the asset when unknown; re-imports update
   import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--db DSN]
                import reference data from CSV or JSON (see marketdata/IMPORT.md)
+  profiles build [--all] [--shard I/N] [--workers N] [--db DSN]
+               build the analytics profiles of the assets whose prices changed (--all: every asset)
 
 Run 'tradekit <command> -h' for a command's flags.`
 
@@ -74,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return env.seed(ctx, rest)
 	case "import":
 		return env.importCmd(ctx, rest)
+	case "profiles":
+		return env.profilesCmd(ctx, rest)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil

@@ -42,5 +42,6 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
+	defer buildProfilesInBackground(ctx, db, log)() // stopped and waited for before db closes
 	return server.New(server.Config{Logger: log}, db).Serve(ctx, l)
 }
