@@ -1,7 +1,11 @@
 package server
 
 import (
+	"encoding/hex"
 	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
 
 	"github.com/uptrace/bunrouter"
 
@@ -364,11 +368,56 @@ func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) e
 	if err != nil {
 		return err
 	}
-	out := make([]priceJSON, len(ps))
-	for i, p := range ps {
-		out[i] = newPriceJSON(p)
+	return s.writeData(w, priceList(ps))
+}
+
+// priceList writes price records as the JSON array of Price record
+// objects that newPriceJSON gives, without reflection: a year of prices
+// is hundreds of records.
+type priceList []marketdata.Price
+
+// MarshalJSON implements [json.Marshaler].
+func (l priceList) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 64+len(l)*190)
+	b = append(b, '[')
+	for i, p := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":"`...)
+		b = appendUUID(b, p.ID)
+		b = append(b, `","assetId":"`...)
+		b = appendUUID(b, p.AssetID)
+		b = append(b, `","date":"`...)
+		b = append(b, p.Date.String()...)
+		b = append(b, `","open":`...)
+		b = append(b, p.Open.String()...)
+		b = append(b, `,"high":`...)
+		b = append(b, p.High.String()...)
+		b = append(b, `,"low":`...)
+		b = append(b, p.Low.String()...)
+		b = append(b, `,"close":`...)
+		b = append(b, p.Close.String()...)
+		b = append(b, `,"volume":`...)
+		b = strconv.AppendInt(b, p.Volume, 10)
+		b = append(b, '}')
 	}
-	return s.writeData(w, out)
+	return append(b, ']'), nil
+}
+
+// appendUUID appends the canonical text form of id.
+func appendUUID(b []byte, id uuid.UUID) []byte {
+	var buf [36]byte
+	hex.Encode(buf[0:8], id[0:4])
+	buf[8] = '-'
+	hex.Encode(buf[9:13], id[4:6])
+	buf[13] = '-'
+	hex.Encode(buf[14:18], id[6:8])
+	buf[18] = '-'
+	hex.Encode(buf[19:23], id[8:10])
+	buf[23] = '-'
+	hex.Encode(buf[24:], id[10:])
+	return append(b, buf[:]...)
 }
 
 // handlePriceLatest serves GET /api/v1/market-data/prices/asset/:assetId/latest.
