@@ -111,9 +111,15 @@ func (s *Server) Authenticator() *billing.Authenticator {
 
 // Maintain runs the server's background work until ctx is done: the poll
 // for keys revoked elsewhere, and the pruning of old rate-limit counters.
+// It returns once that work has stopped, the last key-use times written.
 // [Server.Serve] runs it; tests that use [Server.Handler] directly may.
 func (s *Server) Maintain(ctx context.Context) {
-	go s.auth.Run(ctx)
+	done := make(chan struct{})
+	go func() {
+		s.auth.Run(ctx)
+		close(done)
+	}()
+	defer func() { <-done }()
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -142,8 +148,17 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	go s.Maintain(bg)
+	maintained := make(chan struct{})
+	go func() {
+		s.Maintain(bg)
+		close(maintained)
+	}()
+	// On return, stop the background work and wait for it, so that the
+	// caller may close the database.
+	defer func() {
+		stop()
+		<-maintained
+	}()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
