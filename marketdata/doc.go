@@ -29,13 +29,23 @@
 // integer volume. Price lists are returned oldest first (ascending date),
 // the order backtests and indicators consume.
 //
+// # Import
+//
+// [ReadPricesCSV] reads daily bars from CSV (columns by name, every bar
+// checked with [Price.Validate], errors with line numbers as
+// *[ParseError]); [ImportPrices] stores them for a symbol, creating the
+// asset when it is unknown; [ImportReference] loads industries, assets,
+// indexes, constituents, profiles and fundamentals from CSV or JSON.
+// [InConnTx] runs an import in one transaction, with COPY on PostgreSQL.
+// IMPORT.md in this directory documents the file formats and the demo
+// data set of package demo.
+//
 // # Ids
 //
 // Ids are name-based UUIDs (version 5) in [Namespace]: an exchange, asset,
 // index or industry created from a symbol or name gets the same id in
-// every database, and a price record's id is derived from its asset and
-// date ([PriceID]), so re-importing a date keeps its id and never
-// duplicates it.
+// every database; a price record's id encodes its asset and date
+// ([PriceID]) and is not stored, so re-importing a date keeps its id.
 //
 // # Errors
 //

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/uptrace/bunrouter"
 
@@ -391,18 +392,56 @@ func (l priceList) MarshalJSON() ([]byte, error) {
 		b = append(b, `","date":"`...)
 		b = append(b, p.Date.String()...)
 		b = append(b, `","open":`...)
-		b = append(b, p.Open.String()...)
+		b = appendDecimal(b, p.Open)
 		b = append(b, `,"high":`...)
-		b = append(b, p.High.String()...)
+		b = appendDecimal(b, p.High)
 		b = append(b, `,"low":`...)
-		b = append(b, p.Low.String()...)
+		b = appendDecimal(b, p.Low)
 		b = append(b, `,"close":`...)
-		b = append(b, p.Close.String()...)
+		b = appendDecimal(b, p.Close)
 		b = append(b, `,"volume":`...)
 		b = strconv.AppendInt(b, p.Volume, 10)
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil
+}
+
+// appendDecimal appends d as decimal.Decimal.String writes it, without
+// allocating when its coefficient fits in 18 digits.
+func appendDecimal(b []byte, d decimal.Decimal) []byte {
+	exp := d.Exponent()
+	if exp > 0 || exp < -18 || d.NumDigits() > 18 {
+		return append(b, d.String()...)
+	}
+	c := d.CoefficientInt64()
+	for exp < 0 && c != 0 && c%10 == 0 {
+		c /= 10
+		exp++
+	}
+	if c == 0 {
+		return append(b, '0')
+	}
+	if c < 0 {
+		b = append(b, '-')
+		c = -c
+	}
+	var buf [20]byte
+	digits := strconv.AppendInt(buf[:0], c, 10)
+	frac := int(-exp)
+	switch {
+	case frac == 0:
+		return append(b, digits...)
+	case len(digits) > frac:
+		b = append(b, digits[:len(digits)-frac]...)
+		b = append(b, '.')
+		return append(b, digits[len(digits)-frac:]...)
+	default:
+		b = append(b, '0', '.')
+		for i := len(digits); i < frac; i++ {
+			b = append(b, '0')
+		}
+		return append(b, digits...)
+	}
 }
 
 // appendUUID appends the canonical text form of id.

@@ -358,3 +358,35 @@ func TestMarketDataEndpoints(t *testing.T) {
 		})
 	})
 }
+
+// TestPriceDecimalsInJSON stores prices of many shapes and checks that the
+// list writes each exactly as decimal.Decimal.String does.
+func TestPriceDecimalsInJSON(t *testing.T) {
+	values := []string{"0.000000000000000001", "99999999999999999999.999999999999999999", "0.00001", "100", "120.5",
+		"1000000", "123456789012345678", "1234567890123456789", "0.1", "7.000000000000000001", "42.4200", "1e3", "3.14159265358979"}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := marketdata.NewStore(db)
+		a := marketdata.Asset{Symbol: "DEC", Name: "Decimals", Type: marketdata.Stock, ExchangeID: uuid.MustParse(nyseID), Currency: "USD"}
+		if err := st.SaveAsset(ctx, &a); err != nil {
+			t.Fatal(err)
+		}
+		var ps []marketdata.Price
+		for i, v := range values {
+			x := decimal.RequireFromString(v)
+			ps = append(ps, marketdata.Price{AssetID: a.ID, Date: calendar.Date{Year: 2024, Month: 1, Day: 1}.AddDays(i),
+				Open: x, High: x, Low: x, Close: x, Volume: int64(i)})
+		}
+		if err := st.SavePrices(ctx, ps); err != nil {
+			t.Fatal(err)
+		}
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		r := get(t, h, "/api/v1/market-data/prices/asset/"+a.ID.String(), mustKey(t, db, "dec@example.com", "business"))
+		for _, v := range values {
+			want := `"close":` + decimal.RequireFromString(v).String() + `,`
+			if !strings.Contains(r.raw, want) {
+				t.Errorf("%s: no %s in %s", v, want, r.raw)
+			}
+		}
+	})
+}
