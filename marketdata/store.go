@@ -928,12 +928,13 @@ const priceUpsert = ` ON CONFLICT (asset_id, date) DO UPDATE SET open = excluded
 		OR prices.low IS DISTINCT FROM excluded.low OR prices.close IS DISTINCT FROM excluded.close
 		OR prices.volume IS DISTINCT FROM excluded.volume`
 
-// copyPrices writes ps on PostgreSQL with COPY into a temporary table,
-// then one INSERT ... SELECT with the upsert clause. It must run inside a
-// transaction begun on conn. It reports whether any row changed.
+// copyPrices writes ps on PostgreSQL with COPY into a temporary table of
+// the connection's session, then one INSERT ... SELECT with the upsert
+// clause. Inside a transaction begun on conn (see [InConnTx]) it is all or
+// nothing. It reports whether any row changed.
 func copyPrices(ctx context.Context, conn bun.Conn, ps []Price) (bool, error) {
 	_, err := conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS prices_load (
-		asset_id UUID, date DATE, open NUMERIC, high NUMERIC, low NUMERIC, close NUMERIC, volume BIGINT) ON COMMIT DROP`)
+		asset_id UUID, date DATE, open NUMERIC, high NUMERIC, low NUMERIC, close NUMERIC, volume BIGINT)`)
 	if err != nil {
 		return false, fmt.Errorf("marketdata: save prices: %w", err)
 	}
@@ -962,6 +963,9 @@ func copyPrices(ctx context.Context, conn bun.Conn, ps []Price) (bool, error) {
 	}
 	res, err := conn.ExecContext(ctx, "INSERT INTO prices ("+priceColumns+") SELECT "+priceColumns+" FROM prices_load"+priceUpsert)
 	if err != nil {
+		return false, fmt.Errorf("marketdata: save prices: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, "TRUNCATE prices_load"); err != nil {
 		return false, fmt.Errorf("marketdata: save prices: %w", err)
 	}
 	n, err := res.RowsAffected()
@@ -1006,14 +1010,23 @@ func InConnTx(ctx context.Context, db *bun.DB, fn func(ctx context.Context, st *
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("marketdata: begin: %w", err)
 	}
-	if err := fn(ctx, NewStore(conn)); err != nil {
-		if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
-			conn.Raw(func(any) error { return driver.ErrBadConn }) // never reuse a connection in an unknown state
+	done := false
+	defer func() {
+		if done {
+			return
 		}
+		// fn failed or panicked: roll back, and never hand the pool a
+		// connection left in an unknown state.
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	if err := fn(ctx, NewStore(conn)); err != nil {
 		return err
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("marketdata: commit: %w", err)
 	}
+	done = true
 	return nil
 }

@@ -365,3 +365,53 @@ func must(tb testing.TB, err error) {
 		tb.Fatal(err)
 	}
 }
+
+// TestInConnTx: an error rolls everything back (prices written with COPY
+// on PostgreSQL included); a success commits; a Store on a bare
+// connection still saves prices.
+func TestInConnTx(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		bars := []marketdata.Price{{Date: date("2024-01-02"), Open: dec("1"), High: dec("2"), Low: dec("0.5"), Close: dec("1.5"), Volume: 1}}
+		errBoom := errors.New("boom")
+		err := marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+			if _, err := marketdata.ImportPrices(ctx, st, marketdata.PriceImport{Symbol: "TX"}, bars); err != nil {
+				return err
+			}
+			return errBoom
+		})
+		if !errors.Is(err, errBoom) {
+			t.Fatalf("InConnTx = %v, want the function's error", err)
+		}
+		st := marketdata.NewStore(db)
+		if n, _ := st.CountAssets(ctx); n != 0 {
+			t.Fatalf("%d assets after a rollback", n)
+		}
+		err = marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+			_, err := marketdata.ImportPrices(ctx, st, marketdata.PriceImport{Symbol: "TX"}, bars)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := st.AssetBySymbol(ctx, "tx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := st.CountPrices(ctx, a.ID); n != 1 {
+			t.Errorf("%d prices after a commit, want 1", n)
+		}
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		more := []marketdata.Price{{AssetID: a.ID, Date: date("2024-01-03"), Open: dec("1"), High: dec("1"), Low: dec("1"), Close: dec("1"), Volume: 0}}
+		if err := marketdata.NewStore(conn).SavePrices(ctx, more); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := st.CountPrices(ctx, a.ID); n != 2 {
+			t.Errorf("%d prices after saving on a bare connection, want 2", n)
+		}
+	})
+}
