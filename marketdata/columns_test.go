@@ -108,30 +108,24 @@ func TestColumnsEncoding(t *testing.T) {
 // BenchmarkPriceColumns reads ten years of one asset's prices as float64
 // columns: from the price rows, and from the stored copy.
 func BenchmarkPriceColumns(b *testing.B) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		b.Run(name, func(b *testing.B) {
-			db := dbtest.SQLite(b)
-			if name == "postgres" {
-				db = dbtest.Postgres(b)
+	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
+		id, _ := mustColumnsAsset(b, db, 2520)
+		st, ctx := NewStore(db), context.Background()
+		b.Run("rows", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.readColumns(ctx, id); err != nil {
+					b.Fatal(err)
+				}
 			}
-			id, _ := mustColumnsAsset(b, db, 2520)
-			st, ctx := NewStore(db), context.Background()
-			b.Run("rows", func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if _, err := st.readColumns(ctx, id); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run("stored-copy", func(b *testing.B) {
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
-					if _, err := st.PriceColumns(ctx, id); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
 		})
-	}
+		b.Run("stored-copy", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := st.PriceColumns(ctx, id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
 }

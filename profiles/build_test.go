@@ -266,14 +266,8 @@ func mustBenchUniverse(b *testing.B, db bun.IDB, m, n int) {
 // All set so every iteration rebuilds them all. Run it with
 // -benchtime=1x: one iteration is the figure.
 func BenchmarkBuild(b *testing.B) {
-	for _, dbName := range []string{"sqlite", "postgres"} {
-		b.Run(dbName+"/500x10y", func(b *testing.B) {
-			var db *bun.DB
-			if dbName == "sqlite" {
-				db = dbtest.SQLite(b)
-			} else {
-				db = dbtest.Postgres(b)
-			}
+	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
+		b.Run("500x10y", func(b *testing.B) {
 			mustBenchUniverse(b, db, 500, 2520)
 			md, st := marketdata.NewStore(db), profiles.NewStore(db)
 			ctx := context.Background()
@@ -292,5 +286,5 @@ func BenchmarkBuild(b *testing.B) {
 			}
 			b.ReportMetric(load.Seconds()/float64(b.N), "load-s/op")
 		})
-	}
+	})
 }

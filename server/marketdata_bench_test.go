@@ -4,11 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
@@ -52,39 +48,13 @@ func mustPriceHistory(tb testing.TB, db bun.IDB) marketdata.Asset {
 
 // BenchmarkPricesYear measures GET /api/v1/market-data/prices/asset/:id
 // for one year (252 records) of an asset with ten years of history,
-// through the whole handler stack (auth, rate limit, store, JSON). It
-// reports the median (p50-ns) and 99th percentile (p99-ns) of the
-// per-request times beside the mean ns/op.
+// through the whole stack (auth, rate limit, store, JSON) on a loopback
+// socket, reporting p50 and p99 latency beside ns/op.
 func BenchmarkPricesYear(b *testing.B) {
-	for _, name := range []string{"sqlite", "postgres"} {
-		b.Run(name, func(b *testing.B) {
-			var db *bun.DB
-			if name == "sqlite" {
-				db = dbtest.SQLite(b)
-			} else {
-				db = dbtest.Postgres(b)
-			}
-			key, _ := benchKey(b, db)
-			a := mustPriceHistory(b, db)
-			h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
-			req := httptest.NewRequest(http.MethodGet, "/api/v1/market-data/prices/asset/"+a.ID.String()+"?from=2024-01-01&to=2024-12-31", nil)
-			req.Header.Set("Authorization", "Bearer "+key)
-			times := make([]time.Duration, 0, b.N)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				times = append(times, time.Since(start))
-				if rec.Code != http.StatusOK {
-					b.Fatalf("status %d: %s", rec.Code, rec.Body)
-				}
-			}
-			b.StopTimer()
-			slices.Sort(times)
-			b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
-			b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
-		})
-	}
+	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
+		key, _ := benchKey(b, db)
+		a := mustPriceHistory(b, db)
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		benchLoopback(b, h, "GET", "/api/v1/market-data/prices/asset/"+a.ID.String()+"?from=2024-01-01&to=2024-12-31", key)
+	})
 }

@@ -227,25 +227,17 @@ func TestAssetProfileList(t *testing.T) {
 // asset with 10 years of daily bars (2,520) through a loopback socket,
 // and the list form for the same asset, on both databases.
 func BenchmarkAssetProfile(b *testing.B) {
-	for _, dbName := range []string{"sqlite", "postgres"} {
-		b.Run(dbName, func(b *testing.B) {
-			var db *bun.DB
-			if dbName == "sqlite" {
-				db = dbtest.SQLite(b)
-			} else {
-				db = dbtest.Postgres(b)
-			}
-			mustStoreWalk(b, db, indAsset, "WALK", newWalk(indAsset, 2520, 7))
-			mustStoreWalk(b, db, walk2Asset, "WLK2", newWalk(walk2Asset, 2520, 8))
-			mustBuildProfiles(b, db)
-			key, _ := benchKey(b, db)
-			h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
-			b.Run("full", func(b *testing.B) {
-				benchLoopback(b, h, "GET", "/api/v1/asset-profiles/"+indAsset.String(), key)
-			})
-			b.Run("list", func(b *testing.B) {
-				benchLoopback(b, h, "GET", idsQuery(indAsset.String(), walk2Asset.String()), key)
-			})
+	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
+		mustStoreWalk(b, db, indAsset, "WALK", newWalk(indAsset, 2520, 7))
+		mustStoreWalk(b, db, walk2Asset, "WLK2", newWalk(walk2Asset, 2520, 8))
+		mustBuildProfiles(b, db)
+		key, _ := benchKey(b, db)
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		b.Run("full", func(b *testing.B) {
+			benchLoopback(b, h, "GET", "/api/v1/asset-profiles/"+indAsset.String(), key)
 		})
-	}
+		b.Run("list", func(b *testing.B) {
+			benchLoopback(b, h, "GET", idsQuery(indAsset.String(), walk2Asset.String()), key)
+		})
+	})
 }

@@ -62,21 +62,28 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Each runs fn twice, as the subtests "sqlite" and "postgres", each on a
-// fresh migrated database.
-func Each(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+// Runner is *testing.T or *testing.B: what can run named subtests or
+// sub-benchmarks of its own kind.
+type Runner[T testing.TB] interface {
+	testing.TB
+	Run(name string, f func(T)) bool
+}
+
+// Each runs fn twice, as the subtests (or sub-benchmarks) "sqlite" and
+// "postgres", each on a fresh migrated database.
+func Each[T Runner[T]](t T, fn func(t T, db *bun.DB)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+	t.Run("sqlite", func(t T) { fn(t, SQLite(t)) })
+	t.Run("postgres", func(t T) { fn(t, Postgres(t)) })
 }
 
 // EachDSN is like [Each] but hands fn the DSN of the fresh database, for
 // tests that open their own connections (several server instances, the
 // CLI). The database is migrated.
-func EachDSN(t *testing.T, fn func(t *testing.T, dsn string)) {
+func EachDSN[T Runner[T]](t T, fn func(t T, dsn string)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteDSN(t)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, PostgresDSN(t)) })
+	t.Run("sqlite", func(t T) { fn(t, SQLiteDSN(t)) })
+	t.Run("postgres", func(t T) { fn(t, PostgresDSN(t)) })
 }
 
 // SQLiteDSN returns the path of a fresh migrated SQLite database in the
