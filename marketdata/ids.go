@@ -98,12 +98,3 @@ func HolidayID(exchangeID uuid.UUID, d calendar.Date) uuid.UUID {
 func NormalizeSymbol(symbol string) string {
 	return strings.ToUpper(strings.TrimSpace(symbol))
 }
-
-// appendDate appends d as YYYY-MM-DD; years are 4 digits.
-func appendDate(b []byte, d calendar.Date) []byte {
-	y, m, dd := d.Year, int(d.Month), d.Day
-	return append(b,
-		byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
-		byte('0'+m/10), byte('0'+m%10), '-',
-		byte('0'+dd/10), byte('0'+dd%10))
-}

@@ -43,27 +43,29 @@ func notFound(err error, format string, args ...any) error {
 	return fmt.Errorf("marketdata: %s: %w", what, err)
 }
 
-// sqlDate stores a calendar.Date as YYYY-MM-DD (TEXT in SQLite, DATE in
-// PostgreSQL) and scans it back from either form.
-type sqlDate calendar.Date
+// SQLDate stores a calendar.Date as YYYY-MM-DD (TEXT in SQLite, DATE in
+// PostgreSQL) and scans it back from either form; the zero Date is NULL.
+// Convert to use it: args = append(args, marketdata.SQLDate(d)), or
+// rows.Scan((*marketdata.SQLDate)(&d)).
+type SQLDate calendar.Date
 
 // Value implements [driver.Valuer].
-func (d sqlDate) Value() (driver.Value, error) {
-	if (d == sqlDate{}) {
+func (d SQLDate) Value() (driver.Value, error) {
+	if (d == SQLDate{}) {
 		return nil, nil
 	}
 	return calendar.Date(d).String(), nil
 }
 
 // Scan implements [sql.Scanner].
-func (d *sqlDate) Scan(src any) error {
+func (d *SQLDate) Scan(src any) error {
 	var s string
 	switch v := src.(type) {
 	case nil:
-		*d = sqlDate{}
+		*d = SQLDate{}
 		return nil
 	case time.Time:
-		*d = sqlDate(calendar.NewDate(v.Year(), v.Month(), v.Day()))
+		*d = SQLDate(calendar.NewDate(v.Year(), v.Month(), v.Day()))
 		return nil
 	case string:
 		s = v
@@ -79,7 +81,7 @@ func (d *sqlDate) Scan(src any) error {
 	if err != nil {
 		return err
 	}
-	*d = sqlDate(cd)
+	*d = SQLDate(cd)
 	return nil
 }
 
@@ -517,7 +519,7 @@ func (s *Store) Indexes(ctx context.Context, asOf calendar.Date) ([]Index, error
 		Index
 		N int `bun:"n"`
 	}
-	d := sqlDate(asOf)
+	d := SQLDate(asOf)
 	err := s.db.NewRaw("SELECT i.id, i.symbol, i.name, i.description, "+countMembers+" AS n FROM market_indexes i ORDER BY i.symbol",
 		d, d).Scan(ctx, &rows)
 	if err != nil {
@@ -539,7 +541,7 @@ func (s *Store) Index(ctx context.Context, id uuid.UUID, asOf calendar.Date) (In
 		Index
 		N int `bun:"n"`
 	}
-	d := sqlDate(asOf)
+	d := SQLDate(asOf)
 	err := s.db.NewRaw("SELECT i.id, i.symbol, i.name, i.description, "+countMembers+" AS n FROM market_indexes i WHERE i.id = ?",
 		d, d, id).Scan(ctx, &row)
 	if err != nil {
@@ -569,7 +571,7 @@ func (s *Store) IndexAssets(ctx context.Context, id uuid.UUID, asOf calendar.Dat
 		return nil, err
 	}
 	out := []Asset{}
-	d := sqlDate(asOf)
+	d := SQLDate(asOf)
 	err := s.db.NewRaw(`SELECT a.id, a.symbol, a.name, a.type, a.exchange_id, a.currency, a.is_active, a.industry_id
 		FROM assets a JOIN index_constituents c ON c.asset_id = a.id
 		WHERE c.index_id = ? AND c.valid_from <= ? AND (c.valid_to IS NULL OR c.valid_to > ?)
@@ -625,7 +627,7 @@ func (s *Store) SaveConstituent(ctx context.Context, c Constituent) error {
 	}
 	_, err := s.db.NewRaw(`INSERT INTO index_constituents (index_id, asset_id, valid_from, valid_to) VALUES (?, ?, ?, ?)
 		ON CONFLICT (index_id, asset_id, valid_from) DO UPDATE SET valid_to = excluded.valid_to`,
-		c.IndexID, c.AssetID, sqlDate(c.From), sqlDate(c.To)).Exec(ctx)
+		c.IndexID, c.AssetID, SQLDate(c.From), SQLDate(c.To)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("marketdata: save constituent: %w", err)
 	}
@@ -644,7 +646,7 @@ func (s *Store) Constituents(ctx context.Context, indexID uuid.UUID) ([]Constitu
 	var out []Constituent
 	for rows.Next() {
 		var c Constituent
-		if err := rows.Scan(&c.IndexID, &c.AssetID, (*sqlDate)(&c.From), (*sqlDate)(&c.To)); err != nil {
+		if err := rows.Scan(&c.IndexID, &c.AssetID, (*SQLDate)(&c.From), (*SQLDate)(&c.To)); err != nil {
 			return nil, fmt.Errorf("marketdata: constituents: %w", err)
 		}
 		out = append(out, c)
@@ -707,7 +709,7 @@ func parsePriceLine(b []byte) (Price, error) {
 		}
 		f[i], b = b[:j], b[min(j+1, len(b)):]
 	}
-	var d sqlDate
+	var d SQLDate
 	if err := d.Scan(f[0]); err != nil {
 		return Price{}, err
 	}
@@ -778,11 +780,11 @@ func (s *Store) Prices(ctx context.Context, assetID uuid.UUID, from, to calendar
 	var args []any
 	if from != zero {
 		conds = append(conds, "date >= ?")
-		args = append(args, sqlDate(from))
+		args = append(args, SQLDate(from))
 	}
 	if to != zero {
 		conds = append(conds, "date <= ?")
-		args = append(args, sqlDate(to))
+		args = append(args, SQLDate(to))
 	}
 	out, err := s.queryPrices(ctx, assetID, strings.Join(conds, " AND "), "ORDER BY date", args...)
 	if err != nil {
@@ -833,7 +835,7 @@ func (s *Store) Price(ctx context.Context, id uuid.UUID) (Price, error) {
 		if !matchesPriceID(a, asset) {
 			continue
 		}
-		out, err := s.queryPrices(ctx, a, "date = ?", "", sqlDate(date))
+		out, err := s.queryPrices(ctx, a, "date = ?", "", SQLDate(date))
 		if err != nil {
 			return Price{}, fmt.Errorf("marketdata: price %s: %w", id, err)
 		}
@@ -894,7 +896,7 @@ func (s *Store) SavePrices(ctx context.Context, ps []Price) error {
 			buf = append(buf, "('"...)
 			buf = append(buf, p.AssetID.String()...)
 			buf = append(buf, "','"...)
-			buf = appendDate(buf, p.Date)
+			buf, _ = p.Date.AppendText(buf)
 			for _, d := range [4]decimal.Decimal{p.Open, p.High, p.Low, p.Close} {
 				buf = append(buf, "','"...)
 				buf = append(buf, d.String()...) // digits, '-' and '.' only: safe to inline
@@ -948,7 +950,7 @@ func copyPrices(ctx context.Context, conn bun.Conn, ps []Price) (bool, error) {
 		line = line[:0]
 		line = append(line, p.AssetID.String()...)
 		line = append(line, '\t')
-		line = appendDate(line, p.Date)
+		line, _ = p.Date.AppendText(line)
 		for _, d := range [4]decimal.Decimal{p.Open, p.High, p.Low, p.Close} {
 			line = append(line, '\t')
 			line = append(line, d.String()...)

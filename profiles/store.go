@@ -3,7 +3,6 @@ package profiles
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
@@ -93,7 +93,7 @@ func (s *Store) Save(ctx context.Context, recs []Record) error {
 				b.WriteString(", ")
 			}
 			b.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, r.AssetID, r.PriceVersion, sqlDate(r.AsOf), string(r.JSON), r.UpdatedAt.UTC())
+			args = append(args, r.AssetID, r.PriceVersion, marketdata.SQLDate(r.AsOf), string(r.JSON), r.UpdatedAt.UTC())
 		}
 		b.WriteString(` ON CONFLICT (asset_id) DO UPDATE SET price_version = excluded.price_version,
 			as_of = excluded.as_of, profile = excluded.profile, updated_at = excluded.updated_at
@@ -111,12 +111,12 @@ const recordColumns = `SELECT p.asset_id, a.symbol, p.price_version, p.as_of, p.
 
 // row is a Record as scanned.
 type row struct {
-	AssetID      uuid.UUID `bun:"asset_id"`
-	Symbol       string    `bun:"symbol"`
-	PriceVersion int64     `bun:"price_version"`
-	AsOf         sqlDate   `bun:"as_of"`
-	Profile      string    `bun:"profile"`
-	UpdatedAt    time.Time `bun:"updated_at"`
+	AssetID      uuid.UUID          `bun:"asset_id"`
+	Symbol       string             `bun:"symbol"`
+	PriceVersion int64              `bun:"price_version"`
+	AsOf         marketdata.SQLDate `bun:"as_of"`
+	Profile      string             `bun:"profile"`
+	UpdatedAt    time.Time          `bun:"updated_at"`
 }
 
 func (r row) record() Record {
@@ -178,38 +178,4 @@ func (s *Store) Versions(ctx context.Context) (map[uuid.UUID]int64, error) {
 		out[r.AssetID] = r.PriceVersion
 	}
 	return out, nil
-}
-
-// sqlDate stores a calendar.Date as YYYY-MM-DD (TEXT in SQLite, DATE in
-// PostgreSQL) and scans it back from either form.
-type sqlDate calendar.Date
-
-// Value implements [driver.Valuer].
-func (d sqlDate) Value() (driver.Value, error) {
-	return calendar.Date(d).String(), nil
-}
-
-// Scan implements [sql.Scanner].
-func (d *sqlDate) Scan(src any) error {
-	var s string
-	switch v := src.(type) {
-	case time.Time:
-		*d = sqlDate(calendar.NewDate(v.Year(), v.Month(), v.Day()))
-		return nil
-	case string:
-		s = v
-	case []byte:
-		s = string(v)
-	default:
-		return fmt.Errorf("profiles: cannot scan %T into a date", src)
-	}
-	if len(s) > 10 {
-		s = s[:10] // a timestamp's date part
-	}
-	cd, err := calendar.ParseDate(s)
-	if err != nil {
-		return fmt.Errorf("profiles: stored date %q: %w", s, err)
-	}
-	*d = sqlDate(cd)
-	return nil
 }

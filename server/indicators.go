@@ -31,7 +31,7 @@ func appendPoints(b []byte, o studies.Output) []byte {
 		}
 		first = false
 		b = append(b, `{"date":"`...)
-		b = appendDate(b, o.Dates[i])
+		b, _ = o.Dates[i].AppendText(b)
 		b = append(b, `","value":`...)
 		b = appendFloat(b, o.Value[i])
 		if o.Signal != nil {
@@ -71,13 +71,6 @@ func appendFloat(b []byte, x float64) []byte {
 		}
 	}
 	return b
-}
-
-// appendDate appends d as YYYY-MM-DD.
-func appendDate(b []byte, d calendar.Date) []byte {
-	y, m, dd := d.Year, int(d.Month), d.Day
-	return append(b, byte('0'+y/1000%10), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
-		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+dd/10), byte('0'+dd%10))
 }
 
 // float writes a float64 as a JSON number, and an undefined value (NaN,

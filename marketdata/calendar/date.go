@@ -53,29 +53,29 @@ func ParseDate(s string) (Date, error) {
 
 // String returns the date as "YYYY-MM-DD".
 func (d Date) String() string {
-	if d.Year >= 0 && d.Year <= 9999 && d.IsValid() {
-		var b [10]byte
-		putInt(b[0:4], d.Year)
-		b[4] = '-'
-		putInt(b[5:7], int(d.Month))
-		b[7] = '-'
-		putInt(b[8:10], d.Day)
-		return string(b[:])
-	}
-	return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
+	var b [10]byte
+	return string(d.appendText(b[:0]))
 }
 
-func putInt(b []byte, v int) {
-	for i := len(b) - 1; i >= 0; i-- {
-		b[i] = byte('0' + v%10)
-		v /= 10
+// AppendText implements [encoding.TextAppender]: it appends the date as
+// "YYYY-MM-DD" to b. The error is always nil.
+func (d Date) AppendText(b []byte) ([]byte, error) {
+	return d.appendText(b), nil
+}
+
+func (d Date) appendText(b []byte) []byte {
+	if d.Year < 0 || d.Year > 9999 || !d.IsValid() {
+		return fmt.Appendf(b, "%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
 	}
+	y, m, dd := d.Year, int(d.Month), d.Day
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+m/10), byte('0'+m%10), '-', byte('0'+dd/10), byte('0'+dd%10))
 }
 
 // MarshalText implements [encoding.TextMarshaler]; JSON carries a Date as
 // "YYYY-MM-DD".
 func (d Date) MarshalText() ([]byte, error) {
-	return []byte(d.String()), nil
+	return d.AppendText(nil)
 }
 
 // UnmarshalText implements [encoding.TextUnmarshaler] for "YYYY-MM-DD".
