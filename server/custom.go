@@ -107,13 +107,11 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	if err != nil {
 		return err
 	}
-	o, err := s.studies.Evaluate(req.Context(), principal(req.Context()).UserID, id, assetID)
+	b := []byte(`{"indicatorId":"` + id.String() + `","assetId":"` + assetID.String() + `","values":`)
+	b, err = s.studies.EvaluateJSON(req.Context(), b, principal(req.Context()).UserID, id, assetID, from, to)
 	if err != nil {
 		return err
 	}
-	b := make([]byte, 0, 64+48*len(o.Dates))
-	b = append(b, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
-	b = appendPoints(b, o.Window(from, to))
 	return s.writeRawData(w, append(b, '}'))
 }
 

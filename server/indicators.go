@@ -1,10 +1,8 @@
 package server
 
 import (
-	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -14,72 +12,13 @@ import (
 	"github.com/tradekit/tradekit/studies"
 )
 
-// appendPoints appends o's defined values to b as the JSON list of
-// indicator data points, newest first: date and value, plus MACD's signal
-// and histogram or the bands' upper, middle and lower. It is written by
-// hand because series are long and this is the hot path: no reflection and
-// no allocation per value.
-func appendPoints(b []byte, o studies.Output) []byte {
-	b = append(b, '[')
-	first := true
-	for i := len(o.Dates) - 1; i >= 0; i-- {
-		if !studies.IsDefined(o.Value[i]) {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = append(b, `{"date":"`...)
-		b, _ = o.Dates[i].AppendText(b)
-		b = append(b, `","value":`...)
-		b = appendFloat(b, o.Value[i])
-		if o.Signal != nil {
-			b = append(b, `,"signal":`...)
-			b = appendFloat(b, o.Signal[i])
-			b = append(b, `,"histogram":`...)
-			b = appendFloat(b, o.Histogram[i])
-		}
-		if o.Upper != nil {
-			b = append(b, `,"upper":`...)
-			b = appendFloat(b, o.Upper[i])
-			b = append(b, `,"middle":`...)
-			b = appendFloat(b, o.Value[i])
-			b = append(b, `,"lower":`...)
-			b = appendFloat(b, o.Lower[i])
-		}
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
-
-// appendFloat appends x as encoding/json writes a float64, and an
-// undefined value as null.
-func appendFloat(b []byte, x float64) []byte {
-	if !studies.IsDefined(x) {
-		return append(b, "null"...)
-	}
-	format := byte('f')
-	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, x, format, -1, 64)
-	if format == 'e' { // e-07 → e-7, as encoding/json does
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
 // float writes a float64 as a JSON number, and an undefined value (NaN,
 // ±Inf) as null.
 type float float64
 
 // MarshalJSON implements [json.Marshaler].
 func (f float) MarshalJSON() ([]byte, error) {
-	return appendFloat(nil, float64(f)), nil
+	return studies.AppendFloat(nil, float64(f)), nil
 }
 
 // civilRange returns the from and to query parameters as dates, zero when
@@ -116,11 +55,11 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if err != nil {
 		return err
 	}
-	o, _, err := s.studies.Series(req.Context(), id, spec, studies.Daily)
+	b, err := s.studies.SeriesJSON(req.Context(), nil, id, spec, studies.Daily, from, to)
 	if err != nil {
 		return err
 	}
-	return s.writeRawData(w, appendPoints(make([]byte, 0, 64*len(o.Dates)), o.Window(from, to)))
+	return s.writeRawData(w, b)
 }
 
 // latestJSON is an indicator's value at the latest bar: a number, or an

@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -24,11 +26,14 @@ func (s *Server) writeData(w http.ResponseWriter, v any) error {
 // writeRawData writes data, which must be valid JSON, in the {"data": …}
 // envelope with status 200, for hot paths that encode by hand.
 func (s *Server) writeRawData(w http.ResponseWriter, data []byte) error {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	const head, tail = `{"data":`, "}\n"
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(head)+len(data)+len(tail)))
 	w.WriteHeader(http.StatusOK)
-	w.Write([]byte(`{"data":`))
+	io.WriteString(w, head)
 	w.Write(data)
-	w.Write([]byte("}\n"))
+	io.WriteString(w, tail)
 	return nil
 }
 

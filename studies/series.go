@@ -99,16 +99,7 @@ func Compute(s Spec, b Bars) Output {
 // Window returns the part of o dated from from to to, inclusive; a zero
 // bound is open. The result shares o's arrays.
 func (o Output) Window(from, to calendar.Date) Output {
-	lo, hi := 0, len(o.Dates)
-	if from.IsValid() {
-		lo = sort.Search(len(o.Dates), func(i int) bool { return !o.Dates[i].Before(from) })
-	}
-	if to.IsValid() {
-		hi = sort.Search(len(o.Dates), func(i int) bool { return o.Dates[i].After(to) })
-	}
-	if hi < lo {
-		hi = lo
-	}
+	lo, hi := window(o.Dates, from, to)
 	cut := func(x []float64) []float64 {
 		if x == nil {
 			return nil
@@ -117,6 +108,19 @@ func (o Output) Window(from, to calendar.Date) Output {
 	}
 	return Output{Dates: o.Dates[lo:hi], Value: cut(o.Value), Signal: cut(o.Signal),
 		Histogram: cut(o.Histogram), Upper: cut(o.Upper), Lower: cut(o.Lower)}
+}
+
+// window returns the index range [lo, hi) of dates (ascending) from from
+// to to, inclusive; a zero bound is open.
+func window(dates []calendar.Date, from, to calendar.Date) (lo, hi int) {
+	lo, hi = 0, len(dates)
+	if from.IsValid() {
+		lo = sort.Search(len(dates), func(i int) bool { return !dates[i].Before(from) })
+	}
+	if to.IsValid() {
+		hi = sort.Search(len(dates), func(i int) bool { return dates[i].After(to) })
+	}
+	return lo, max(lo, hi)
 }
 
 // Last returns the index of the last bar, or -1 when there is none.

@@ -86,6 +86,27 @@ func (s *Service) series(assetID uuid.UUID, b Bars, v marketdata.PriceVersion, s
 	return o, nil
 }
 
+// SeriesJSON is [Service.Series] encoded: the JSON list of spec's data
+// points dated from from to to (inclusive; a zero bound is open), newest
+// first, appended to b. The whole series' encoding is cached beside it.
+func (s *Service) SeriesJSON(ctx context.Context, b []byte, assetID uuid.UUID, spec Spec, tf string, from, to calendar.Date) ([]byte, error) {
+	bars, v, err := s.Bars(ctx, assetID)
+	if err != nil {
+		return nil, err
+	}
+	key := "json/" + assetID.String() + "/" + tf + "/" + spec.key()
+	if e, ok := s.cache.get(key, v.Version); ok {
+		return e.(*Encoded).AppendWindow(b, from, to), nil
+	}
+	o, err := s.series(assetID, bars, v, spec, tf)
+	if err != nil {
+		return nil, err
+	}
+	e := Encode(o)
+	s.cache.put(key, v.Version, e, e.size())
+	return e.AppendWindow(b, from, to), nil
+}
+
 // Latest is an indicator's values at an asset's latest bar; NaN where
 // undefined (too little history).
 type Latest struct {
@@ -134,34 +155,36 @@ func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, t
 	return out, v, nil
 }
 
-// Evaluate evaluates the user's custom indicator id over the asset's whole
-// history and returns it as an Output whose Value is the formula's. Errors
-// as [Store.CustomIndicator] and [Service.Bars].
-func (s *Service) Evaluate(ctx context.Context, userID, id, assetID uuid.UUID) (Output, error) {
+// EvaluateJSON evaluates the user's custom indicator id over the asset's
+// whole history and appends its defined values dated from from to to
+// (inclusive; a zero bound is open) to b as a JSON list of {date, value},
+// newest first. The encoding is cached per asset, price version and
+// formula. Errors as [Store.CustomIndicator] and [Service.Bars].
+func (s *Service) EvaluateJSON(ctx context.Context, b []byte, userID, id, assetID uuid.UUID, from, to calendar.Date) ([]byte, error) {
 	c, err := NewStore(s.db).CustomIndicator(ctx, userID, id)
 	if err != nil {
-		return Output{}, err
+		return nil, err
 	}
-	e, err := c.Parse()
+	bars, v, err := s.Bars(ctx, assetID)
 	if err != nil {
-		return Output{}, err
+		return nil, err
 	}
-	b, v, err := s.Bars(ctx, assetID)
-	if err != nil {
-		return Output{}, err
-	}
-	// Keyed by the formula text too: an edit is a new entry.
+	// Keyed by the formula text: an edit is a new entry.
 	key := "custom/" + assetID.String() + "/" + c.Formula
-	if o, ok := s.cache.get(key, v.Version); ok {
-		return o.(Output), nil
+	if e, ok := s.cache.get(key, v.Version); ok {
+		return e.(*Encoded).AppendWindow(b, from, to), nil
 	}
-	vals, err := e.Eval(formulaSeries(b))
+	expr, err := c.Parse()
 	if err != nil {
-		return Output{}, err
+		return nil, err
 	}
-	o := Output{Dates: b.Dates, Value: vals}
-	s.cache.put(key, v.Version, o, o.size())
-	return o, nil
+	vals, err := expr.Eval(formulaSeries(bars))
+	if err != nil {
+		return nil, err
+	}
+	e := Encode(Output{Dates: bars.Dates, Value: vals})
+	s.cache.put(key, v.Version, e, e.size())
+	return e.AppendWindow(b, from, to), nil
 }
 
 // IsDefined reports whether x is a value: not NaN and not ±Inf.
