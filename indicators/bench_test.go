@@ -20,10 +20,13 @@ const benchN = 1_000_000
 
 var benchData = sync.OnceValue(func() ohlcv { return randomBars(7, benchN) })
 
-// run times f, starting from a collected heap so that the sub-benchmarks
-// do not pay for each other's garbage.
+// run times f in a steady state: one untimed call first, so that whichever
+// sub-benchmark runs first does not alone pay for growing the heap to the
+// outputs' size, then a collected heap, so that none pays for another's
+// garbage.
 func run(b *testing.B, f func()) {
 	b.Helper()
+	f()
 	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
