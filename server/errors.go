@@ -35,6 +35,10 @@ var errorKinds = []struct {
 // errMethodNotAllowed answers a known path asked with another method.
 var errMethodNotAllowed = errors.New("method not allowed")
 
+// statusClientClosed is logged for a request whose client hung up before
+// the answer was ready (nginx's convention; no client sees it).
+const statusClientClosed = 499
+
 // unavailableRetry is the Retry-After sent with 503 UNAVAILABLE.
 const unavailableRetry = 5 * time.Second
 
@@ -83,6 +87,12 @@ func (s *Server) errorHandler(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 // An error of no known kind is a 503 when the database does not answer,
 // and a 500 otherwise, logged but never shown.
 func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && req.Context().Err() != nil {
+		// The client went away: nobody reads this answer, and the server
+		// did nothing wrong. 499 is the log's "client closed request".
+		w.WriteHeader(statusClientClosed)
+		return
+	}
 	body := errorJSON{Code: "INTERNAL", Message: "internal error"}
 	status := http.StatusInternalServerError
 	known := false

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -26,5 +28,20 @@ func TestPanicIsInternal(t *testing.T) {
 	}
 	if rec.Header().Get("X-Request-Id") == "" {
 		t.Error("no X-Request-Id on a recovered panic")
+	}
+}
+
+// TestClientGoneIsNotAnError checks that a request whose client hung up is
+// not logged as an internal error.
+func TestClientGoneIsNotAnError(t *testing.T) {
+	var log strings.Builder
+	s := &Server{log: slog.New(slog.NewTextHandler(&log, nil)), idPrefix: "t-"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/x", nil).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	s.writeError(rec, req, fmt.Errorf("billing: plans: %w", context.Canceled))
+	if rec.Code != statusClientClosed || strings.Contains(log.String(), "internal error") {
+		t.Errorf("got %d, log %q", rec.Code, log.String())
 	}
 }
