@@ -237,25 +237,27 @@ func TestConsume(t *testing.T) {
 }
 
 // TestConsumeConcurrent fires more requests than the limit from several
-// goroutines with their own connections: exactly the limit get through.
+// goroutines of two "instances", each with its own connections and
+// Limiter: exactly the limit get through.
 func TestConsumeConcurrent(t *testing.T) {
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
-		a, b := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn) // two "instances"
-		u := mustUser(t, a, "race@example.com", "free")
+		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
+		a, b := billing.NewLimiter(dbA), billing.NewLimiter(dbB)
+		u := mustUser(t, dbA, "race@example.com", "free")
 		lim := billing.Limits{PerMinute: 30, PerDay: 1000}
 		now := time.Now()
 		var allowed atomic.Int32
 		var wg sync.WaitGroup
 		for i := 0; i < 8; i++ {
-			db := a
+			l := a
 			if i%2 == 1 {
-				db = b
+				l = b
 			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for j := 0; j < 10; j++ {
-					use, err := billing.NewStore(db).Consume(context.Background(), u.ID, lim, now)
+					use, err := l.Consume(context.Background(), u.ID, lim, now)
 					if err != nil {
 						t.Error(err)
 						return

@@ -154,7 +154,7 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		}
 
 		now := s.now()
-		use, err := billing.NewStore(s.db).Consume(ctx, p.UserID, p.Plan.Limits(), now)
+		use, err := s.limiter.Consume(ctx, p.UserID, p.Plan.Limits(), now)
 		if err != nil {
 			return err
 		}

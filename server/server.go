@@ -47,6 +47,7 @@ type Server struct {
 	log       *slog.Logger
 	now       func() time.Time
 	auth      *billing.Authenticator
+	limiter   *billing.Limiter
 	handler   http.Handler
 	knowledge *knowledge.Pack
 	studies   *studies.Service
@@ -89,6 +90,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		auth:      billing.NewAuthenticator(db, cfg.Auth),
+		limiter:   billing.NewLimiter(db),
 		idPrefix:  newIDPrefix(),
 		knowledge: cfg.Knowledge,
 		studies:   studies.NewService(db, cfg.Studies),
