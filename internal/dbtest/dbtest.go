@@ -1,24 +1,3 @@
-// Package dbtest runs tests on both of Tradekit's databases: an embedded
-// SQLite file in the test's temporary directory and a real PostgreSQL
-// server.
-//
-// PostgreSQL comes from TRADEKIT_TEST_POSTGRES when it is set (the DSN of a
-// server on which the tests may create databases); otherwise dbtest starts
-// a throwaway server from the machine's PostgreSQL binaries (initdb,
-// pg_ctl) in a temporary directory on a free loopback port, as the
-// "postgres" user when the tests run as root, and stops it when the test
-// binary ends. Every test gets a fresh, migrated database of its own.
-//
-// When no PostgreSQL can be had, PostgreSQL tests are skipped, except under
-// CI=true, where they fail.
-//
-// A package that uses dbtest calls [Main] from its TestMain:
-//
-//	func TestMain(m *testing.M) { dbtest.Main(m) }
-//
-//	func TestStore(t *testing.T) {
-//		dbtest.Each(t, func(t *testing.T, db *bun.DB) { … })
-//	}
 package dbtest
 
 import (
