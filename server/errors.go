@@ -124,12 +124,12 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 	s.writeJSON(w, status, errorBody{Error: body})
 }
 
-// databaseAnswers reports whether the database answers a trivial query
-// within a second.
+// databaseAnswers reports whether the database answers a ping (a round
+// trip on PostgreSQL) within a second.
 func (s *Server) databaseAnswers(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	_, err := s.db.ExecContext(ctx, "SELECT 1")
+	err := s.db.PingContext(ctx)
 	if err != nil {
 		s.log.Debug("database check failed", slog.Any("err", err))
 	}
