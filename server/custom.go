@@ -103,7 +103,7 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	if err != nil {
 		return err
 	}
-	from, to, err := civilRange(req)
+	from, to, err := queryDateRange(req)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/studies"
 )
 
@@ -19,22 +18,6 @@ type float float64
 // MarshalJSON implements [json.Marshaler].
 func (f float) MarshalJSON() ([]byte, error) {
 	return studies.AppendFloat(nil, float64(f)), nil
-}
-
-// civilRange returns the from and to query parameters as dates, zero when
-// absent; from after to is a 400 naming from.
-func civilRange(req bunrouter.Request) (from, to calendar.Date, err error) {
-	f, t, err := queryDateRange(req)
-	if err != nil {
-		return from, to, err
-	}
-	if !f.IsZero() {
-		from = calendar.DateOf(f)
-	}
-	if !t.IsZero() {
-		to = calendar.DateOf(t)
-	}
-	return from, to, nil
 }
 
 // handleIndicatorSeries serves GET /api/v1/indicators/asset/:assetId.
@@ -51,7 +34,7 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if err != nil {
 		return err
 	}
-	from, to, err := civilRange(req)
+	from, to, err := queryDateRange(req)
 	if err != nil {
 		return err
 	}

@@ -334,7 +334,7 @@ func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request)
 	if err != nil {
 		return err
 	}
-	asOf, err := queryCivilDate(req, "asOf", s.today())
+	asOf, err := queryDate(req, "asOf", s.today())
 	if err != nil {
 		return err
 	}
@@ -358,14 +358,7 @@ func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) e
 	if err != nil {
 		return err
 	}
-	var f, t calendar.Date
-	if !from.IsZero() {
-		f = calendar.DateOf(from)
-	}
-	if !to.IsZero() {
-		t = calendar.DateOf(to)
-	}
-	ps, err := marketdata.NewStore(s.db).Prices(req.Context(), id, f, t)
+	ps, err := marketdata.NewStore(s.db).Prices(req.Context(), id, from, to)
 	if err != nil {
 		return err
 	}

@@ -24,34 +24,31 @@ func pathUUID(req bunrouter.Request, name string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// queryDate returns the query parameter name as a date (UTC midnight);
-// ok is false when it is absent.
-func queryDate(req bunrouter.Request, name string) (t time.Time, ok bool, err error) {
+// queryDate returns the query parameter name as a date, def when absent,
+// or a 400 naming it.
+func queryDate(req bunrouter.Request, name string, def calendar.Date) (calendar.Date, error) {
 	s := req.URL.Query().Get(name)
 	if s == "" {
-		return time.Time{}, false, nil
+		return def, nil
 	}
-	t, err = time.Parse(dateLayout, s)
+	t, err := time.Parse(dateLayout, s)
 	if err != nil {
-		return time.Time{}, false, invalidParam(name, "must be a date YYYY-MM-DD, got %q", s)
+		return calendar.Date{}, invalidParam(name, "must be a date YYYY-MM-DD, got %q", s)
 	}
-	return t, true, nil
+	return calendar.DateOf(t), nil
 }
 
 // queryDateRange returns the from and to query parameters (inclusive),
 // zero when absent, refusing from after to.
-func queryDateRange(req bunrouter.Request) (from, to time.Time, err error) {
-	from, _, err = queryDate(req, "from")
-	if err != nil {
+func queryDateRange(req bunrouter.Request) (from, to calendar.Date, err error) {
+	if from, err = queryDate(req, "from", calendar.Date{}); err != nil {
 		return
 	}
-	to, _, err = queryDate(req, "to")
-	if err != nil {
+	if to, err = queryDate(req, "to", calendar.Date{}); err != nil {
 		return
 	}
-	if !from.IsZero() && !to.IsZero() && from.After(to) {
-		return time.Time{}, time.Time{}, invalidParam("from", "must not be after to (%s > %s)",
-			from.Format(dateLayout), to.Format(dateLayout))
+	if from.IsValid() && to.IsValid() && from.After(to) {
+		return calendar.Date{}, calendar.Date{}, invalidParam("from", "must not be after to (%s > %s)", from, to)
 	}
 	return from, to, nil
 }
@@ -83,14 +80,4 @@ func queryInt(req bunrouter.Request, name string, def, min, max int) (int, error
 		return 0, invalidParam(name, "must be an integer from %d to %d, got %q", min, max, s)
 	}
 	return n, nil
-}
-
-// queryCivilDate returns the query parameter name as a calendar date, def
-// when absent, or a 400 naming it.
-func queryCivilDate(req bunrouter.Request, name string, def calendar.Date) (calendar.Date, error) {
-	t, ok, err := queryDate(req, name)
-	if err != nil || !ok {
-		return def, err
-	}
-	return calendar.DateOf(t), nil
 }
