@@ -35,4 +35,12 @@
 // request is counted by one atomic upsert of both windows; when either
 // count passes its limit the request is refused and both increments are
 // taken back, so refused requests do not use up the allowance.
+//
+// A server counts through a [Limiter], which leases: while a user has much
+// of the minute left, one upsert counts up to 64 requests (never more than
+// 1/16 of what is left) and the next ones pass from memory, so a busy user
+// costs one round trip in dozens. Requests are counted before they are
+// allowed, so no process ever lets more than the limit through; near the
+// limit leases shrink to one request and counting is exact. Unused leased
+// requests go back to the day's count when their minute ends.
 package billing

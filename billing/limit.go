@@ -52,20 +52,29 @@ func windows(now time.Time, lim Limits) [2]window {
 // that would exceed either window, in which case the request is refused
 // and not counted. It is atomic across processes sharing the database.
 func (s *Store) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now time.Time) (Usage, error) {
+	_, use, err := s.take(ctx, userID, lim, now, 1)
+	return use, err
+}
+
+// take counts up to n requests of the user at time now in both windows
+// and returns how many it counted: n when both windows have room for
+// them, fewer (maybe none) when one has not. Usage is the state after the
+// take; it is Allowed when at least one request was counted.
+func (s *Store) take(ctx context.Context, userID uuid.UUID, lim Limits, now time.Time, n int) (int, Usage, error) {
 	ws := windows(now, lim)
 	var rows []struct {
 		Kind  string `bun:"window_kind"`
 		Count int    `bun:"count"`
 	}
 	err := s.db.NewRaw(`INSERT INTO rate_counters (user_id, window_kind, window_start, count)
-		VALUES (?, ?, ?, 1), (?, ?, ?, 1)
+		VALUES (?, ?, ?, ?), (?, ?, ?, ?)
 		ON CONFLICT (user_id, window_kind, window_start)
-		DO UPDATE SET count = rate_counters.count + 1
+		DO UPDATE SET count = rate_counters.count + excluded.count
 		RETURNING window_kind, count`,
-		userID, ws[0].kind, ws[0].start.Unix(), userID, ws[1].kind, ws[1].start.Unix(),
+		userID, ws[0].kind, ws[0].start.Unix(), n, userID, ws[1].kind, ws[1].start.Unix(), n,
 	).Scan(ctx, &rows)
 	if err != nil {
-		return Usage{}, fmt.Errorf("billing: count request: %w", err)
+		return 0, Usage{}, fmt.Errorf("billing: count request: %w", err)
 	}
 	var counts [2]int
 	for _, r := range rows {
@@ -76,33 +85,46 @@ func (s *Store) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now t
 		}
 	}
 
-	over := -1 // the window that refuses, the day's first
-	for i := len(ws) - 1; i >= 0; i-- {
-		if counts[i] > ws[i].limit {
-			over = i
-			break
-		}
+	granted := n
+	for i, w := range ws {
+		granted = min(granted, n-(counts[i]-w.limit))
 	}
-	if over < 0 {
-		t := 0
-		if ws[1].limit-counts[1] < ws[0].limit-counts[0] {
-			t = 1
+	granted = max(granted, 0)
+	if back := n - granted; back > 0 {
+		if err := s.giveBack(ctx, userID, ws, back); err != nil {
+			return 0, Usage{}, err
 		}
-		return Usage{Allowed: true, Window: ws[t].name, Limit: ws[t].limit, Remaining: ws[t].limit - counts[t], Reset: ws[t].end}, nil
+		counts[0] -= back
+		counts[1] -= back
 	}
 
-	// Take the increments back, one row per statement so that the row
-	// locks are always taken in the same order as the upsert's.
+	if granted == 0 {
+		over := 0 // the window that refuses, the day's first
+		if counts[1] >= ws[1].limit {
+			over = 1
+		}
+		w := ws[over]
+		return 0, Usage{Window: w.name, Limit: w.limit, Remaining: 0, Reset: w.end, RetryAfter: w.end.Sub(now)}, nil
+	}
+	t := 0
+	if ws[1].limit-counts[1] < ws[0].limit-counts[0] {
+		t = 1
+	}
+	return granted, Usage{Allowed: true, Window: ws[t].name, Limit: ws[t].limit, Remaining: ws[t].limit - counts[t], Reset: ws[t].end}, nil
+}
+
+// giveBack uncounts n requests in both windows, one row per statement so
+// that the row locks are always taken in the same order as the upsert's.
+func (s *Store) giveBack(ctx context.Context, userID uuid.UUID, ws [2]window, n int) error {
 	for _, w := range ws {
-		_, err := s.db.NewRaw(`UPDATE rate_counters SET count = count - 1
+		_, err := s.db.NewRaw(`UPDATE rate_counters SET count = count - ?
 			WHERE user_id = ? AND window_kind = ? AND window_start = ?`,
-			userID, w.kind, w.start.Unix()).Exec(ctx)
+			n, userID, w.kind, w.start.Unix()).Exec(ctx)
 		if err != nil {
-			return Usage{}, fmt.Errorf("billing: uncount request: %w", err)
+			return fmt.Errorf("billing: uncount requests: %w", err)
 		}
 	}
-	w := ws[over]
-	return Usage{Window: w.name, Limit: w.limit, Remaining: 0, Reset: w.end, RetryAfter: w.end.Sub(now)}, nil
+	return nil
 }
 
 // PruneCounters deletes the counters of windows that started before t.

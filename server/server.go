@@ -112,9 +112,11 @@ func (s *Server) Authenticator() *billing.Authenticator {
 }
 
 // Maintain runs the server's background work until ctx is done: the poll
-// for keys revoked elsewhere, and the pruning of old rate-limit counters.
-// It returns once that work has stopped, the last key-use times written.
-// [Server.Serve] runs it; tests that use [Server.Handler] directly may.
+// for keys revoked elsewhere, giving back the unused part of rate-limit
+// leases when their minute ends, and the pruning of old rate-limit
+// counters. It returns once that work has stopped, the last key-use times
+// written and every lease given back. [Server.Serve] runs it; tests that
+// use [Server.Handler] directly may.
 func (s *Server) Maintain(ctx context.Context) {
 	done := make(chan struct{})
 	go func() {
@@ -122,13 +124,28 @@ func (s *Server) Maintain(ctx context.Context) {
 		close(done)
 	}()
 	defer func() { <-done }()
-	t := time.NewTicker(10 * time.Minute)
-	defer t.Stop()
+	defer func() {
+		// Unused leases would otherwise count against their users until
+		// the day ends.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := s.limiter.Close(ctx); err != nil {
+			s.log.Warn("giving back rate-limit leases failed", "err", err)
+		}
+	}()
+	flush := time.NewTicker(5 * time.Second)
+	defer flush.Stop()
+	prune := time.NewTicker(10 * time.Minute)
+	defer prune.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-flush.C:
+			if err := s.limiter.Flush(ctx, s.now()); err != nil && ctx.Err() == nil {
+				s.log.Warn("giving back rate-limit leases failed", "err", err)
+			}
+		case <-prune.C:
 			// Keep yesterday's counters; nothing reads older ones.
 			if err := billing.NewStore(s.db).PruneCounters(ctx, s.now().Add(-48*time.Hour)); err != nil && ctx.Err() == nil {
 				s.log.Warn("pruning rate counters failed", "err", err)
