@@ -975,7 +975,7 @@ func copyPrices(ctx context.Context, conn bun.Conn, ps []Price) (bool, error) {
 }
 
 // bumpPriceVersions adds one to the price version (see [PriceVersion]) of
-// every asset in ps.
+// every asset in ps and tells listening [Versions] so.
 func (s *Store) bumpPriceVersions(ctx context.Context, ps []Price) error {
 	var ids []uuid.UUID
 	seen := map[uuid.UUID]bool{}
@@ -990,6 +990,9 @@ func (s *Store) bumpPriceVersions(ctx context.Context, ps []Price) error {
 	}
 	_, err := s.db.NewRaw("UPDATE assets SET prices_version = prices_version + 1, prices_updated_at = ? WHERE id IN (?)",
 		time.Now().UTC(), bun.In(ids)).Exec(ctx)
+	if err == nil {
+		err = s.notifyVersions(ctx, ids)
+	}
 	if err != nil {
 		return fmt.Errorf("marketdata: save prices: version: %w", err)
 	}

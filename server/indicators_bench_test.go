@@ -4,8 +4,10 @@ import (
 	"context"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
@@ -15,7 +17,8 @@ import (
 
 // BenchmarkIndicators measures the spec 4.7 endpoints on an asset with 10
 // years of daily bars (2,520), uncached (a cache too small to hold
-// anything) and cached, on both databases.
+// anything, and price versions read per request) and cached, on both
+// databases.
 func BenchmarkIndicators(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		mustWalkAsset(b, db)            // 600 bars …
@@ -24,8 +27,21 @@ func BenchmarkIndicators(b *testing.B) {
 			b.Fatal(err)
 		}
 		key, _ := benchKey(b, db)
-		cached := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		// As tradekit serve runs them: with the background work, which on
+		// PostgreSQL keeps price versions current from notifications.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		srv := server.New(server.Config{Logger: quietLogger()}, db)
+		go srv.Maintain(ctx)
+		cached := srv.Handler()
 		uncached := server.New(server.Config{Logger: quietLogger(), Studies: studies.Config{CacheBytes: 1}}, db).Handler()
+		if db.Dialect().Name() == dialect.PG {
+			for start := time.Now(); !srv.Studies().Watching(); time.Sleep(time.Millisecond) {
+				if time.Since(start) > 5*time.Second {
+					b.Fatal("not listening for price changes after 5 s")
+				}
+			}
+		}
 
 		create := send(b, cached, "POST", "/api/v1/indicators/custom?"+url.Values{
 			"name":    {"three calls"},

@@ -267,25 +267,52 @@ func TestIndicatorSummaryAndOverlays(t *testing.T) {
 }
 
 // TestIndicatorCacheInvalidation changes a price after a series was
-// served (and cached): the next request sees the change.
+// served (and cached): the next request sees the change. With the server's
+// background work running, PostgreSQL tells it of the change instead of
+// each request asking, and the change shows within milliseconds.
 func TestIndicatorCacheInvalidation(t *testing.T) {
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		db := dbtest.MustOpen(t, dsn)
 		w := mustWalkAsset(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
 		key := mustKey(t, db, "cache@example.com", "business")
 		path := seriesPath("SMA", `{"period":3}`, "", "")
-		before := send(t, h, "GET", path, key).list(t)
+		for _, watch := range []bool{false, true} {
+			srv := server.New(server.Config{Logger: quietLogger()}, db)
+			h := srv.Handler()
+			if watch {
+				ctx, cancel := context.WithCancel(context.Background())
+				go srv.Maintain(ctx)
+				defer cancel()
+				if strings.HasPrefix(dsn, "postgres") {
+					for start := time.Now(); !srv.Studies().Watching(); time.Sleep(5 * time.Millisecond) {
+						if time.Since(start) > 5*time.Second {
+							t.Fatal("not listening for price changes after 5 s")
+						}
+					}
+				}
+			}
+			before := send(t, h, "GET", path, key).list(t)
+			send(t, h, "GET", path, key) // from the cache
 
-		// Another instance writes the prices.
-		p := w.prices[len(w.prices)-1]
-		p.Close = p.Close.Add(decimal.NewFromInt(30))
-		if err := marketdata.NewStore(dbtest.MustOpen(t, dsn)).SavePrices(context.Background(), []marketdata.Price{p}); err != nil {
-			t.Fatal(err)
-		}
-		after := send(t, h, "GET", path, key).list(t)
-		if got, want := after[0]["value"].(float64)-before[0]["value"].(float64), 10.0; !near(got, want) {
-			t.Errorf("SMA(3) moved by %v after the last close rose by 30, want %v", got, want)
+			// Another instance writes the prices.
+			w.prices[len(w.prices)-1].Close = w.prices[len(w.prices)-1].Close.Add(decimal.NewFromInt(30))
+			err := marketdata.NewStore(dbtest.MustOpen(t, dsn)).SavePrices(context.Background(), w.prices[len(w.prices)-1:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			for {
+				after := send(t, h, "GET", path, key).list(t)
+				got, want := after[0]["value"].(float64)-before[0]["value"].(float64), 10.0
+				if near(got, want) {
+					t.Logf("watching %v: change served after %v", watch, time.Since(start))
+					break
+				}
+				if !watch || time.Since(start) > 5*time.Second {
+					t.Fatalf("watching %v: SMA(3) moved by %v after the last close rose by 30, want %v", watch, got, want)
+				}
+				time.Sleep(time.Millisecond)
+			}
 		}
 	})
 }

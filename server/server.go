@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,6 +85,9 @@ func New(cfg Config, db *bun.DB) *Server {
 	if cfg.Auth.Logger == nil {
 		cfg.Auth.Logger = cfg.Logger
 	}
+	if cfg.Studies.Logger == nil {
+		cfg.Studies.Logger = cfg.Logger
+	}
 	s := &Server{
 		db:        db,
 		cfg:       cfg,
@@ -111,19 +115,30 @@ func (s *Server) Authenticator() *billing.Authenticator {
 	return s.auth
 }
 
+// Studies returns the server's indicator service.
+func (s *Server) Studies() *studies.Service {
+	return s.studies
+}
+
 // Maintain runs the server's background work until ctx is done: the poll
-// for keys revoked elsewhere, giving back the unused part of rate-limit
+// for keys revoked elsewhere, listening for price changes (see
+// [studies.Service.Watch]), giving back the unused part of rate-limit
 // leases when their minute ends, and the pruning of old rate-limit
 // counters. It returns once that work has stopped, the last key-use times
 // written and every lease given back. [Server.Serve] runs it; tests that
 // use [Server.Handler] directly may.
 func (s *Server) Maintain(ctx context.Context) {
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Add(2)
 	go func() {
+		defer wg.Done()
 		s.auth.Run(ctx)
-		close(done)
 	}()
-	defer func() { <-done }()
+	go func() {
+		defer wg.Done()
+		s.studies.Watch(ctx)
+	}()
 	defer func() {
 		// Unused leases would otherwise count against their users until
 		// the day ends.

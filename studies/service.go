@@ -2,6 +2,7 @@ package studies
 
 import (
 	"context"
+	"log/slog"
 	"math"
 
 	"github.com/google/uuid"
@@ -16,16 +17,23 @@ type Config struct {
 	// CacheBytes bounds the memory of cached price columns and computed
 	// series. Default 64 MiB.
 	CacheBytes int
+	// Logger receives the failures of [Service.Watch]. Default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Service computes indicator series of stored assets. It caches each
 // asset's price columns and each computed series (per asset, indicator
 // and parameters) in a bounded LRU, keyed by the asset's price version:
 // when prices change, through any instance, the next request sees the new
-// version and recomputes. It is safe for concurrent use.
+// version and recomputes. With [Service.Watch] running on PostgreSQL, the
+// version itself comes from memory, kept current by change notifications,
+// so "next" means once the notification arrives, about a millisecond after
+// the change commits. It is safe for concurrent use.
 type Service struct {
-	db    bun.IDB
-	cache *cache
+	db       bun.IDB
+	versions *marketdata.Versions // nil on a transaction
+	cache    *cache
 }
 
 // NewService returns a Service reading prices from db.
@@ -33,14 +41,40 @@ func NewService(db bun.IDB, cfg Config) *Service {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}
-	return &Service{db: db, cache: newCache(cfg.CacheBytes)}
+	s := &Service{db: db, cache: newCache(cfg.CacheBytes)}
+	if db, ok := db.(*bun.DB); ok {
+		s.versions = marketdata.NewVersions(db, marketdata.VersionsConfig{Logger: cfg.Logger})
+	}
+	return s
+}
+
+// Watch keeps the service's knowledge of price versions current from the
+// database's change notifications until ctx is done, so that cached
+// results are served without asking the database whether the prices
+// changed (see [marketdata.Versions]; PostgreSQL only). Without Watch every
+// request asks.
+func (s *Service) Watch(ctx context.Context) {
+	if s.versions != nil {
+		s.versions.Run(ctx)
+	}
+}
+
+// Watching reports whether [Service.Watch] keeps price versions in memory
+// at the moment.
+func (s *Service) Watching() bool { return s.versions != nil && s.versions.Listening() }
+
+// priceVersion returns the asset's price version.
+func (s *Service) priceVersion(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error) {
+	if s.versions != nil {
+		return s.versions.PriceVersion(ctx, assetID)
+	}
+	return marketdata.NewStore(s.db).PriceVersion(ctx, assetID)
 }
 
 // Bars returns the asset's whole daily history and its price version. The
 // error wraps tradekit.ErrNotFound for an unknown asset.
 func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata.PriceVersion, error) {
-	st := marketdata.NewStore(s.db)
-	v, err := st.PriceVersion(ctx, assetID)
+	v, err := s.priceVersion(ctx, assetID)
 	if err != nil {
 		return Bars{}, v, err
 	}
@@ -50,7 +84,7 @@ func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata
 	}
 	// Read after the version: the prices are at least as new as it, so
 	// nothing stale is ever cached under a newer version.
-	c, err := st.PriceColumns(ctx, assetID)
+	c, err := marketdata.NewStore(s.db).PriceColumns(ctx, assetID)
 	if err != nil {
 		return Bars{}, v, err
 	}
