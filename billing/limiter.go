@@ -36,7 +36,8 @@ const (
 // may hold a few counted but unused requests while another is refused, and
 // X-RateLimit-Remaining is this process's view. Unused requests go back to
 // the day's count when the minute ends ([Limiter.Flush]) or the process
-// stops ([Limiter.Close]).
+// stops ([Limiter.Close]). A refusal is remembered until the minute ends,
+// so requests past the limit cost no round trip either.
 //
 // A Limiter is safe for concurrent use.
 type Limiter struct {
@@ -84,6 +85,15 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 		u.tokens--
 		use := u.use
 		use.Remaining += u.tokens
+		return use, nil
+	}
+	if !u.use.Reset.IsZero() && !u.use.Allowed {
+		// Refused earlier this minute. Within a minute the stored counts
+		// only fall when a process stops and gives its lease back, so
+		// this answer stays right, and a user who keeps knocking costs
+		// the database nothing.
+		use := u.use
+		use.RetryAfter = use.Reset.Sub(now)
 		return use, nil
 	}
 

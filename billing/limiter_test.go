@@ -171,3 +171,40 @@ func TestLimiterLeasesNeverOveradmit(t *testing.T) {
 		}
 	})
 }
+
+// TestLimiterRemembersRefusal: past the limit, requests are refused
+// from memory for the rest of the minute, with a Retry-After that counts
+// down; the next minute asks the database again.
+func TestLimiterRemembersRefusal(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		db := dbtest.MustOpen(t, dsn)
+		ctx := context.Background()
+		u := mustUser(t, db, "knock@example.com", "free")
+		var q queryCounter
+		db.AddQueryHook(&q)
+		l := billing.NewLimiter(db)
+		lim := billing.Limits{PerMinute: 3, PerDay: 1000}
+		now := time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)
+		for i := 0; i < 4; i++ {
+			if _, err := l.Consume(ctx, u.ID, lim, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := q.n.Load()
+		for i := 1; i <= 10; i++ {
+			use, err := l.Consume(ctx, u.ID, lim, now.Add(time.Duration(i)*time.Second))
+			if err != nil || use.Allowed || use.RetryAfter != time.Duration(60-i)*time.Second {
+				t.Fatalf("refused request %d: %+v, %v; want refused, retry after %ds", i, use, err, 60-i)
+			}
+		}
+		if n := q.n.Load() - before; n != 0 {
+			t.Errorf("10 refused requests made %d queries, want 0", n)
+		}
+		if use, err := l.Consume(ctx, u.ID, lim, now.Add(time.Minute)); err != nil || !use.Allowed {
+			t.Errorf("next minute: %+v, %v", use, err)
+		}
+		if m, d := counts(t, db, u.ID, now); m != 3 || d != 4 {
+			t.Errorf("stored counts minute %d, day %d; want 3 and 4", m, d)
+		}
+	})
+}
