@@ -107,12 +107,15 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	if err != nil {
 		return err
 	}
-	b := []byte(`{"indicatorId":"` + id.String() + `","assetId":"` + assetID.String() + `","values":`)
+	body := getBody()
+	defer putBody(body)
+	b := append(*body, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
 	b, err = s.studies.EvaluateJSON(req.Context(), b, principal(req.Context()).UserID, id, assetID, from, to)
 	if err != nil {
 		return err
 	}
-	return s.writeRawData(w, append(b, '}'))
+	*body = append(b, '}')
+	return s.writeRawData(w, *body)
 }
 
 // queryUUID returns the required query parameter name as a UUID.

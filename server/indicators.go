@@ -38,11 +38,13 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if err != nil {
 		return err
 	}
-	b, err := s.studies.SeriesJSON(req.Context(), nil, id, spec, studies.Daily, from, to)
+	body := getBody()
+	defer putBody(body)
+	*body, err = s.studies.SeriesJSON(req.Context(), *body, id, spec, studies.Daily, from, to)
 	if err != nil {
 		return err
 	}
-	return s.writeRawData(w, b)
+	return s.writeRawData(w, *body)
 }
 
 // latestJSON is an indicator's value at the latest bar: a number, or an
