@@ -32,6 +32,10 @@
 // version (marketdata.Store.PriceVersion), which every price write bumps.
 // A request reads that version (one small query), so a change of prices
 // through any server instance invalidates every instance's entries at once.
+// On PostgreSQL, [Service.Watch] saves that query: it keeps the versions in
+// memory and learns of changes from notifications the price writes send,
+// about a millisecond after they commit (see marketdata.Versions for how it
+// stays safe when notifications are lost).
 //
 //	svc := studies.NewService(db, studies.Config{})
 //	spec, err := studies.ParseSpec("RSI", `{"period":14}`)
