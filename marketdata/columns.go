@@ -236,9 +236,10 @@ var errCorruptColumns = errors.New("marketdata: corrupt price columns")
 // integer m with |m| < 2^53 such that float64(m)/10^s is x, bit for bit:
 // encodeColumns checks this for each value, so decoding is exact by
 // construction, not by assumption. For a price parsed from a decimal with
-// s ≤ 9 places and at most 15 digits the check passes: 10^s is exact in float64 and IEEE division is
-// correctly rounded, so m/10^s is the float64 nearest the decimal m·10^-s,
-// the same float64 that parsing the decimal gives. A column with a value
+// s ≤ 9 places and at most 15 digits the check passes: 10^s is exact in
+// float64 and IEEE division is correctly rounded, so m/10^s is the float64
+// nearest the decimal m·10^-s, the same float64 that parsing the decimal
+// gives. A column with a value
 // that fits no scale (more than 9 places, |m| ≥ 2^53, -0, NaN, ±Inf) is
 // stored raw. Ten years of two-decimal prices and whole volumes take about
 // 11 bytes a day, a quarter of the 44 of format 1.
