@@ -393,20 +393,8 @@ func decodeColumn(col []float64, b []byte) ([]byte, bool) {
 		return b[8*len(col):], true
 	case h > maxScale:
 		return nil, false
-	case h == 0:
-		var m int64
-		for i := range col {
-			u, k := uvarint(b)
-			if k <= 0 {
-				return nil, false
-			}
-			b = b[k:]
-			m += int64(u>>1) ^ -int64(u&1) // zigzag
-			col[i] = float64(m)
-		}
-		return b, true
 	}
-	p := pow10[h]
+	p := pow10[h] // 1 for whole numbers: x/1 is x exactly
 	var m int64
 	for i := range col {
 		u, k := uvarint(b)
