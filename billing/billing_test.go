@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,45 +230,6 @@ func TestConsume(t *testing.T) {
 		}
 		if err := st.PruneCounters(ctx, now.Add(48*time.Hour)); err != nil {
 			t.Fatal(err)
-		}
-	})
-}
-
-// TestConsumeConcurrent fires more requests than the limit from several
-// goroutines of two "instances", each with its own connections and
-// Limiter: exactly the limit get through.
-func TestConsumeConcurrent(t *testing.T) {
-	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
-		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
-		a, b := billing.NewLimiter(dbA), billing.NewLimiter(dbB)
-		u := mustUser(t, dbA, "race@example.com", "free")
-		lim := billing.Limits{PerMinute: 30, PerDay: 1000}
-		now := time.Now()
-		var allowed atomic.Int32
-		var wg sync.WaitGroup
-		for i := 0; i < 8; i++ {
-			l := a
-			if i%2 == 1 {
-				l = b
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := 0; j < 10; j++ {
-					use, err := l.Consume(context.Background(), u.ID, lim, now)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if use.Allowed {
-						allowed.Add(1)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if got := allowed.Load(); got != 30 {
-			t.Errorf("%d of 80 concurrent requests allowed, want 30", got)
 		}
 	})
 }

@@ -119,6 +119,47 @@ func TestLimiterLeaseEndsWithMinute(t *testing.T) {
 	})
 }
 
+// fire sends 8×perGoroutine requests of the user at once, from goroutines
+// taking turns between the limiters, and returns how many were allowed.
+func fire(t *testing.T, ls []*billing.Limiter, userID uuid.UUID, lim billing.Limits, now time.Time, perGoroutine int) int {
+	t.Helper()
+	var allowed atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		l := ls[i%len(ls)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < perGoroutine; j++ {
+				use, err := l.Consume(context.Background(), userID, lim, now)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if use.Allowed {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(allowed.Load())
+}
+
+// TestConsumeConcurrent fires more requests than the limit from several
+// goroutines of two "instances", each with its own connections and
+// Limiter: exactly the limit get through.
+func TestConsumeConcurrent(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
+		u := mustUser(t, dbA, "race@example.com", "free")
+		lim := billing.Limits{PerMinute: 30, PerDay: 1000}
+		if got := fire(t, []*billing.Limiter{billing.NewLimiter(dbA), billing.NewLimiter(dbB)}, u.ID, lim, time.Now(), 10); got != 30 {
+			t.Errorf("%d of 80 concurrent requests allowed, want 30", got)
+		}
+	})
+}
+
 // TestLimiterLeasesNeverOveradmit runs two "instances" leasing for one
 // user: no more than the limit get through, and once the database count is
 // full, what was allowed plus what the instances hold is exactly the
@@ -126,34 +167,11 @@ func TestLimiterLeaseEndsWithMinute(t *testing.T) {
 func TestLimiterLeasesNeverOveradmit(t *testing.T) {
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
-		a, b := billing.NewLimiter(dbA), billing.NewLimiter(dbB)
+		ls := []*billing.Limiter{billing.NewLimiter(dbA), billing.NewLimiter(dbB)}
 		u := mustUser(t, dbA, "leaserace@example.com", "business")
 		lim := billing.Limits{PerMinute: 500, PerDay: 100000}
 		now := time.Now()
-		var allowed atomic.Int32
-		var wg sync.WaitGroup
-		for i := 0; i < 8; i++ {
-			l := a
-			if i%2 == 1 {
-				l = b
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for j := 0; j < 100; j++ {
-					use, err := l.Consume(context.Background(), u.ID, lim, now)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if use.Allowed {
-						allowed.Add(1)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		got := int(allowed.Load())
+		got := fire(t, ls, u.ID, lim, now, 100)
 		if m, _ := counts(t, dbA, u.ID, now); got > 500 || m != 500 {
 			t.Fatalf("%d of 800 allowed with the stored count at %d; want at most 500 and 500", got, m)
 		}
@@ -161,7 +179,7 @@ func TestLimiterLeasesNeverOveradmit(t *testing.T) {
 			t.Errorf("%d of 800 allowed: leases held back more than 1/16 of the limit per instance", got)
 		}
 		t.Logf("%d of 800 allowed; %d held in unused leases", got, 500-got)
-		for _, l := range []*billing.Limiter{a, b} {
+		for _, l := range ls {
 			if err := l.Close(context.Background()); err != nil {
 				t.Fatal(err)
 			}
