@@ -140,8 +140,14 @@ func (v *Versions) listen(ctx context.Context) error {
 		return err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel(nil)
+		wg.Wait() // no ping outlives Run
+	}()
+	wg.Add(2)
 	go func() {
+		defer wg.Done()
 		// Closing the connection is what ends a blocked Receive.
 		<-ctx.Done()
 		ln.Close()
@@ -151,6 +157,7 @@ func (v *Versions) listen(ctx context.Context) error {
 	v.heard = time.Now() // the silence counts from here
 	v.mu.Unlock()
 	go func() {
+		defer wg.Done()
 		t := time.NewTicker(v.cfg.PingInterval)
 		defer t.Stop()
 		for {
