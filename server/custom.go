@@ -107,15 +107,11 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	if err != nil {
 		return err
 	}
-	body := getBody()
-	defer putBody(body)
-	b := append(*body, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
-	b, err = s.studies.EvaluateJSON(req.Context(), b, principal(req.Context()).UserID, id, assetID, from, to)
-	if err != nil {
-		return err
-	}
-	*body = append(b, '}')
-	return s.writeRawData(w, *body)
+	return s.writeAppended(w, func(b []byte) ([]byte, error) {
+		b = append(b, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
+		b, err := s.studies.EvaluateJSON(req.Context(), b, principal(req.Context()).UserID, id, assetID, from, to)
+		return append(b, '}'), err
+	})
 }
 
 // queryUUID returns the required query parameter name as a UUID.

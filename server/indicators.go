@@ -38,13 +38,9 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if err != nil {
 		return err
 	}
-	body := getBody()
-	defer putBody(body)
-	*body, err = s.studies.SeriesJSON(req.Context(), *body, id, spec, studies.Daily, from, to)
-	if err != nil {
-		return err
-	}
-	return s.writeRawData(w, *body)
+	return s.writeAppended(w, func(b []byte) ([]byte, error) {
+		return s.studies.SeriesJSON(req.Context(), b, id, spec, studies.Daily, from, to)
+	})
 }
 
 // latestJSON is an indicator's value at the latest bar: a number, or an

@@ -38,7 +38,7 @@ func (s *Server) writeRawData(w http.ResponseWriter, data []byte) error {
 	return nil
 }
 
-// bodies recycles the buffers of hand-encoded bodies, which for a long
+// bodies recycles the buffers of [Server.writeAppended], which for a long
 // indicator series are over 100 KB: without it every such request leaves
 // that much garbage behind, and the collector's work shows in the tail
 // latency.
@@ -47,14 +47,20 @@ var bodies = sync.Pool{New: func() any { return new([]byte) }}
 // maxPooledBody is the largest buffer bodies keeps.
 const maxPooledBody = 4 << 20
 
-// getBody returns an empty buffer from bodies; putBody returns it, grown,
-// once written.
-func getBody() *[]byte { b := bodies.Get().(*[]byte); *b = (*b)[:0]; return b }
-
-func putBody(b *[]byte) {
-	if cap(*b) <= maxPooledBody {
-		bodies.Put(b)
+// writeAppended is [Server.writeRawData] of what appendData appends to an
+// empty buffer, a recycled one.
+func (s *Server) writeAppended(w http.ResponseWriter, appendData func([]byte) ([]byte, error)) error {
+	buf := bodies.Get().(*[]byte)
+	data, err := appendData((*buf)[:0])
+	if err != nil {
+		return err // the buffer, maybe grown out of sight, is left to the collector
 	}
+	err = s.writeRawData(w, data)
+	if cap(data) <= maxPooledBody {
+		*buf = data
+		bodies.Put(buf)
+	}
+	return err
 }
 
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
