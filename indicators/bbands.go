@@ -71,8 +71,7 @@ func BollingerBandsInto(upper, middle, lower, in []float64, period int, k float6
 type BollingerStream struct {
 	period    int
 	k         float64
-	ring      []float64 // the last period-1 inputs
-	pos, n    int
+	w         window // the last period-1 inputs
 	sum, sum2 float64
 }
 
@@ -80,7 +79,7 @@ type BollingerStream struct {
 // [BollingerBands] with the same period and k. It panics if period < 1.
 func NewBollingerStream(period int, k float64) *BollingerStream {
 	checkPeriod("BollingerBands", period, 1)
-	return &BollingerStream{period: period, k: k, ring: make([]float64, period-1)}
+	return &BollingerStream{period: period, k: k, w: newWindow(period - 1)}
 }
 
 // Next adds x as the next input and returns the bands at it (NaN during
@@ -96,20 +95,18 @@ func (s *BollingerStream) Peek(x float64) (upper, middle, lower float64) {
 }
 
 func (s *BollingerStream) update(x float64, commit bool) (upper, middle, lower float64) {
-	lb := s.period - 1
-	if s.n < lb {
+	if !s.w.full() {
 		if commit {
 			s.sum += x
 			s.sum2 += x * x
-			s.ring[s.n] = x
-			s.n++
+			s.w.push(x)
 		}
 		nan := math.NaN()
 		return nan, nan, nan
 	}
 	old := x
-	if lb > 0 {
-		old = s.ring[s.pos]
+	if len(s.w.buf) > 0 {
+		old = s.w.oldest()
 	}
 	p := float64(s.period)
 	t := s.sum + x
@@ -125,13 +122,7 @@ func (s *BollingerStream) update(x float64, commit bool) (upper, middle, lower f
 	if commit {
 		s.sum = t - old
 		s.sum2 = t2 - old*old
-		if lb > 0 {
-			s.ring[s.pos] = x
-			s.pos++
-			if s.pos == lb {
-				s.pos = 0
-			}
-		}
+		s.w.push(x)
 	}
 	return ma + d, ma, ma - d
 }

@@ -35,13 +35,8 @@ func RSIInto(dst, in []float64, period int) {
 	prev := in[0]
 	for i := 1; i <= period; i++ {
 		x := in[i]
-		d := x - prev
+		gain, loss = addChange(gain, loss, x-prev)
 		prev = x
-		if d < 0 {
-			loss -= d
-		} else {
-			gain += d
-		}
 	}
 	loss /= p
 	gain /= p
@@ -49,19 +44,27 @@ func RSIInto(dst, in []float64, period int) {
 	dst[period] = rsiValue(gain, loss)
 	for i := period + 1; i < len(in); i++ {
 		x := in[i]
-		d := x - prev
+		gain, loss = wilder(gain, loss, x-prev, pm1, p)
 		prev = x
-		loss *= pm1
-		gain *= pm1
-		if d < 0 {
-			loss -= d
-		} else {
-			gain += d
-		}
-		loss /= p
-		gain /= p
 		dst[i] = rsiValue(gain, loss)
 	}
+}
+
+// addChange adds the change d to the gains when it is positive, to the
+// losses (as a positive number) otherwise.
+func addChange(gain, loss, d float64) (float64, float64) {
+	if d < 0 {
+		return gain, loss - d
+	}
+	return gain + d, loss
+}
+
+// wilder is one step of Wilder's smoothing of the average gain and loss
+// with the change d: avg = (avg·(period-1) + new) / period, pm1 and p being
+// period-1 and period.
+func wilder(gain, loss, d, pm1, p float64) (float64, float64) {
+	gain, loss = addChange(gain*pm1, loss*pm1, d)
+	return gain / p, loss / p
 }
 
 func rsiValue(gain, loss float64) float64 {
@@ -109,27 +112,14 @@ func (s *RSIStream) update(x float64, commit bool) float64 {
 	v := math.NaN()
 	p := float64(s.period)
 	if s.n <= s.period {
-		if d < 0 {
-			loss -= d
-		} else {
-			gain += d
-		}
+		gain, loss = addChange(gain, loss, d)
 		if s.n == s.period {
 			loss /= p
 			gain /= p
 			v = rsiValue(gain, loss)
 		}
 	} else {
-		pm1 := float64(s.period - 1)
-		loss *= pm1
-		gain *= pm1
-		if d < 0 {
-			loss -= d
-		} else {
-			gain += d
-		}
-		loss /= p
-		gain /= p
+		gain, loss = wilder(gain, loss, d, float64(s.period-1), p)
 		v = rsiValue(gain, loss)
 	}
 	if commit {

@@ -17,6 +17,12 @@ func Sum(in []float64, period int) []float64 {
 func SumInto(dst, in []float64, period int) {
 	checkPeriod("Sum", period, 1)
 	checkLen("Sum", len(in), len(dst))
+	runningSum(dst, in, period, 1) // t/1 is t, bit for bit
+}
+
+// runningSum writes the sum of the last period values of in, divided by
+// div, at each index: TA-Lib's running sum, shared by SUM and SMA.
+func runningSum(dst, in []float64, period int, div float64) {
 	lb := period - 1
 	if lb >= len(in) {
 		fillNaN(dst)
@@ -32,7 +38,7 @@ func SumInto(dst, in []float64, period int) {
 		sum += in[i]
 		t := sum
 		sum -= in[i-lb]
-		dst[i] = t
+		dst[i] = t / div
 	}
 }
 
