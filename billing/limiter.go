@@ -41,7 +41,7 @@ const (
 //
 // A Limiter is safe for concurrent use.
 type Limiter struct {
-	db    bun.IDB
+	st    *Store
 	mu    sync.Mutex
 	users map[uuid.UUID]*userLimit
 }
@@ -61,7 +61,7 @@ type userLimit struct {
 
 // NewLimiter returns a Limiter counting in db.
 func NewLimiter(db bun.IDB) *Limiter {
-	return &Limiter{db: db, users: make(map[uuid.UUID]*userLimit)}
+	return &Limiter{st: NewStore(db), users: make(map[uuid.UUID]*userLimit)}
 }
 
 // Consume counts one request of the user at time now against lim and
@@ -73,10 +73,9 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 	u.mu.Lock()
 	defer u.mu.Unlock()
 
-	st := NewStore(l.db)
 	minute := now.UTC().Truncate(time.Minute)
 	if !u.minute.Equal(minute) || u.lim != lim {
-		if err := u.giveBack(ctx, st); err != nil {
+		if err := u.giveBack(ctx, l.st); err != nil {
 			return Usage{}, err
 		}
 		u.lim, u.minute, u.use = lim, minute, Usage{}
@@ -101,7 +100,7 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 	if !u.use.Reset.IsZero() {
 		n = min(max(u.use.Remaining/leaseShare, 1), maxLease)
 	}
-	granted, use, err := st.take(ctx, userID, lim, now, n)
+	granted, use, err := l.st.take(ctx, userID, lim, now, n)
 	if err != nil {
 		return Usage{}, err
 	}
@@ -161,12 +160,11 @@ func (l *Limiter) flush(ctx context.Context, done func(*userLimit) bool) error {
 	l.mu.Unlock()
 
 	var errs []error
-	st := NewStore(l.db)
 	for id, u := range idle {
 		u.mu.Lock()
 		forget := false
 		if done(u) {
-			err := u.giveBack(ctx, st)
+			err := u.giveBack(ctx, l.st)
 			errs = append(errs, err)
 			forget = err == nil
 		}
