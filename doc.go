@@ -3,7 +3,10 @@
 //
 // The root package holds only the shared vocabulary: the error kinds that
 // every other package wraps ([ErrNotFound], [ErrInvalid], [ErrConflict],
-// [ErrRejected], [ErrUnauthorized], …). The work is done in subpackages:
+// [ErrRejected], [ErrUnauthorized], …), the two error types whose messages
+// are written for end users ([ParamError] names a bad parameter, [Error]
+// carries a kind and a message), and [Quote], which keeps a message that
+// echoes user input short. The work is done in subpackages:
 //
 //	indicators           TA-Lib compatible indicators over []float64, batch and streaming
 //	indicators/formula   the custom-indicator language

@@ -1,6 +1,10 @@
 package tradekit
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+)
 
 // The error kinds every Tradekit package wraps. Callers test for them with
 // [errors.Is]; the HTTP server maps each kind to one status and error code
@@ -49,3 +53,52 @@ func (e *ParamError) Error() string { return e.Param + ": " + e.Msg }
 
 // Unwrap returns [ErrInvalid].
 func (e *ParamError) Unwrap() error { return ErrInvalid }
+
+// Error is an error whose message is written for the people who use an
+// application built on Tradekit, an API's clients or a command's user: it
+// names no package and carries no cause. It wraps its Kind, one of the
+// kinds above.
+//
+// Packages wrap it with their prefix, as in
+//
+//	fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "asset %s not found", tradekit.Quote(symbol)))
+//
+// so that the full error reads as the house style wants ("marketdata:
+// asset "X" not found") while a server shows its clients Msg alone.
+type Error struct {
+	Kind error  // the kind, e.g. ErrNotFound
+	Msg  string // the message for the end user, lowercase, no trailing period
+}
+
+// Errorf returns an [*Error] of the given kind whose message is formatted
+// as by [fmt.Sprintf]. Quote values that come from users with [Quote].
+func Errorf(kind error, format string, args ...any) *Error {
+	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Error returns Msg.
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns Kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// MaxQuoted is the number of characters of a value that [Quote] keeps.
+const MaxQuoted = 64
+
+// Quote returns s as a double-quoted Go string literal, as
+// [strconv.Quote] does, cut to its first [MaxQuoted] characters with an
+// ellipsis after the closing quote when it is longer: a message that
+// echoes what a user sent stays short whatever they sent.
+//
+//	Quote("ALBN")                   // "ALBN"
+//	Quote(strings.Repeat("x", 900)) // "xxxx…xxxx"… (64 x, then the ellipsis)
+func Quote(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxQuoted {
+			return strconv.Quote(s[:i]) + "…"
+		}
+		n++
+	}
+	return strconv.Quote(s)
+}
