@@ -38,6 +38,11 @@ type AuthConfig struct {
 	MaxStaleness time.Duration
 	// TouchInterval is how often last-used times are written. Default 30 s.
 	TouchInterval time.Duration
+	// FailuresPerMinute is how many failed authentications one client
+	// may cause in a UTC minute; past it, a key that is not cached is
+	// refused without a database lookup (see [ThrottledError]). Default
+	// 30; negative means no bound.
+	FailuresPerMinute int
 	// Logger receives background errors. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -55,6 +60,9 @@ func (c AuthConfig) withDefaults() AuthConfig {
 	if c.TouchInterval <= 0 {
 		c.TouchInterval = 30 * time.Second
 	}
+	if c.FailuresPerMinute == 0 {
+		c.FailuresPerMinute = 30
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -68,6 +76,13 @@ const clockSkew = 30 * time.Second
 // maxNegative bounds the cache of keys known not to exist.
 const maxNegative = 10_000
 
+// maxClients bounds the clients whose failures are counted apart in one
+// minute; past it, new clients share one count.
+const maxClients = 10_000
+
+// crowd is the client under which clients past maxClients are counted.
+const crowd = "\x00crowd"
+
 // Authenticator resolves API keys to principals, with a bounded-staleness
 // cache described in the package documentation. It is safe for concurrent
 // use. Call [Authenticator.Run] to keep the cache fresh.
@@ -77,9 +92,10 @@ type Authenticator struct {
 
 	mu       sync.RWMutex
 	keys     map[string]cachedKey   // by key hash
-	unknown  map[string]time.Time   // hashes known not to resolve, until when
+	unknown  negativeCache          // hashes known not to resolve
 	used     map[uuid.UUID]struct{} // keys used since the last touch
 	polledAt time.Time              // start of the last successful poll
+	failures failureCounts          // failed authentications this minute
 }
 
 type cachedKey struct {
@@ -93,26 +109,31 @@ func NewAuthenticator(db bun.IDB, cfg AuthConfig) *Authenticator {
 		db:       db,
 		cfg:      cfg.withDefaults(),
 		keys:     make(map[string]cachedKey),
-		unknown:  make(map[string]time.Time),
+		unknown:  negativeCache{until: make(map[string]time.Time)},
+		failures: failureCounts{n: make(map[string]int)},
 		used:     make(map[uuid.UUID]struct{}),
 		polledAt: time.Now(),
 	}
 }
 
-// Authenticate returns the principal of key. The error wraps
-// [tradekit.ErrUnauthorized] when the key is malformed, unknown or revoked;
+// Authenticate returns the principal of key, presented by client (an
+// address, or any other name the caller gives the party it serves; ""
+// counts no failures). The error wraps [tradekit.ErrUnauthorized] when the
+// key is malformed, unknown or revoked, and is a [*ThrottledError] when the
+// client has spent its failures of the minute and the key is not cached;
 // any other error comes from the database.
-func (a *Authenticator) Authenticate(ctx context.Context, key string) (Principal, error) {
+func (a *Authenticator) Authenticate(ctx context.Context, key, client string) (Principal, error) {
+	now := time.Now()
 	if !wellFormed(key) {
+		a.fail(client, now)
 		return Principal{}, fmt.Errorf("billing: malformed key: %w", tradekit.ErrUnauthorized)
 	}
 	hash := HashKey(key)
-	now := time.Now()
 
 	a.mu.RLock()
 	fresh := now.Sub(a.polledAt) < a.cfg.MaxStaleness
 	c, hit := a.keys[hash]
-	until, isUnknown := a.unknown[hash]
+	until, isUnknown := a.unknown.until[hash]
 	a.mu.RUnlock()
 	if fresh && hit && now.Before(c.expires) &&
 		subtle.ConstantTimeCompare([]byte(c.p.hash), []byte(hash)) == 1 {
@@ -120,27 +141,125 @@ func (a *Authenticator) Authenticate(ctx context.Context, key string) (Principal
 		return c.p, nil
 	}
 	if fresh && isUnknown && now.Before(until) {
+		a.fail(client, now)
 		return Principal{}, fmt.Errorf("billing: unknown or revoked key: %w", tradekit.ErrUnauthorized)
+	}
+	if wait := a.throttled(client, now); wait > 0 {
+		return Principal{}, &ThrottledError{RetryAfter: wait}
 	}
 
 	p, err := NewStore(a.db).principal(ctx, hash)
 	if err != nil {
 		if errors.Is(err, tradekit.ErrUnauthorized) {
 			a.mu.Lock()
-			if len(a.unknown) >= maxNegative {
-				clear(a.unknown)
-			}
-			a.unknown[hash] = now.Add(a.cfg.TTL)
+			a.unknown.add(hash, now.Add(a.cfg.TTL))
 			a.mu.Unlock()
+			a.fail(client, now)
 		}
 		return Principal{}, err
 	}
 	a.mu.Lock()
 	a.keys[hash] = cachedKey{p: p, expires: now.Add(a.cfg.TTL)}
-	delete(a.unknown, hash)
+	delete(a.unknown.until, hash)
 	a.mu.Unlock()
 	a.markUsed(p.KeyID)
 	return p, nil
+}
+
+// ThrottledError reports that a client caused more failed authentications
+// in a minute than [AuthConfig.FailuresPerMinute] allows, so a key that is
+// not cached was refused unread. It wraps [tradekit.ErrRateLimited].
+type ThrottledError struct {
+	RetryAfter time.Duration // until the minute ends
+}
+
+// Error returns a message for the client.
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("too many failed authentications from your address; retry in %s", e.RetryAfter.Round(time.Second))
+}
+
+// Unwrap returns [tradekit.ErrRateLimited].
+func (e *ThrottledError) Unwrap() error { return tradekit.ErrRateLimited }
+
+// fail counts a failed authentication of client.
+func (a *Authenticator) fail(client string, now time.Time) {
+	if client == "" || a.cfg.FailuresPerMinute < 0 {
+		return
+	}
+	a.mu.Lock()
+	a.failures.add(client, now)
+	a.mu.Unlock()
+}
+
+// throttled returns how long client must wait before a key that is not
+// cached is looked up for it again, 0 when it need not.
+func (a *Authenticator) throttled(client string, now time.Time) time.Duration {
+	if client == "" || a.cfg.FailuresPerMinute < 0 {
+		return 0
+	}
+	a.mu.RLock()
+	n := a.failures.count(client, now)
+	a.mu.RUnlock()
+	if n < a.cfg.FailuresPerMinute {
+		return 0
+	}
+	return now.Truncate(time.Minute).Add(time.Minute).Sub(now)
+}
+
+// negativeCache holds key hashes known not to resolve, each until a
+// time. Past maxNegative entries it forgets the oldest, so a flood of
+// random keys costs at most its own entries, never the cache of the keys
+// seen before it.
+type negativeCache struct {
+	until map[string]time.Time
+	order []string // hashes in the order they came, a ring once full
+	next  int      // the oldest entry of order once full
+}
+
+func (c *negativeCache) add(hash string, until time.Time) {
+	if _, ok := c.until[hash]; !ok {
+		if len(c.order) < maxNegative {
+			c.order = append(c.order, hash)
+		} else {
+			delete(c.until, c.order[c.next])
+			c.order[c.next] = hash
+			c.next = (c.next + 1) % maxNegative
+		}
+	}
+	c.until[hash] = until
+}
+
+// failureCounts counts failed authentications per client in the current
+// UTC minute, for at most maxClients clients; the others share one count.
+type failureCounts struct {
+	minute int64 // Unix minute of n
+	n      map[string]int
+}
+
+func (f *failureCounts) add(client string, now time.Time) {
+	f.roll(now)
+	if _, ok := f.n[client]; !ok && len(f.n) >= maxClients {
+		client = crowd
+	}
+	f.n[client]++
+}
+
+func (f *failureCounts) count(client string, now time.Time) int {
+	if now.Unix()/60 != f.minute {
+		return 0
+	}
+	n, ok := f.n[client]
+	if !ok && len(f.n) >= maxClients {
+		return f.n[crowd]
+	}
+	return n
+}
+
+func (f *failureCounts) roll(now time.Time) {
+	if m := now.Unix() / 60; m != f.minute {
+		f.minute = m
+		clear(f.n)
+	}
 }
 
 // Revoke revokes the key with the given id and forgets it at once. The

@@ -100,7 +100,7 @@ func TestKeys(t *testing.T) {
 		}
 
 		auth := billing.NewAuthenticator(db, billing.AuthConfig{})
-		p, err := auth.Authenticate(ctx, full)
+		p, err := auth.Authenticate(ctx, full, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +111,7 @@ func TestKeys(t *testing.T) {
 			if bad == full {
 				continue
 			}
-			if _, err := auth.Authenticate(ctx, bad); !errors.Is(err, tradekit.ErrUnauthorized) {
+			if _, err := auth.Authenticate(ctx, bad, ""); !errors.Is(err, tradekit.ErrUnauthorized) {
 				t.Errorf("Authenticate(%q) error = %v, want ErrUnauthorized", bad, err)
 			}
 		}
@@ -119,7 +119,7 @@ func TestKeys(t *testing.T) {
 		if err := auth.Revoke(ctx, k.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := auth.Authenticate(ctx, full); !errors.Is(err, tradekit.ErrUnauthorized) {
+		if _, err := auth.Authenticate(ctx, full, ""); !errors.Is(err, tradekit.ErrUnauthorized) {
 			t.Errorf("revoked key: error = %v, want ErrUnauthorized", err)
 		}
 		keys, err := st.Keys(ctx, u.ID)
@@ -144,19 +144,19 @@ func TestRevocationReachesOtherInstances(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, b := billing.NewAuthenticator(db, billing.AuthConfig{}), billing.NewAuthenticator(db, billing.AuthConfig{})
-		if _, err := b.Authenticate(ctx, full); err != nil {
+		if _, err := b.Authenticate(ctx, full, ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := a.Revoke(ctx, k.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Authenticate(ctx, full); err != nil {
+		if _, err := b.Authenticate(ctx, full, ""); err != nil {
 			t.Fatalf("before its poll, b still trusts its cache: %v", err)
 		}
 		if err := b.Poll(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.Authenticate(ctx, full); !errors.Is(err, tradekit.ErrUnauthorized) {
+		if _, err := b.Authenticate(ctx, full, ""); !errors.Is(err, tradekit.ErrUnauthorized) {
 			t.Errorf("after its poll, b: error = %v, want ErrUnauthorized", err)
 		}
 	})
@@ -173,14 +173,14 @@ func TestStaleCacheIsNotTrusted(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := billing.NewAuthenticator(db, billing.AuthConfig{MaxStaleness: 50 * time.Millisecond})
-	if _, err := a.Authenticate(ctx, full); err != nil {
+	if _, err := a.Authenticate(ctx, full, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := billing.NewStore(db).RevokeKey(ctx, k.ID); err != nil { // elsewhere
 		t.Fatal(err)
 	}
 	time.Sleep(60 * time.Millisecond) // no poll ran
-	if _, err := a.Authenticate(ctx, full); !errors.Is(err, tradekit.ErrUnauthorized) {
+	if _, err := a.Authenticate(ctx, full, ""); !errors.Is(err, tradekit.ErrUnauthorized) {
 		t.Errorf("stale cache: error = %v, want ErrUnauthorized", err)
 	}
 }

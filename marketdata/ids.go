@@ -94,7 +94,7 @@ func HolidayID(exchangeID uuid.UUID, d calendar.Date) uuid.UUID {
 }
 
 // NormalizeSymbol returns symbol as it is stored: trimmed and upper case.
-// Symbol lookups compare normalised symbols, so they ignore case.
+// Symbol lookups ignore case but trim nothing: " ACME" is not "ACME".
 func NormalizeSymbol(symbol string) string {
 	return strings.ToUpper(strings.TrimSpace(symbol))
 }

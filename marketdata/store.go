@@ -34,11 +34,12 @@ func NewStore(db bun.IDB) *Store {
 	return &Store{db: db}
 }
 
-// notFound wraps err as [tradekit.ErrNotFound] when it is sql.ErrNoRows.
+// notFound turns sql.ErrNoRows into a [*tradekit.Error] of kind
+// [tradekit.ErrNotFound] saying "<what> not found", and wraps any other err.
 func notFound(err error, format string, args ...any) error {
 	what := fmt.Sprintf(format, args...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("marketdata: %s: %w", what, tradekit.ErrNotFound)
+		return fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "%s not found", what))
 	}
 	return fmt.Errorf("marketdata: %s: %w", what, err)
 }
@@ -112,9 +113,9 @@ func (s *Store) Exchange(ctx context.Context, id uuid.UUID) (Exchange, error) {
 // case. The error wraps [tradekit.ErrNotFound] when there is none.
 func (s *Store) ExchangeBySymbol(ctx context.Context, symbol string) (Exchange, error) {
 	var e Exchange
-	err := s.db.NewRaw("SELECT "+exchangeColumns+" FROM exchanges WHERE symbol = ?", NormalizeSymbol(symbol)).Scan(ctx, &e)
+	err := s.db.NewRaw("SELECT "+exchangeColumns+" FROM exchanges WHERE symbol = ?", strings.ToUpper(symbol)).Scan(ctx, &e)
 	if err != nil {
-		return Exchange{}, notFound(err, "exchange %q", symbol)
+		return Exchange{}, notFound(err, "exchange %s", tradekit.Quote(symbol))
 	}
 	return e, nil
 }
@@ -155,9 +156,9 @@ func (s *Store) Asset(ctx context.Context, id uuid.UUID) (Asset, error) {
 // The error wraps [tradekit.ErrNotFound] when there is none.
 func (s *Store) AssetBySymbol(ctx context.Context, symbol string) (Asset, error) {
 	var a Asset
-	err := s.db.NewRaw("SELECT "+assetColumns+" FROM assets WHERE symbol = ?", NormalizeSymbol(symbol)).Scan(ctx, &a)
+	err := s.db.NewRaw("SELECT "+assetColumns+" FROM assets WHERE symbol = ?", strings.ToUpper(symbol)).Scan(ctx, &a)
 	if err != nil {
-		return Asset{}, notFound(err, "asset %q", symbol)
+		return Asset{}, notFound(err, "asset %s", tradekit.Quote(symbol))
 	}
 	return a, nil
 }
@@ -369,7 +370,7 @@ func (t *industryTree) subtree(i int) []uuid.UUID {
 func (t *industryTree) node(id uuid.UUID) (int, error) {
 	i, ok := t.byID[id]
 	if !ok {
-		return 0, fmt.Errorf("marketdata: industry %s: %w", id, tradekit.ErrNotFound)
+		return 0, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "industry %s not found", id))
 	}
 	return i, nil
 }
@@ -464,7 +465,7 @@ func (s *Store) IndustryByName(ctx context.Context, level Level, name string) (I
 	err := s.db.NewRaw("SELECT id, name, level, parent_id FROM industries WHERE level = ? AND LOWER(name) = ?",
 		string(level), strings.ToLower(strings.TrimSpace(name))).Scan(ctx, &n)
 	if err != nil {
-		return Industry{}, notFound(err, "%s %q", level, name)
+		return Industry{}, notFound(err, "%s %s", level, tradekit.Quote(name))
 	}
 	return n, nil
 }
@@ -556,9 +557,9 @@ func (s *Store) Index(ctx context.Context, id uuid.UUID, asOf calendar.Date) (In
 // there is none.
 func (s *Store) IndexBySymbol(ctx context.Context, symbol string) (Index, error) {
 	var x Index
-	err := s.db.NewRaw("SELECT id, symbol, name, description FROM market_indexes WHERE symbol = ?", NormalizeSymbol(symbol)).Scan(ctx, &x)
+	err := s.db.NewRaw("SELECT id, symbol, name, description FROM market_indexes WHERE symbol = ?", strings.ToUpper(symbol)).Scan(ctx, &x)
 	if err != nil {
-		return Index{}, notFound(err, "index %q", symbol)
+		return Index{}, notFound(err, "index %s", tradekit.Quote(symbol))
 	}
 	return x, nil
 }
@@ -807,7 +808,7 @@ func (s *Store) LatestPrice(ctx context.Context, assetID uuid.UUID) (Price, erro
 		return Price{}, fmt.Errorf("marketdata: latest price of %s: %w", assetID, err)
 	}
 	if len(out) == 0 {
-		return Price{}, fmt.Errorf("marketdata: no prices for asset %s: %w", assetID, tradekit.ErrNotFound)
+		return Price{}, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "asset %s has no prices", assetID))
 	}
 	return out[0], nil
 }
@@ -817,7 +818,7 @@ func (s *Store) LatestPrice(ctx context.Context, assetID uuid.UUID) (Price, erro
 func (s *Store) Price(ctx context.Context, id uuid.UUID) (Price, error) {
 	asset, date, ok := parsePriceID(id)
 	if !ok {
-		return Price{}, fmt.Errorf("marketdata: price %s: %w", id, tradekit.ErrNotFound)
+		return Price{}, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
 	}
 	// The assets whose ids start with the id's first six bytes (the bytes
 	// before the version nibble): almost always exactly one.
@@ -843,7 +844,7 @@ func (s *Store) Price(ctx context.Context, id uuid.UUID) (Price, error) {
 			return out[0], nil
 		}
 	}
-	return Price{}, fmt.Errorf("marketdata: price %s: %w", id, tradekit.ErrNotFound)
+	return Price{}, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
 }
 
 // CountPrices returns the number of price records of the asset.

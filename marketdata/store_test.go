@@ -169,7 +169,8 @@ func TestSaveValidation(t *testing.T) {
 }
 
 // TestSymbolsIgnoreCase saves and finds symbols in any case, and a second
-// save of a symbol updates the asset instead of adding one.
+// save of a symbol updates the asset instead of adding one. Lookups trim
+// nothing: a symbol with spaces around it is another symbol.
 func TestSymbolsIgnoreCase(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -182,9 +183,12 @@ func TestSymbolsIgnoreCase(t *testing.T) {
 		if err := st.SaveAsset(ctx, &b); err != nil || b.ID != a.ID {
 			t.Fatalf("update: %v, id %s want %s", err, b.ID, a.ID)
 		}
-		got, err := st.AssetBySymbol(ctx, " bRk.b ")
+		got, err := st.AssetBySymbol(ctx, "bRk.b")
 		if err != nil || got.Name != "Renamed" {
 			t.Errorf("AssetBySymbol = %+v, %v", got, err)
+		}
+		if _, err := st.AssetBySymbol(ctx, " bRk.b "); !errors.Is(err, tradekit.ErrNotFound) {
+			t.Errorf("AssetBySymbol(%q) error %v, want ErrNotFound", " bRk.b ", err)
 		}
 		if n, _ := st.CountAssets(ctx); n != 1 {
 			t.Errorf("%d assets, want 1", n)

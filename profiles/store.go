@@ -53,12 +53,13 @@ func NewRecord(assetID uuid.UUID, priceVersion int64, p Profile, updatedAt time.
 		JSON: b, UpdatedAt: updatedAt.UTC()}, nil
 }
 
-// Profile decodes the record's JSON into a Profile, AsOf included. The
-// error wraps [tradekit.ErrInvalid] if the JSON is not a profile's.
+// Profile decodes the record's JSON into a Profile, AsOf included. A
+// record whose JSON is not a profile's gives an error of no tradekit kind:
+// stored data gone bad is not the caller's mistake.
 func (r Record) Profile() (Profile, error) {
 	var p Profile
 	if err := json.Unmarshal(r.JSON, &p); err != nil {
-		return Profile{}, fmt.Errorf("profiles: decode the profile of %s: %w: %w", r.AssetID, tradekit.ErrInvalid, err)
+		return Profile{}, fmt.Errorf("profiles: the stored profile of %s is corrupt: %v", r.AssetID, err)
 	}
 	p.AsOf = r.AsOf.Time(time.UTC)
 	return p, nil
@@ -131,7 +132,7 @@ func (s *Store) Profile(ctx context.Context, assetID uuid.UUID) (Record, error) 
 	var r row
 	if err := s.db.NewRaw(recordColumns+" WHERE p.asset_id = ?", assetID).Scan(ctx, &r); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return Record{}, fmt.Errorf("profiles: no profile for asset %s: %w", assetID, tradekit.ErrNotFound)
+			return Record{}, fmt.Errorf("profiles: %w", tradekit.Errorf(tradekit.ErrNotFound, "no profile for asset %s", assetID))
 		}
 		return Record{}, fmt.Errorf("profiles: profile of %s: %w", assetID, err)
 	}

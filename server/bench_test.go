@@ -26,7 +26,7 @@ func benchKey(b *testing.B, db *bun.DB) (string, billing.Principal) {
 		b.Fatal(err)
 	}
 	key := mustKey(b, db, "bench@example.com", "bench")
-	p, err := billing.NewAuthenticator(db, billing.AuthConfig{}).Authenticate(ctx, key)
+	p, err := billing.NewAuthenticator(db, billing.AuthConfig{}).Authenticate(ctx, key, "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,12 +119,12 @@ func BenchmarkAuthenticate(b *testing.B) {
 	key, _ := benchKey(b, db)
 	a := billing.NewAuthenticator(db, billing.AuthConfig{})
 	ctx := context.Background()
-	if _, err := a.Authenticate(ctx, key); err != nil {
+	if _, err := a.Authenticate(ctx, key, ""); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		if _, err := a.Authenticate(ctx, key); err != nil {
+		if _, err := a.Authenticate(ctx, key, ""); err != nil {
 			b.Fatal(err)
 		}
 	}

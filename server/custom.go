@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bunrouter"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/studies"
 )
 
@@ -122,7 +123,7 @@ func queryUUID(req bunrouter.Request, name string) (uuid.UUID, error) {
 	}
 	id, err := uuid.Parse(v)
 	if err != nil || len(v) != 36 {
-		return uuid.Nil, invalidParam(name, "must be a UUID, got %q", v)
+		return uuid.Nil, invalidParam(name, "must be a UUID, got %s", tradekit.Quote(v))
 	}
 	return id, nil
 }

@@ -15,25 +15,31 @@ import (
 )
 
 // errorKinds maps the error kinds of package tradekit to HTTP statuses and
-// codes (CONTRACT.md, "Errors"). It is the only such mapping.
+// codes (CONTRACT.md, "Errors"). It is the only such mapping. msg is what a
+// client reads when the error carries no message written for clients.
 var errorKinds = []struct {
 	kind   error
 	status int
 	code   string
+	msg    string
 }{
-	{tradekit.ErrInvalid, http.StatusBadRequest, "VALIDATION_ERROR"},
-	{tradekit.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"},
-	{tradekit.ErrForbidden, http.StatusForbidden, "FORBIDDEN"},
-	{tradekit.ErrNotFound, http.StatusNotFound, "NOT_FOUND"},
-	{errMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
-	{tradekit.ErrConflict, http.StatusConflict, "CONFLICT"},
-	{tradekit.ErrRejected, http.StatusUnprocessableEntity, "ORDER_REJECTED"},
-	{tradekit.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED"},
-	{tradekit.ErrUnavailable, http.StatusServiceUnavailable, "UNAVAILABLE"},
+	{tradekit.ErrInvalid, http.StatusBadRequest, "VALIDATION_ERROR", "invalid request"},
+	{tradekit.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized"},
+	{tradekit.ErrForbidden, http.StatusForbidden, "FORBIDDEN", "forbidden"},
+	{tradekit.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "not found"},
+	{errMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed"},
+	{errHeaderTooLarge, http.StatusRequestHeaderFieldsTooLarge, "VALIDATION_ERROR", "request headers too large"},
+	{tradekit.ErrConflict, http.StatusConflict, "CONFLICT", "conflict"},
+	{tradekit.ErrRejected, http.StatusUnprocessableEntity, "ORDER_REJECTED", "rejected"},
+	{tradekit.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED", "rate limited"},
+	{tradekit.ErrUnavailable, http.StatusServiceUnavailable, "UNAVAILABLE", "unavailable; retry later"},
 }
 
 // errMethodNotAllowed answers a known path asked with another method.
 var errMethodNotAllowed = errors.New("method not allowed")
+
+// errHeaderTooLarge answers a request whose headers exceed maxHeaderBytes.
+var errHeaderTooLarge = errors.New("request headers too large")
 
 // statusClientClosed is logged for a request whose client hung up before
 // the answer was ready (nginx's convention; no client sees it).
@@ -53,19 +59,11 @@ type errorJSON struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
-// apiError is an error the server itself raises: its message is written
-// for the API's users as it is, and it unwraps to its kind.
-type apiError struct {
-	kind error
-	msg  string
-}
-
-func (e *apiError) Error() string { return e.msg }
-func (e *apiError) Unwrap() error { return e.kind }
-
-// errorf returns an *apiError of the given kind.
+// errorf returns a [*tradekit.Error] of the given kind: its message is
+// written for the API's clients as it is. Quote what clients sent with
+// [tradekit.Quote].
 func errorf(kind error, format string, args ...any) error {
-	return &apiError{kind: kind, msg: fmt.Sprintf(format, args...)}
+	return tradekit.Errorf(kind, format, args...)
 }
 
 // invalidParam returns a *tradekit.ParamError for the named parameter.
@@ -84,8 +82,11 @@ func (s *Server) errorHandler(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 }
 
 // writeError writes err as the error envelope with the status of its kind.
-// An error of no known kind is a 503 when the database does not answer,
-// and a 500 otherwise, logged but never shown.
+// The message is the one written for clients: a [*tradekit.ParamError]'s
+// or a [*tradekit.Error]'s, else a plain one for the kind; the error chain,
+// which names packages and causes, goes only to the log. An error of no
+// known kind is a 503 when the database does not answer, and a 500
+// otherwise, logged but never shown.
 func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && req.Context().Err() != nil {
 		// The client went away: nobody reads this answer, and the server
@@ -98,17 +99,29 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 	known := false
 	for _, k := range errorKinds {
 		if errors.Is(err, k.kind) {
-			status, body.Code, body.Message, known = k.status, k.code, err.Error(), true
+			status, body.Code, body.Message, known = k.status, k.code, k.msg, true
 			break
 		}
 	}
 	var pe *tradekit.ParamError
-	if errors.As(err, &pe) {
-		body.Details = map[string]any{"fields": []string{pe.Param}}
-	}
+	var te *tradekit.Error
 	var se *json.SyntaxError
-	if !known && errors.As(err, &se) {
-		status, body.Code, body.Message, known = http.StatusBadRequest, "VALIDATION_ERROR", "malformed JSON: "+se.Error(), true
+	switch {
+	case !known:
+		if errors.As(err, &se) {
+			status, body.Code, body.Message, known = http.StatusBadRequest, "VALIDATION_ERROR", "malformed JSON: "+se.Error(), true
+		}
+	case errors.As(err, &pe):
+		body.Message = pe.Error()
+		body.Details = map[string]any{"fields": []string{pe.Param}}
+	case errors.As(err, &te):
+		body.Message = te.Msg
+	default:
+		// A known kind with no message for clients: they read the kind's
+		// plain message, and the log keeps the chain for whoever
+		// wants to write a better one.
+		s.log.InfoContext(req.Context(), "client error without a client message", "request_id", requestID(req.Context()),
+			"status", status, "err", err)
 	}
 	if !known && !s.databaseAnswers(req.Context()) {
 		status, body.Code, body.Message = http.StatusServiceUnavailable, "UNAVAILABLE", "the database cannot be reached; retry later"

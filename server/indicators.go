@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/studies"
 )
 
@@ -107,7 +108,7 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 	}
 	for _, tf := range tfs {
 		if !slices.Contains(studies.Timeframes, tf) {
-			return invalidParam("timeframes", "unknown timeframe %q; want %s", tf, strings.Join(studies.Timeframes, ", "))
+			return invalidParam("timeframes", "unknown timeframe %s; want %s", tradekit.Quote(tf), strings.Join(studies.Timeframes, ", "))
 		}
 	}
 

@@ -171,6 +171,8 @@ func TestIndicatorSeriesErrors(t *testing.T) {
 			{seriesPath("RSI", `{"period":1}`, "", ""), "VALIDATION_ERROR", "params"},
 			{seriesPath("BB", `{"stdDev":-1}`, "", ""), "VALIDATION_ERROR", "params"},
 			{seriesPath("MACD", `{"period":9}`, "", ""), "VALIDATION_ERROR", "params"},
+			{seriesPath("MACD", `{"fastPeriod":26}`, "", ""), "VALIDATION_ERROR", "params"},
+			{seriesPath("MACD", `{"fastPeriod":30,"slowPeriod":12}`, "", ""), "VALIDATION_ERROR", "params"},
 			{seriesPath("SMA", "", "2024-13-01", ""), "VALIDATION_ERROR", "from"},
 			{seriesPath("SMA", "", "", "yesterday"), "VALIDATION_ERROR", "to"},
 			{seriesPath("SMA", "", "2024-05-01", "2024-04-01"), "VALIDATION_ERROR", "from"},
@@ -422,6 +424,39 @@ func TestCustomIndicators(t *testing.T) {
 		}
 		if r := send(t, h, "POST", "/api/v1/indicators/custom?"+q("name", "one too many", "formula", "close"), bob); r.errorCode() != "CONFLICT" {
 			t.Errorf("bob's 101st indicator: %d %s", r.status, r.raw)
+		}
+	})
+}
+
+// TestCustomIndicatorNamesUnique checks that one user's custom indicators
+// have distinct names, another user's and deleted ones aside.
+func TestCustomIndicatorNamesUnique(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		alice := mustKey(t, db, "alice@example.com", "pro")
+		bob := mustKey(t, db, "bob@example.com", "pro")
+		create := func(key, name string) response {
+			return send(t, h, "POST", "/api/v1/indicators/custom?"+query("name", name, "formula", "close"), key)
+		}
+		first := create(alice, "Trend").object(t)["id"].(string)
+		if r := create(alice, "Trend"); r.status != 409 || r.errorCode() != "CONFLICT" || !strings.Contains(r.errorMessage(), `named "Trend"`) {
+			t.Errorf("a second Trend: %d %s, want 409", r.status, r.raw)
+		}
+		if r := create(bob, "Trend"); r.status != 200 {
+			t.Errorf("bob's Trend: %d %s", r.status, r.raw)
+		}
+		other := create(alice, "Other").object(t)["id"].(string)
+		if r := send(t, h, "PATCH", "/api/v1/indicators/custom/"+other+"?name=Trend", alice); r.status != 409 {
+			t.Errorf("renaming Other to Trend: %d %s, want 409", r.status, r.raw)
+		}
+		if r := send(t, h, "PATCH", "/api/v1/indicators/custom/"+first+"?name=Trend&formula=open", alice); r.status != 200 {
+			t.Errorf("keeping Trend's own name: %d %s", r.status, r.raw)
+		}
+		if r := send(t, h, "DELETE", "/api/v1/indicators/custom/"+first, alice); r.status != 200 {
+			t.Fatalf("delete: %d %s", r.status, r.raw)
+		}
+		if r := create(alice, "Trend"); r.status != 200 {
+			t.Errorf("Trend again after deleting the first: %d %s", r.status, r.raw)
 		}
 	})
 }

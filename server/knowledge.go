@@ -22,7 +22,7 @@ func (s *Server) handlePostList(w http.ResponseWriter, req bunrouter.Request) er
 			known = append(known, c.Slug)
 		}
 		if !slices.Contains(known, f.Category) {
-			return invalidParam("category", "unknown blog category %q; the categories are %s", f.Category, strings.Join(known, ", "))
+			return invalidParam("category", "unknown blog category %s; the categories are %s", tradekit.Quote(f.Category), strings.Join(known, ", "))
 		}
 	}
 	featured, err := queryBool(req, "featured", false)
@@ -35,9 +35,10 @@ func (s *Server) handlePostList(w http.ResponseWriter, req bunrouter.Request) er
 
 // handlePostGet serves GET /api/v1/knowledge/blog/posts/:slug.
 func (s *Server) handlePostGet(w http.ResponseWriter, req bunrouter.Request) error {
-	p, err := s.knowledge.Post(req.Param("slug"))
+	slug := pathParam(req, "slug")
+	p, err := s.knowledge.Post(slug)
 	if err != nil || p.PublishedAt.After(s.now()) {
-		return errorf(tradekit.ErrNotFound, "no blog post %q", req.Param("slug"))
+		return errorf(tradekit.ErrNotFound, "no blog post %s", tradekit.Quote(slug))
 	}
 	return s.writeData(w, p)
 }
@@ -59,9 +60,10 @@ func (s *Server) handleTermList(w http.ResponseWriter, req bunrouter.Request) er
 
 // handleTermGet serves GET /api/v1/knowledge/glossary/terms/:slug.
 func (s *Server) handleTermGet(w http.ResponseWriter, req bunrouter.Request) error {
-	t, err := s.knowledge.Term(req.Param("slug"))
+	slug := pathParam(req, "slug")
+	t, err := s.knowledge.Term(slug)
 	if err != nil {
-		return errorf(tradekit.ErrNotFound, "no glossary term %q", req.Param("slug"))
+		return errorf(tradekit.ErrNotFound, "no glossary term %s", tradekit.Quote(slug))
 	}
 	return s.writeData(w, t)
 }

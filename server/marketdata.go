@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bunrouter"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -193,7 +194,7 @@ func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request) er
 
 // handleAssetBySymbol serves GET /api/v1/market-data/assets/symbol/:symbol.
 func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
-	a, err := marketdata.NewStore(s.db).AssetBySymbol(req.Context(), req.Param("symbol"))
+	a, err := marketdata.NewStore(s.db).AssetBySymbol(req.Context(), pathParam(req, "symbol"))
 	if err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func (s *Server) handleAssetFundamentals(w http.ResponseWriter, req bunrouter.Re
 func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request) error {
 	level := marketdata.Level(req.URL.Query().Get("level"))
 	if level != "" && !level.IsValid() {
-		return invalidParam("level", "must be sector, industry_group or industry, got %q", string(level))
+		return invalidParam("level", "must be sector, industry_group or industry, got %s", tradekit.Quote(string(level)))
 	}
 	ns, err := marketdata.NewStore(s.db).Industries(req.Context(), level)
 	if err != nil {
@@ -320,7 +321,7 @@ func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request) er
 // handleIndexBySymbol serves GET /api/v1/market-data/indexes/symbol/:symbol,
 // without assetCount as the spec says.
 func (s *Server) handleIndexBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
-	x, err := marketdata.NewStore(s.db).IndexBySymbol(req.Context(), req.Param("symbol"))
+	x, err := marketdata.NewStore(s.db).IndexBySymbol(req.Context(), pathParam(req, "symbol"))
 	if err != nil {
 		return err
 	}
@@ -512,7 +513,7 @@ func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request)
 
 // handleExchangeBySymbol serves GET /api/v1/market-data/exchanges/symbol/:symbol.
 func (s *Server) handleExchangeBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
-	e, err := marketdata.NewStore(s.db).ExchangeBySymbol(req.Context(), req.Param("symbol"))
+	e, err := marketdata.NewStore(s.db).ExchangeBySymbol(req.Context(), pathParam(req, "symbol"))
 	if err != nil {
 		return err
 	}
@@ -535,7 +536,7 @@ func (s *Server) handleExchangeHolidays(w http.ResponseWriter, req bunrouter.Req
 	switch filter {
 	case "", marketdata.HolidaysClosed, marketdata.HolidaysEarlyClose, marketdata.HolidaysAll:
 	default:
-		return invalidParam("type", "must be closed, early_close or all, got %q", string(filter))
+		return invalidParam("type", "must be closed, early_close or all, got %s", tradekit.Quote(string(filter)))
 	}
 	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), id)
 	if err != nil {

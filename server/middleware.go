@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -129,10 +131,36 @@ func newIDPrefix() string {
 	return hex.EncodeToString(b) + "-"
 }
 
+// clientAddress names the client of r for counting its failed
+// authentications: the peer's IP address, or its /64 network for IPv6,
+// where one host commonly holds a whole /64. Behind a reverse proxy every
+// client is the proxy; the budget then bounds the lookups of the keys the
+// proxied clients send, and keys already cached keep working.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip.Is6() && !ip.Is4In6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.Unmap().String()
+}
+
 // authenticate resolves the Bearer key to its principal and counts the
 // request against the owner's plan limits.
 func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if !s.routeSet[routeKey{req.Method, req.Route()}] {
+			// The router runs its 405 behind the middleware of the
+			// path's group: answer it as every 405 is, key or not.
+			return next(w, req)
+		}
 		ctx := req.Context()
 		h := req.Header.Get("Authorization")
 		if h == "" {
@@ -142,11 +170,15 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		if !ok {
 			return errorf(tradekit.ErrUnauthorized, "invalid Authorization header: want Bearer <key>")
 		}
-		p, err := s.auth.Authenticate(ctx, strings.TrimSpace(key))
-		if err != nil {
-			if errors.Is(err, tradekit.ErrUnauthorized) {
-				return errorf(tradekit.ErrUnauthorized, "invalid API key")
-			}
+		p, err := s.auth.Authenticate(ctx, strings.TrimSpace(key), clientAddress(req.Request))
+		var te *billing.ThrottledError
+		switch {
+		case errors.As(err, &te):
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds()))))
+			return errorf(tradekit.ErrRateLimited, "%s", te)
+		case errors.Is(err, tradekit.ErrUnauthorized):
+			return errorf(tradekit.ErrUnauthorized, "invalid API key")
+		case err != nil:
 			return err
 		}
 		if info, ok := ctx.Value(infoKey).(*requestInfo); ok {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -8,18 +9,30 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // dateLayout is the API's date form.
 const dateLayout = "2006-01-02"
 
+// pathParam returns the path parameter name, decoded. [Server.screen]
+// hands the router every segment escaped one way, so a parameter decodes
+// once, to the same text however the client escaped it.
+func pathParam(req bunrouter.Request, name string) string {
+	s := req.Param(name)
+	if dec, err := url.PathUnescape(s); err == nil {
+		return dec
+	}
+	return s
+}
+
 // pathUUID returns the path parameter name as a UUID, or a 400 naming it.
 func pathUUID(req bunrouter.Request, name string) (uuid.UUID, error) {
-	s := req.Param(name)
+	s := pathParam(req, name)
 	id, err := uuid.Parse(s)
 	if err != nil || len(s) != 36 {
-		return uuid.Nil, invalidParam(name, "must be a UUID such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %q", s)
+		return uuid.Nil, invalidParam(name, "must be a UUID such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %s", tradekit.Quote(s))
 	}
 	return id, nil
 }
@@ -33,7 +46,7 @@ func queryDate(req bunrouter.Request, name string, def calendar.Date) (calendar.
 	}
 	t, err := time.Parse(dateLayout, s)
 	if err != nil {
-		return calendar.Date{}, invalidParam(name, "must be a date YYYY-MM-DD, got %q", s)
+		return calendar.Date{}, invalidParam(name, "must be a date YYYY-MM-DD, got %s", tradekit.Quote(s))
 	}
 	return calendar.DateOf(t), nil
 }
@@ -65,7 +78,7 @@ func queryBool(req bunrouter.Request, name string, def bool) (bool, error) {
 	case "false", "0":
 		return false, nil
 	}
-	return false, invalidParam(name, "must be true or false, got %q", s)
+	return false, invalidParam(name, "must be true or false, got %s", tradekit.Quote(s))
 }
 
 // queryInt returns the query parameter name as an integer within
@@ -77,7 +90,7 @@ func queryInt(req bunrouter.Request, name string, def, min, max int) (int, error
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < min || n > max {
-		return 0, invalidParam(name, "must be an integer from %d to %d, got %q", min, max, s)
+		return 0, invalidParam(name, "must be an integer from %d to %d, got %s", min, max, tradekit.Quote(s))
 	}
 	return n, nil
 }

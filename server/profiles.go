@@ -38,7 +38,7 @@ func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request
 		return err
 	}
 	body := rec.JSON
-	if len(body) < 3 || body[0] != '{' || body[len(body)-1] != '}' {
+	if len(body) < 3 || body[0] != '{' || body[len(body)-1] != '}' || !json.Valid(body) {
 		return fmt.Errorf("server: stored profile of %s is not a JSON object", id)
 	}
 	sym, _ := json.Marshal(rec.Symbol)
@@ -106,7 +106,7 @@ func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Reques
 	for _, v := range raw {
 		id, err := uuid.Parse(v)
 		if err != nil || len(v) != 36 {
-			return invalidParam(profileIDsParam, "must be UUIDs such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %q", v)
+			return invalidParam(profileIDsParam, "must be UUIDs such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %s", tradekit.Quote(v))
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -128,7 +128,9 @@ func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Reques
 			Volatility       json.RawMessage `json:"volatility"`
 		}
 		if err := json.Unmarshal(r.JSON, &part); err != nil {
-			return fmt.Errorf("server: stored profile of %s: %w", r.AssetID, err)
+			// %v, not %w: a decoder's error would read as the client's
+			// fault (400), and stored data gone bad is the server's (500).
+			return fmt.Errorf("server: stored profile of %s is corrupt: %v", r.AssetID, err)
 		}
 		out[i] = aiProfileSummaryJSON{AssetID: r.AssetID.String(), Symbol: r.Symbol, RegimePatterns: part.Regimes,
 			StrategyAffinity: part.StrategyAffinity, Volatility: part.Volatility, UpdatedAt: timestamp(r.UpdatedAt)}

@@ -2,77 +2,140 @@ package server
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
 )
 
-// routes lists every route of the service.
-func (s *Server) routes() http.Handler {
-	r := bunrouter.New(
-		bunrouter.WithNotFoundHandler(s.errorHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
-			return errorf(tradekit.ErrNotFound, "no route %s %s", req.Method, req.URL.Path)
-		})),
-		bunrouter.WithMethodNotAllowedHandler(s.errorHandler(func(w http.ResponseWriter, req bunrouter.Request) error {
-			return errorf(errMethodNotAllowed, "%s is not allowed on %s", req.Method, req.URL.Path)
-		})),
-	)
-	r.GET("/healthz", s.handleHealth)
-	r.GET("/readyz", s.errorHandler(s.handleReady))
+// access says what a route asks of its callers.
+type access int
 
-	// Public routes: no API key, no rate limit.
-	r.WithGroup("/api/v1", func(g *bunrouter.Group) {
-		g = g.Use(s.errorHandler)
-		g.GET("/roadmap", s.handleRoadmapList)
-	})
+const (
+	public access = iota // no API key, no rate limit
+	keyed                // an API key, counted against its owner's plan
+)
 
-	// Everything else needs a key and counts against the plan's limits.
-	r.WithGroup("/api/v1", func(g *bunrouter.Group) {
-		g = g.Use(s.errorHandler, s.authenticate)
-		g.GET("/billing/plans", s.handlePlanList)
+// routeKey names a route by method and pattern.
+type routeKey struct{ method, path string }
+
+// route is one route of the service.
+type route struct {
+	method string
+	path   string // bunrouter's pattern: ":name" matches one segment
+	access access
+	handle bunrouter.HandlerFunc
+}
+
+// routeTable lists every route of the service, here and nowhere else.
+func (s *Server) routeTable() []route {
+	return []route{
+		{"GET", "/healthz", public, s.handleHealth},
+		{"GET", "/readyz", public, s.handleReady},
+		{"GET", "/api/v1/roadmap", public, s.handleRoadmapList},
+
+		{"GET", "/api/v1/billing/plans", keyed, s.handlePlanList},
 
 		// Market data (spec 4.1–4.5).
-		g.GET("/market-data/assets", s.handleAssetList)
-		g.GET("/market-data/assets/symbol/:symbol", s.handleAssetBySymbol)
-		g.GET("/market-data/assets/:id", s.handleAssetGet)
-		g.GET("/market-data/assets/:id/profile", s.handleAssetProfile)
-		g.GET("/market-data/assets/:id/fundamentals", s.handleAssetFundamentals)
-		g.GET("/market-data/industries", s.handleIndustryList)
-		g.GET("/market-data/industries/:id", s.handleIndustryGet)
-		g.GET("/market-data/industries/:id/children", s.handleIndustryChildren)
-		g.GET("/market-data/industries/:id/assets", s.handleIndustryAssets)
-		g.GET("/market-data/indexes", s.handleIndexList)
-		g.GET("/market-data/indexes/symbol/:symbol", s.handleIndexBySymbol)
-		g.GET("/market-data/indexes/:id", s.handleIndexGet)
-		g.GET("/market-data/indexes/:id/assets", s.handleIndexAssets)
-		g.GET("/market-data/prices/asset/:assetId", s.handlePriceList)
-		g.GET("/market-data/prices/asset/:assetId/latest", s.handlePriceLatest)
-		g.GET("/market-data/prices/:id", s.handlePriceGet)
-		g.GET("/market-data/exchanges", s.handleExchangeList)
-		g.GET("/market-data/exchanges/symbol/:symbol", s.handleExchangeBySymbol)
-		g.GET("/market-data/exchanges/:id", s.handleExchangeGet)
-		g.GET("/market-data/exchanges/:id/holidays", s.handleExchangeHolidays)
+		{"GET", "/api/v1/market-data/assets", keyed, s.handleAssetList},
+		{"GET", "/api/v1/market-data/assets/symbol/:symbol", keyed, s.handleAssetBySymbol},
+		{"GET", "/api/v1/market-data/assets/:id", keyed, s.handleAssetGet},
+		{"GET", "/api/v1/market-data/assets/:id/profile", keyed, s.handleAssetProfile},
+		{"GET", "/api/v1/market-data/assets/:id/fundamentals", keyed, s.handleAssetFundamentals},
+		{"GET", "/api/v1/market-data/industries", keyed, s.handleIndustryList},
+		{"GET", "/api/v1/market-data/industries/:id", keyed, s.handleIndustryGet},
+		{"GET", "/api/v1/market-data/industries/:id/children", keyed, s.handleIndustryChildren},
+		{"GET", "/api/v1/market-data/industries/:id/assets", keyed, s.handleIndustryAssets},
+		{"GET", "/api/v1/market-data/indexes", keyed, s.handleIndexList},
+		{"GET", "/api/v1/market-data/indexes/symbol/:symbol", keyed, s.handleIndexBySymbol},
+		{"GET", "/api/v1/market-data/indexes/:id", keyed, s.handleIndexGet},
+		{"GET", "/api/v1/market-data/indexes/:id/assets", keyed, s.handleIndexAssets},
+		{"GET", "/api/v1/market-data/prices/asset/:assetId", keyed, s.handlePriceList},
+		{"GET", "/api/v1/market-data/prices/asset/:assetId/latest", keyed, s.handlePriceLatest},
+		{"GET", "/api/v1/market-data/prices/:id", keyed, s.handlePriceGet},
+		{"GET", "/api/v1/market-data/exchanges", keyed, s.handleExchangeList},
+		{"GET", "/api/v1/market-data/exchanges/symbol/:symbol", keyed, s.handleExchangeBySymbol},
+		{"GET", "/api/v1/market-data/exchanges/:id", keyed, s.handleExchangeGet},
+		{"GET", "/api/v1/market-data/exchanges/:id/holidays", keyed, s.handleExchangeHolidays},
 
-		g.GET("/indicators/asset/:assetId", s.handleIndicatorSeries)
-		g.GET("/indicators/asset/:assetId/summary", s.handleIndicatorSummary)
-		g.GET("/indicators/asset/:assetId/multi-timeframe", s.handleIndicatorOverlays)
-		g.GET("/indicators/custom", s.handleCustomList)
-		g.POST("/indicators/custom", s.handleCustomCreate)
-		g.PATCH("/indicators/custom/:id", s.handleCustomUpdate)
-		g.DELETE("/indicators/custom/:id", s.handleCustomDelete)
-		g.POST("/indicators/custom/:id/evaluate", s.handleCustomEvaluate)
+		// Indicators (spec 4.7).
+		{"GET", "/api/v1/indicators/asset/:assetId", keyed, s.handleIndicatorSeries},
+		{"GET", "/api/v1/indicators/asset/:assetId/summary", keyed, s.handleIndicatorSummary},
+		{"GET", "/api/v1/indicators/asset/:assetId/multi-timeframe", keyed, s.handleIndicatorOverlays},
+		{"GET", "/api/v1/indicators/custom", keyed, s.handleCustomList},
+		{"POST", "/api/v1/indicators/custom", keyed, s.handleCustomCreate},
+		{"PATCH", "/api/v1/indicators/custom/:id", keyed, s.handleCustomUpdate},
+		{"DELETE", "/api/v1/indicators/custom/:id", keyed, s.handleCustomDelete},
+		{"POST", "/api/v1/indicators/custom/:id/evaluate", keyed, s.handleCustomEvaluate},
 
 		// Asset profiles (spec 4.8).
-		g.GET("/asset-profiles", s.handleAIProfileList)
-		g.GET("/asset-profiles/:assetId", s.handleAIProfileGet)
+		{"GET", "/api/v1/asset-profiles", keyed, s.handleAIProfileList},
+		{"GET", "/api/v1/asset-profiles/:assetId", keyed, s.handleAIProfileGet},
 
-		g.GET("/knowledge/blog/posts", s.handlePostList)
-		g.GET("/knowledge/blog/posts/:slug", s.handlePostGet)
-		g.GET("/knowledge/blog/categories", s.handleBlogCategoryList)
-		g.GET("/knowledge/glossary/categories", s.handleGlossaryCategoryList)
-		g.GET("/knowledge/glossary/terms", s.handleTermList)
-		g.GET("/knowledge/glossary/terms/:slug", s.handleTermGet)
-	})
+		// Knowledge (spec 4.6).
+		{"GET", "/api/v1/knowledge/blog/posts", keyed, s.handlePostList},
+		{"GET", "/api/v1/knowledge/blog/posts/:slug", keyed, s.handlePostGet},
+		{"GET", "/api/v1/knowledge/blog/categories", keyed, s.handleBlogCategoryList},
+		{"GET", "/api/v1/knowledge/glossary/categories", keyed, s.handleGlossaryCategoryList},
+		{"GET", "/api/v1/knowledge/glossary/terms", keyed, s.handleTermList},
+		{"GET", "/api/v1/knowledge/glossary/terms/:slug", keyed, s.handleTermGet},
+	}
+}
+
+// router returns the router of the routes, every one behind the error
+// envelope and the keyed ones behind authentication and rate limits.
+func (s *Server) router(routes []route) http.Handler {
+	noRoute := s.errorHandler(s.handleNoRoute)
+	r := bunrouter.New(bunrouter.WithNotFoundHandler(noRoute), bunrouter.WithMethodNotAllowedHandler(noRoute))
+	groups := map[access]*bunrouter.Group{
+		public: r.NewGroup("", bunrouter.Use(s.errorHandler)),
+		keyed:  r.NewGroup("", bunrouter.Use(s.errorHandler, s.authenticate)),
+	}
+	for _, rt := range routes {
+		groups[rt.access].Handle(rt.method, rt.path, rt.handle)
+	}
 	return r
+}
+
+// handleNoRoute answers a path no route has: 405 with the Allow header
+// when the path has routes for other methods, 404 otherwise. The router's
+// own 405 misses a path whose parameter segment is followed by more
+// segments (bunrouter v1.0.23: GET /indicators/custom/:id/evaluate, which
+// only POST has, is a "not found"), so the routes are matched here.
+func (s *Server) handleNoRoute(w http.ResponseWriter, req bunrouter.Request) error {
+	path := req.URL.EscapedPath()
+	var allow []string
+	for _, rt := range s.routes {
+		if matchPath(rt.path, path) && !slices.Contains(allow, rt.method) {
+			allow = append(allow, rt.method)
+		}
+	}
+	if len(allow) == 0 {
+		return errorf(tradekit.ErrNotFound, "no route %s %s", req.Method, tradekit.Quote(req.URL.Path))
+	}
+	slices.Sort(allow)
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	return errorf(errMethodNotAllowed, "%s is not allowed on %s; allowed: %s",
+		tradekit.Quote(req.Method), tradekit.Quote(req.URL.Path), strings.Join(allow, ", "))
+}
+
+// matchPath reports whether the escaped path matches the route pattern,
+// segment by segment, a ":name" segment matching any non-empty one.
+func matchPath(pattern, path string) bool {
+	for {
+		p, pRest, pMore := strings.Cut(pattern, "/")
+		x, xRest, xMore := strings.Cut(path, "/")
+		if pMore != xMore {
+			return false
+		}
+		if p != x && !(strings.HasPrefix(p, ":") && x != "") {
+			return false
+		}
+		if !pMore {
+			return true
+		}
+		pattern, path = pRest, xRest
+	}
 }

@@ -50,6 +50,8 @@ type Server struct {
 	auth      *billing.Authenticator
 	limiter   *billing.Limiter
 	handler   http.Handler
+	routes    []route
+	routeSet  map[routeKey]bool // the routes by method and pattern
 	knowledge *knowledge.Pack
 	studies   *studies.Service
 	idPrefix  string
@@ -99,7 +101,12 @@ func New(cfg Config, db *bun.DB) *Server {
 		knowledge: cfg.Knowledge,
 		studies:   studies.NewService(db, cfg.Studies),
 	}
-	s.handler = s.logRequests(s.routes())
+	s.routes = s.routeTable()
+	s.routeSet = make(map[routeKey]bool, len(s.routes))
+	for _, rt := range s.routes {
+		s.routeSet[routeKey{rt.method, rt.path}] = true
+	}
+	s.handler = s.logRequests(s.screen(s.router(s.routes)))
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -306,7 +307,7 @@ func TestRevokedKeyAcrossInstances(t *testing.T) {
 				t.Fatalf("before revoking: %d %s", r.status, r.raw)
 			}
 		}
-		p, err := a.Authenticator().Authenticate(ctx, key)
+		p, err := a.Authenticator().Authenticate(ctx, key, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,4 +377,52 @@ func TestDatabaseOutage(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
+}
+
+// TestAuthFailureBudget checks that one address's failed authentications
+// are bounded: past the budget it gets 429 without a database lookup,
+// while keys already cached keep working and other addresses are unharmed.
+func TestAuthFailureBudget(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		h := server.New(server.Config{Logger: quietLogger(), Auth: billing.AuthConfig{FailuresPerMinute: 3}}, db).Handler()
+		good := mustKey(t, db, "budget@example.com", "business")
+		from := func(addr, key string) response {
+			t.Helper()
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/billing/plans", nil)
+			req.RemoteAddr = addr
+			req.Header.Set("Authorization", "Bearer "+key)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			r := response{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
+			json.Unmarshal(rec.Body.Bytes(), &r.body)
+			return r
+		}
+		const attacker, neighbour, other = "203.0.113.7:4000", "203.0.113.8:4000", "[2001:db8:1:2::1]:4000"
+		if r := from(attacker, good); r.status != 200 { // cached from now on
+			t.Fatalf("good key: %d %s", r.status, r.raw)
+		}
+		random := func(i int) string { return "tk_" + strings.Repeat(string(rune('a'+i)), 40) } // well formed, unknown
+		for i := range 3 {
+			if r := from(attacker, random(i)); r.status != 401 {
+				t.Errorf("failure %d: %d %s, want 401", i+1, r.status, r.raw)
+			}
+		}
+		r := from(attacker, random(3))
+		if r.status != 429 || r.errorCode() != "RATE_LIMITED" || r.header.Get("Retry-After") == "" {
+			t.Errorf("failure 4: %d %s, want 429 with Retry-After", r.status, r.raw)
+		}
+		if r := from(attacker, good); r.status != 200 {
+			t.Errorf("the cached good key from the throttled address: %d %s", r.status, r.raw)
+		}
+		if r := from(neighbour, random(5)); r.status != 401 {
+			t.Errorf("another address: %d %s, want 401", r.status, r.raw)
+		}
+		// IPv6 addresses are counted by /64.
+		for i := range 3 {
+			from(fmt.Sprintf("[2001:db8:1:2::%x]:4000", i+2), random(i))
+		}
+		if r := from(other, random(9)); r.status != 429 {
+			t.Errorf("a fourth failure from one /64: %d %s, want 429", r.status, r.raw)
+		}
+	})
 }

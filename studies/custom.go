@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -35,7 +36,8 @@ type CustomIndicator struct {
 }
 
 // Validate checks c's name, description and formula, which must parse.
-// Errors are *tradekit.ParamError naming the field; a formula's message
+// All three must be UTF-8 without control characters, but for tabs and
+// line breaks in the description and the formula. Errors are *tradekit.ParamError naming the field; a formula's message
 // gives the position and the problem, as in "1:12: sma expects 2
 // arguments, got 1".
 func (c *CustomIndicator) Validate() error {
@@ -50,6 +52,14 @@ func (c *CustomIndicator) Parse() (*formula.Expr, error) {
 		return nil, &tradekit.ParamError{Param: "name", Msg: "is required"}
 	case n > MaxName:
 		return nil, &tradekit.ParamError{Param: "name", Msg: fmt.Sprintf("is %d characters long; at most %d are allowed", n, MaxName)}
+	}
+	for _, f := range []struct {
+		param, text string
+		multiline   bool
+	}{{"name", c.Name, false}, {"description", c.Description, true}, {"formula", c.Formula, true}} {
+		if msg := checkText(f.text, f.multiline); msg != "" {
+			return nil, &tradekit.ParamError{Param: f.param, Msg: msg}
+		}
 	}
 	if n := utf8.RuneCountInString(c.Description); n > MaxDescription {
 		return nil, &tradekit.ParamError{Param: "description", Msg: fmt.Sprintf("is %d characters long; at most %d are allowed", n, MaxDescription)}
@@ -87,4 +97,20 @@ func (p CustomPatch) Apply(c *CustomIndicator) {
 	if p.Description != nil {
 		c.Description = *p.Description
 	}
+}
+
+// checkText returns what is wrong with a text field, "" when nothing is:
+// bytes that are not UTF-8, or control characters (tabs and line breaks
+// are allowed when multiline), which a database may store otherwise than
+// it was given (PostgreSQL refuses NUL in text) and a page may not show.
+func checkText(s string, multiline bool) string {
+	if !utf8.ValidString(s) {
+		return "is not valid UTF-8"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && !(multiline && (r == '\t' || r == '\n' || r == '\r')) {
+			return fmt.Sprintf("holds the control character U+%04X", r)
+		}
+	}
+	return ""
 }

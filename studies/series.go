@@ -48,7 +48,7 @@ func (b Bars) Resample(tf string) (Bars, error) {
 	case Monthly:
 		f = indicators.Monthly
 	default:
-		return Bars{}, fmt.Errorf("studies: unknown timeframe %q: %w", tf, tradekit.ErrInvalid)
+		return Bars{}, fmt.Errorf("studies: %w", &tradekit.ParamError{Param: "timeframe", Msg: "unknown timeframe " + tradekit.Quote(tf)})
 	}
 	daily := make([]indicators.Bar, b.Len())
 	for i := range daily {

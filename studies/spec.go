@@ -57,13 +57,14 @@ func Default(kind string) (Spec, bool) {
 
 // ParseSpec returns the indicator kind with the parameters of params, a
 // JSON object such as {"period":20}; absent keys keep their defaults, and
-// empty params means all defaults. Errors are *tradekit.ParamError naming
-// "indicator" or "params".
+// empty params means all defaults. MACD's fastPeriod must be less than its
+// slowPeriod. Errors are *tradekit.ParamError naming "indicator" or
+// "params".
 func ParseSpec(kind, params string) (Spec, error) {
 	s, ok := Default(kind)
 	if !ok {
 		return Spec{}, &tradekit.ParamError{Param: "indicator",
-			Msg: fmt.Sprintf("unknown indicator %q; want one of %s", kind, strings.Join(Kinds, ", "))}
+			Msg: fmt.Sprintf("unknown indicator %s; want one of %s", tradekit.Quote(kind), strings.Join(Kinds, ", "))}
 	}
 	if strings.TrimSpace(params) == "" {
 		return s, nil
@@ -82,7 +83,7 @@ func ParseSpec(kind, params string) (Spec, error) {
 		f, ok := fields[k]
 		if !ok {
 			return Spec{}, &tradekit.ParamError{Param: "params",
-				Msg: fmt.Sprintf("%s takes no parameter %q; its parameters are %s", kind, k, s.keyList())}
+				Msg: fmt.Sprintf("%s takes no parameter %s; its parameters are %s", kind, tradekit.Quote(k), s.keyList())}
 		}
 		var v float64
 		d := json.NewDecoder(bytes.NewReader(raw[k]))
@@ -92,6 +93,12 @@ func ParseSpec(kind, params string) (Spec, error) {
 		if err := f(v); err != nil {
 			return Spec{}, &tradekit.ParamError{Param: "params", Msg: fmt.Sprintf("%s %s", k, err)}
 		}
+	}
+	if s.Kind == MACD && s.Fast >= s.Slow {
+		// TA-Lib swaps the two silently; a request that has them the
+		// wrong way round more likely holds a mistake than a wish.
+		return Spec{}, &tradekit.ParamError{Param: "params",
+			Msg: fmt.Sprintf("fastPeriod (%d) must be less than slowPeriod (%d)", s.Fast, s.Slow)}
 	}
 	return s, nil
 }
@@ -158,7 +165,7 @@ func ParseName(param, name string) (Spec, error) {
 	s, ok := Default(kind)
 	if !ok {
 		return Spec{}, &tradekit.ParamError{Param: param,
-			Msg: fmt.Sprintf("unknown indicator %q; want one of %s, optionally with a period as in SMA_50", name, strings.Join(Kinds, ", "))}
+			Msg: fmt.Sprintf("unknown indicator %s; want one of %s, optionally with a period as in SMA_50", tradekit.Quote(name), strings.Join(Kinds, ", "))}
 	}
 	if !hasPeriod {
 		return s, nil
@@ -170,7 +177,7 @@ func ParseName(param, name string) (Spec, error) {
 	}
 	if kind == MACD || err != nil || p < min || p > MaxPeriod {
 		return Spec{}, &tradekit.ParamError{Param: param,
-			Msg: fmt.Sprintf("bad indicator %q: the part after _ is a period from %d to %d (MACD takes none)", name, min, MaxPeriod)}
+			Msg: fmt.Sprintf("bad indicator %s: the part after _ is a period from %d to %d (MACD takes none)", tradekit.Quote(name), min, MaxPeriod)}
 	}
 	s.Period = p
 	return s, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // Store keeps users' custom indicators. It works on a database or inside a
@@ -45,7 +46,7 @@ func (s *Store) CustomIndicator(ctx context.Context, userID, id uuid.UUID) (Cust
 	err := s.db.NewSelect().Model(&c).
 		Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return CustomIndicator{}, fmt.Errorf("studies: no custom indicator %s: %w", id, tradekit.ErrNotFound)
+		return CustomIndicator{}, fmt.Errorf("studies: %w", tradekit.Errorf(tradekit.ErrNotFound, "custom indicator %s not found", id))
 	}
 	if err != nil {
 		return CustomIndicator{}, fmt.Errorf("studies: custom indicator %s: %w", id, err)
@@ -55,8 +56,9 @@ func (s *Store) CustomIndicator(ctx context.Context, userID, id uuid.UUID) (Cust
 
 // CreateCustomIndicator validates c and stores it with a new id and its
 // creation time. The error wraps [tradekit.ErrInvalid] for a bad field and
-// [tradekit.ErrConflict] when the user already has [MaxCustom]. Run it in
-// a transaction so that the count and the insert are one step.
+// [tradekit.ErrConflict] when the user already has [MaxCustom] or one of
+// the same name. Run it in a transaction so that the checks and the insert
+// are one step.
 func (s *Store) CreateCustomIndicator(ctx context.Context, c *CustomIndicator, now time.Time) error {
 	if err := c.Validate(); err != nil {
 		return err
@@ -74,19 +76,48 @@ func (s *Store) CreateCustomIndicator(ctx context.Context, c *CustomIndicator, n
 		return fmt.Errorf("studies: count custom indicators: %w", err)
 	}
 	if n >= MaxCustom {
-		return fmt.Errorf("studies: you have %d custom indicators, the most allowed; delete one first: %w", n, tradekit.ErrConflict)
+		return fmt.Errorf("studies: %w", tradekit.Errorf(tradekit.ErrConflict, "you have %d custom indicators, the most allowed; delete one first", n))
+	}
+	if err := s.checkName(ctx, c); err != nil {
+		return err
 	}
 	c.ID = uuid.New()
 	c.CreatedAt, c.UpdatedAt = now.UTC(), now.UTC()
 	if _, err := s.db.NewInsert().Model(c).Exec(ctx); err != nil {
-		return fmt.Errorf("studies: create custom indicator: %w", err)
+		return nameConflict(c, fmt.Errorf("studies: create custom indicator: %w", err))
 	}
 	return nil
 }
 
+// checkName returns a [tradekit.ErrConflict] when the user has another
+// custom indicator named c.Name.
+func (s *Store) checkName(ctx context.Context, c *CustomIndicator) error {
+	taken, err := s.db.NewSelect().Model((*CustomIndicator)(nil)).
+		Where("user_id = ? AND name = ? AND id <> ? AND deleted_at IS NULL", c.UserID, c.Name, c.ID).Exists(ctx)
+	if err != nil {
+		return fmt.Errorf("studies: check custom indicator name: %w", err)
+	}
+	if taken {
+		return nameConflict(c, nil)
+	}
+	return nil
+}
+
+// nameConflict returns the conflict of c's name when err is nil or the
+// unique index's refusal (two writers that passed checkName together),
+// and err otherwise.
+func nameConflict(c *CustomIndicator, err error) error {
+	if err != nil && !database.IsUniqueViolation(err) {
+		return err
+	}
+	return fmt.Errorf("studies: %w", tradekit.Errorf(tradekit.ErrConflict,
+		"you already have a custom indicator named %s", tradekit.Quote(c.Name)))
+}
+
 // UpdateCustomIndicator applies p to the user's custom indicator id,
 // validates the result and saves it. Errors as [Store.CustomIndicator] and
-// [CustomIndicator.Validate].
+// [CustomIndicator.Validate], and [tradekit.ErrConflict] for a new name
+// another of the user's custom indicators has.
 func (s *Store) UpdateCustomIndicator(ctx context.Context, userID, id uuid.UUID, p CustomPatch, now time.Time) (CustomIndicator, error) {
 	c, err := s.CustomIndicator(ctx, userID, id)
 	if err != nil {
@@ -96,10 +127,15 @@ func (s *Store) UpdateCustomIndicator(ctx context.Context, userID, id uuid.UUID,
 	if err := c.Validate(); err != nil {
 		return CustomIndicator{}, err
 	}
+	if p.Name != nil {
+		if err := s.checkName(ctx, &c); err != nil {
+			return CustomIndicator{}, err
+		}
+	}
 	c.UpdatedAt = now.UTC()
 	_, err = s.db.NewUpdate().Model(&c).Column("name", "formula", "description", "updated_at").WherePK().Exec(ctx)
 	if err != nil {
-		return CustomIndicator{}, fmt.Errorf("studies: update custom indicator: %w", err)
+		return CustomIndicator{}, nameConflict(&c, fmt.Errorf("studies: update custom indicator: %w", err))
 	}
 	return c, nil
 }
@@ -114,7 +150,7 @@ func (s *Store) DeleteCustomIndicator(ctx context.Context, userID, id uuid.UUID,
 		return fmt.Errorf("studies: delete custom indicator: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("studies: no custom indicator %s: %w", id, tradekit.ErrNotFound)
+		return fmt.Errorf("studies: %w", tradekit.Errorf(tradekit.ErrNotFound, "custom indicator %s not found", id))
 	}
 	return nil
 }

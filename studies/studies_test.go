@@ -39,6 +39,10 @@ func TestParseSpec(t *testing.T) {
 		{"BB", `{"stdDev":0}`, Spec{}, "params"},
 		{"BB", `{"stdDev":11}`, Spec{}, "params"},
 		{"MACD", `{"slowPeriod":0}`, Spec{}, "params"},
+		// fastPeriod must stay below slowPeriod: at, just under, over.
+		{"MACD", `{"fastPeriod":25}`, Spec{Kind: MACD, Fast: 25, Slow: 26, Signal: 9}, ""},
+		{"MACD", `{"fastPeriod":26}`, Spec{}, "params"},
+		{"MACD", `{"fastPeriod":30,"slowPeriod":10}`, Spec{}, "params"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSpec(tt.kind, tt.params)
