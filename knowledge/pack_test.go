@@ -508,6 +508,18 @@ func TestEmbeddedPack(t *testing.T) {
 			t.Errorf("no roadmap item is %s", s)
 		}
 	}
+	// One thing is built at a time; the rest of what comes next is planned.
+	if n := statuses[knowledge.StatusInProgress]; n > 1 {
+		t.Errorf("%d roadmap items are in_progress, want at most 1", n)
+	}
+	// What the roadmap calls released must name what serves it; the server's
+	// TestRoadmapReleasedIsServed checks that each route answers and each
+	// package exists.
+	for _, it := range roadmap {
+		if it.Status == knowledge.StatusReleased && len(it.Routes) == 0 && len(it.Packages) == 0 {
+			t.Errorf("released item %q names no routes and no packages", it.Title)
+		}
+	}
 }
 
 func must[T any](v T, err error) T {
