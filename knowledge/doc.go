@@ -19,7 +19,7 @@
 //	blog/posts/*.md            title, slug, category, publishedAt; tags, featured, excerpt; body: Markdown
 //	glossary/categories/*.md   name, slug
 //	glossary/terms/*.md        term, slug, category; related; body: the definition
-//	roadmap/*.md               title, slug, status, category, votes, releasedAt | estimatedRelease; body: description
+//	roadmap/*.md               title, slug, status, category, votes, releasedAt | estimatedRelease; routes, packages; body: description
 //
 // Files at the top of the pack are ignored; unknown directories and non-.md
 // files are errors.
@@ -38,7 +38,9 @@
 //	The Wilder-smoothed average of the true range ...
 //
 // A value is the rest of the line after the first colon, trimmed; enclosing
-// double quotes are removed. Lists are "[a, b]" of slugs. Booleans are
+// double quotes are removed. Lists are "[a, b]" of slugs, except a roadmap
+// item's routes ("[GET /api/v1/roadmap]") and packages ("[indicators]"),
+// which name what serves it and are not part of its JSON. Booleans are
 // "true" or "false". Times are "2026-03-01" (midnight UTC) or RFC 3339
 // ("2026-03-01T09:00:00Z"). Slugs are lowercase letters and digits in
 // groups joined by single hyphens. content/FORMAT.md in this package has the
@@ -51,9 +53,9 @@
 // dates, an unknown category, a related term that does not exist, a
 // duplicate slug within a kind, a roadmap status outside planned,
 // in_progress and released, a released item without releasedAt or an
-// unreleased one without an estimatedRelease "YYYY-Qn". Each problem is a
-// [*ParseError] with the file and line; all of them wrap
-// [tradekit.ErrInvalid].
+// unreleased one without an estimatedRelease "YYYY-Qn", a malformed route or
+// package path. Each problem is a [*ParseError] with the file and line; all
+// of them wrap [tradekit.ErrInvalid].
 //
 // # Identifiers and order
 //

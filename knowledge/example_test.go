@@ -57,11 +57,11 @@ func ExampleParse() {
 
 func ExampleTimestamp() {
 	item := knowledge.RoadmapItem{
-		ID: "example", Title: "Trade guardrails", Status: knowledge.StatusReleased, Category: "platform",
-		ReleasedAt: knowledge.Timestamp{Time: time.Date(2026, 9, 8, 10, 0, 0, 0, time.UTC)}, Votes: 351,
+		ID: "example", Title: "Exchange trading-holiday calendars", Status: knowledge.StatusReleased, Category: "market_data",
+		ReleasedAt: knowledge.Timestamp{Time: time.Date(2026, 5, 5, 10, 0, 0, 0, time.UTC)}, Votes: 164,
 	}
 	enc := json.NewEncoder(os.Stdout)
 	_ = enc.Encode(item)
 	// Output:
-	// {"id":"example","title":"Trade guardrails","description":"","status":"released","category":"platform","releasedAt":"2026-09-08T10:00:00.000Z","votes":351}
+	// {"id":"example","title":"Exchange trading-holiday calendars","description":"","status":"released","category":"market_data","releasedAt":"2026-05-05T10:00:00.000Z","votes":164}
 }

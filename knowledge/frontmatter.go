@@ -37,6 +37,8 @@ var (
 	slugPattern         = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 	roadmapCatPattern   = regexp.MustCompile(`^[a-z0-9]+(?:_[a-z0-9]+)*$`)
 	quarterPattern      = regexp.MustCompile(`^[0-9]{4}-Q[1-4]$`)
+	routePattern        = regexp.MustCompile(`^(GET|POST|PUT|PATCH|DELETE) /[^\s,]*$`)
+	packagePattern      = regexp.MustCompile(`^[a-z0-9_]+(?:/[a-z0-9_]+)*$`)
 	frontMatterDelim    = "---"
 	dateOnlyLayout      = "2006-01-02"
 	maxFrontMatterLines = 200
@@ -169,6 +171,12 @@ func (d *document) slug(key string, required bool) string {
 
 // list reads "[a, b, c]" into a non-nil slice of slugs without duplicates.
 func (d *document) list(key string, required bool) []string {
+	return d.listOf(key, required, slugPattern, "a slug (lowercase letters, digits and single hyphens)")
+}
+
+// listOf reads "[a, b, c]" into a non-nil slice without duplicates whose
+// every item matches pattern; want describes a valid item in the error.
+func (d *document) listOf(key string, required bool, pattern *regexp.Regexp, want string) []string {
 	f := d.take(key, required)
 	if f == nil {
 		return []string{}
@@ -188,8 +196,8 @@ func (d *document) list(key string, required bool) []string {
 	for _, p := range parts {
 		p = strings.TrimSpace(p)
 		switch {
-		case !slugPattern.MatchString(p):
-			d.fail(f.line, "%s item %q is not a slug (lowercase letters, digits and single hyphens)", key, p)
+		case !pattern.MatchString(p):
+			d.fail(f.line, "%s item %q is not %s", key, p, want)
 		case seen[p]:
 			d.fail(f.line, "%s item %q repeated", key, p)
 		}

@@ -58,7 +58,7 @@ func smallPack() fstest.MapFS {
 		"glossary/terms/median.md":      file("---", "term: median", "slug: median", "category: stats", "related: [mean]", "---", "The middle value", "of a sorted sample."),
 		"glossary/terms/mean.md":        file("---", "term: Mean", "slug: mean", "category: stats", "related: [median]", "---", "The sum divided by", "the count.", "", "Second paragraph."),
 		"glossary/terms/mode.md":        file("---", "term: Mode", "slug: mode", "category: other", "---", "The most frequent value."),
-		"roadmap/alpha.md":              file("---", "title: Alpha", "slug: alpha", "status: released", "category: market_data", "releasedAt: 2026-05-05T10:00:00Z", "votes: 12", "---", "Shipped."),
+		"roadmap/alpha.md":              file("---", "title: Alpha", "slug: alpha", "status: released", "category: market_data", "releasedAt: 2026-05-05T10:00:00Z", "votes: 12", `routes: [GET /api/v1/market-data/assets, GET /api/v1/indicators/asset/:assetId?indicator=RSI&params={"period":14}]`, "packages: [marketdata, marketdata/calendar]", "---", "Shipped."),
 		"roadmap/beta.md":               file("---", "title: Beta", "slug: beta", "status: planned", "category: copy_trading", "estimatedRelease: 2027-Q2", "votes: 3", "---", "Later."),
 		"roadmap/gamma.md":              file("---", "title: Gamma", "slug: gamma", "status: in_progress", "category: platform", "estimatedRelease: 2026-Q4", "votes: 0", "---", "Now."),
 		"blog/posts/hello.md": file("---", "title: Hello: a first post", "slug: hello", "category: news",
@@ -154,6 +154,17 @@ func TestSmallPackValues(t *testing.T) {
 	if diff := cmp.Diff([]string{"Gamma", "Beta", "Alpha"}, order); diff != "" {
 		t.Errorf("Roadmap() order mismatch (-want +got):\n%s", diff)
 	}
+	alpha := p.Roadmap()[2]
+	wantRoutes := []string{"GET /api/v1/market-data/assets", `GET /api/v1/indicators/asset/:assetId?indicator=RSI&params={"period":14}`}
+	if diff := cmp.Diff(wantRoutes, alpha.Routes); diff != "" {
+		t.Errorf("alpha Routes mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"marketdata", "marketdata/calendar"}, alpha.Packages); diff != "" {
+		t.Errorf("alpha Packages mismatch (-want +got):\n%s", diff)
+	}
+	if beta := p.Roadmap()[1]; len(beta.Routes) != 0 || len(beta.Packages) != 0 {
+		t.Errorf("beta names routes %q and packages %q, want none", beta.Routes, beta.Packages)
+	}
 }
 
 func TestNotFound(t *testing.T) {
@@ -178,12 +189,17 @@ func TestReturnsCopies(t *testing.T) {
 	term, _ := p.Term("mean")
 	term.RelatedTerms[0] = "changed"
 	p.Roadmap()[0].Title = "changed"
+	p.Roadmap()[2].Routes[0] = "changed"
+	p.Roadmap()[2].Packages[0] = "changed"
 	p.BlogCategories()[0].PostCount = 99
 
 	post, _ = p.Post("hello")
 	term, _ = p.Term("mean")
 	if diff := cmp.Diff([]string{"intro", "platform"}, post.Tags); diff != "" {
 		t.Errorf("pack changed through a returned post (-want +got):\n%s", diff)
+	}
+	if alpha := p.Roadmap()[2]; alpha.Routes[0] != "GET /api/v1/market-data/assets" || alpha.Packages[0] != "marketdata" {
+		t.Errorf("pack changed through a returned roadmap item: %q, %q", alpha.Routes, alpha.Packages)
 	}
 	if term.RelatedTerms[0] != "median" || p.Roadmap()[0].Title != "Gamma" || p.BlogCategories()[0].PostCount != 0 {
 		t.Error("pack changed through a returned value")
@@ -490,6 +506,18 @@ func TestEmbeddedPack(t *testing.T) {
 	for _, s := range []knowledge.Status{knowledge.StatusPlanned, knowledge.StatusInProgress, knowledge.StatusReleased} {
 		if statuses[s] == 0 {
 			t.Errorf("no roadmap item is %s", s)
+		}
+	}
+	// One thing is built at a time; the rest of what comes next is planned.
+	if n := statuses[knowledge.StatusInProgress]; n > 1 {
+		t.Errorf("%d roadmap items are in_progress, want at most 1", n)
+	}
+	// What the roadmap calls released must name what serves it; the server's
+	// TestRoadmapReleasedIsServed checks that each route answers and each
+	// package exists.
+	for _, it := range roadmap {
+		if it.Status == knowledge.StatusReleased && len(it.Routes) == 0 && len(it.Packages) == 0 {
+			t.Errorf("released item %q names no routes and no packages", it.Title)
 		}
 	}
 }

@@ -19,6 +19,10 @@ const (
 // RoadmapItem is an entry of the public roadmap. Exactly one of
 // EstimatedRelease ("YYYY-Qn", unreleased items) and ReleasedAt (released
 // items) is set; the other is left out of the JSON.
+//
+// Routes and Packages name what delivers the item, so that a test can
+// check that a released item really is served; they are not part of the
+// API's JSON.
 type RoadmapItem struct {
 	ID               string    `json:"id"`
 	Title            string    `json:"title"`
@@ -28,6 +32,15 @@ type RoadmapItem struct {
 	EstimatedRelease string    `json:"estimatedRelease,omitempty"`
 	ReleasedAt       Timestamp `json:"releasedAt,omitzero"`
 	Votes            int       `json:"votes"`
+
+	// Routes are HTTP routes that serve the item, each "METHOD /path",
+	// optionally with a query, and with path parameters written as in the
+	// router ("GET /api/v1/market-data/assets/:id"). Empty when none.
+	Routes []string `json:"-"`
+	// Packages are Go packages of this module that provide the item, as
+	// paths from the module root ("indicators", "indicators/formula"), for
+	// what the library offers beyond the HTTP API. Empty when none.
+	Packages []string `json:"-"`
 }
 
 // roadmap reads roadmap/ and checks that the status and the date keys agree.
@@ -39,6 +52,8 @@ func (ps *parser) roadmap() {
 			Category:    d.str("category", true),
 			Votes:       d.integer("votes", true),
 			Description: unwrap(d.body),
+			Routes:      d.listOf("routes", false, routePattern, `a route "METHOD /path" (GET, POST, PUT, PATCH or DELETE; no blanks or commas)`),
+			Packages:    d.listOf("packages", false, packagePattern, "a package path from the module root such as indicators/formula"),
 		}
 		slug := d.slug("slug", true)
 		switch item.Status {
@@ -98,5 +113,10 @@ func compareRoadmap(a, b RoadmapItem) int {
 // Roadmap returns every roadmap item: in progress first, then planned (both
 // by estimated quarter, then most votes), then released (newest first).
 func (p *Pack) Roadmap() []RoadmapItem {
-	return slices.Clone(p.roadmap)
+	out := slices.Clone(p.roadmap)
+	for i := range out {
+		out[i].Routes = slices.Clone(out[i].Routes)
+		out[i].Packages = slices.Clone(out[i].Packages)
+	}
+	return out
 }

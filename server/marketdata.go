@@ -135,23 +135,34 @@ func newPriceJSON(p marketdata.Price) priceJSON {
 	}
 }
 
+// exchangeJSON is an Exchange as the API shows it. Country and MIC are null
+// where the venue has none (the CRYPTO venue has neither), never "".
 type exchangeJSON struct {
-	ID        string `json:"id"`
-	Symbol    string `json:"symbol"`
-	Name      string `json:"name"`
-	TimeZone  string `json:"timezone"`
-	Country   string `json:"country"`
-	Currency  string `json:"currency"`
-	MIC       string `json:"mic"`
-	OpenTime  string `json:"openTime"`
-	CloseTime string `json:"closeTime"`
+	ID        string  `json:"id"`
+	Symbol    string  `json:"symbol"`
+	Name      string  `json:"name"`
+	TimeZone  string  `json:"timezone"`
+	Country   *string `json:"country"`
+	Currency  string  `json:"currency"`
+	MIC       *string `json:"mic"`
+	OpenTime  string  `json:"openTime"`
+	CloseTime string  `json:"closeTime"`
 }
 
 func newExchangeJSON(e marketdata.Exchange) exchangeJSON {
 	return exchangeJSON{
-		ID: e.ID.String(), Symbol: e.Symbol, Name: e.Name, TimeZone: e.TimeZone, Country: e.Country,
-		Currency: e.Currency, MIC: e.MIC, OpenTime: e.OpenTime, CloseTime: e.CloseTime,
+		ID: e.ID.String(), Symbol: e.Symbol, Name: e.Name, TimeZone: e.TimeZone, Country: nullIfEmpty(e.Country),
+		Currency: e.Currency, MIC: nullIfEmpty(e.MIC), OpenTime: e.OpenTime, CloseTime: e.CloseTime,
 	}
+}
+
+// nullIfEmpty returns nil for "", so that an absent value is JSON null,
+// and a pointer to s otherwise.
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 type holidayJSON struct {

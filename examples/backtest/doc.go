@@ -3,10 +3,12 @@
 // and holding. It uses the library alone: no database, no server.
 //
 //	go run ./examples/backtest                                 # demo data, the first demo stock
-//	go run ./examples/backtest -symbol NVLT -entry 'crossover(ema(close, 20), ema(close, 50))' \
+//	go run ./examples/backtest -symbol QNTC -entry 'crossover(ema(close, 20), ema(close, 50))' \
 //	    -exit 'crossunder(ema(close, 20), ema(close, 50))'
 //	go run ./examples/backtest -csv prices.csv                 # your own daily bars
 //
+// -symbol takes any symbol of the demo set (QNTC is a NASDAQ stock of it;
+// after `tradekit seed`, GET /api/v1/market-data/assets lists them all).
 // The CSV is the one `tradekit import prices` reads: a header row and the
 // columns date, open, high, low, close and volume, in any order.
 //
