@@ -13,12 +13,28 @@ import (
 	"github.com/tradekit/tradekit/marketdata"
 )
 
-// importUsage lists the import subcommands.
-const importUsage = "import: give a kind: prices, industries, assets, indexes, constituents, profiles or fundamentals"
+// importKinds lists the kinds of import.
+const importKinds = "prices, industries, assets, indexes, constituents, profiles or fundamentals"
 
+// importUsage is the help of `tradekit import`.
+const importUsage = `usage: tradekit import <kind> [flags]
+
+kinds:
+  prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
+         daily OHLCV of one asset from CSV, creating the asset when unknown; re-imports update
+  industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--format csv|json] [--db DSN]
+         reference data from CSV or JSON (see marketdata/IMPORT.md)
+
+Each file is imported in one transaction: a bad record stops the import and nothing is written.
+Run 'tradekit import <kind> -h' for a kind's flags.`
+
+// importCmd runs `tradekit import`.
 func (e *env) importCmd(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New(importUsage)
+		return errors.New("import: give a kind: " + importKinds + " (see 'tradekit import -h')")
+	}
+	if isHelp(args[0]) {
+		return e.help(importUsage)
 	}
 	kind, rest := args[0], args[1:]
 	if kind == "prices" {
@@ -29,20 +45,24 @@ func (e *env) importCmd(ctx context.Context, args []string) error {
 			return e.importReference(ctx, k, rest)
 		}
 	}
-	return fmt.Errorf("import: unknown kind %q; %s", kind, strings.TrimPrefix(importUsage, "import: "))
+	return fmt.Errorf("import: unknown kind %q; give a kind: %s", kind, importKinds)
 }
 
 // importPrices runs `tradekit import prices`: one CSV file of daily bars
 // for one symbol, in one transaction.
 func (e *env) importPrices(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("import prices")
-	symbol := fs.String("symbol", "", "the asset's ticker symbol (required); the asset is created when unknown")
-	file := fs.String("file", "", "CSV file with a header row: date, open, high, low, close, volume (required)")
-	name := fs.String("name", "", "name of a new asset (default: the symbol)")
-	typ := fs.String("type", "stock", "type of a new asset: stock, etf, fx, crypto or commodity")
-	currency := fs.String("currency", "USD", "currency of a new asset")
-	exchange := fs.String("exchange", "", "exchange symbol of a new asset (default NYSE, CRYPTO for crypto)")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("import prices",
+		"--symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]",
+		"Import daily OHLCV of one asset from CSV, in one transaction, creating the asset when the symbol is\n"+
+			"unknown; dates already stored are updated. CSV: a header row naming date (YYYY-MM-DD), open, high,\n"+
+			"low, close and volume in any order and case; other columns are ignored.")
+	symbol := fs.String("symbol", "", "the asset's ticker symbol, `SYM`; the asset is created when unknown (required)")
+	file := fs.String("file", "", "the CSV file's `PATH` (required)")
+	name := fs.String("name", "", "`NAME` of a new asset (default: the symbol)")
+	typ := fs.String("type", "stock", "`TYPE` of a new asset: stock, etf, fx, crypto or commodity")
+	currency := fs.String("currency", "USD", "`CURRENCY` of a new asset")
+	exchange := fs.String("exchange", "", "exchange `SYMBOL` of a new asset (default NYSE, CRYPTO for crypto)")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*symbol) == "" || *file == "" {
@@ -93,10 +113,12 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 // importReference runs `tradekit import <kind> --file PATH`: CSV or JSON
 // reference data, in one transaction.
 func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind, args []string) error {
-	fs, dsn := e.flags("import " + string(kind))
-	file := fs.String("file", "", "CSV (header row) or JSON (array of objects; a .json name) file (required)")
-	format := fs.String("format", "", "csv or json (default: from the file name)")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("import "+string(kind), "--file PATH [--format csv|json] [--db DSN]",
+		"Import "+string(kind)+" from CSV or JSON, in one transaction; records with a known key are updated.\n"+
+			"The columns are listed in marketdata/IMPORT.md.")
+	file := fs.String("file", "", "`PATH` of a CSV file (header row) or a JSON file (array of objects; a .json name) (required)")
+	format := fs.String("format", "", "the file's `FORMAT`, csv or json (default: from the file name)")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	if *file == "" {

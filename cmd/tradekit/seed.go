@@ -15,8 +15,9 @@ import (
 // seed runs `tradekit seed`: load the demo data set. Loading it again
 // changes nothing.
 func (e *env) seed(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("seed")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("seed", "[--db DSN]",
+		"Load the deterministic demo data set; its prices are SYNTHETIC. Loading it again changes nothing.")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	db, err := e.open(ctx, *dsn)

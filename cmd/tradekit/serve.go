@@ -10,11 +10,13 @@ import (
 )
 
 func (e *env) serve(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("serve")
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on, HOST:PORT")
+	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--db DSN] [--no-seed] [--log-format text|json]",
+		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
+			"--no-seed), and serve the API until SIGINT or SIGTERM.")
+	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
-	if err := parse(fs, args); err != nil {
+	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	var h slog.Handler
