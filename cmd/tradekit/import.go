@@ -100,12 +100,9 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	if res.Created {
 		created = " (new asset)"
 	}
-	span := ""
-	if res.Rows > 0 {
-		span = fmt.Sprintf(" from %s to %s", res.From, res.To)
-	}
-	fmt.Fprintf(e.stdout, "imported %d rows for %s%s%s in %s\n", res.Rows, res.Asset.Symbol, created, span,
-		time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "imported %s for %s%s from %s to %s in %s\n", plural(res.Rows, "row", "rows"),
+		res.Asset.Symbol, created, res.From, res.To, time.Since(start).Round(time.Millisecond))
+	e.warnNonTradingDays(res)
 	e.buildProfilesAfterImport(ctx, db)
 	return nil
 }
@@ -150,6 +147,40 @@ func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind
 	if err != nil {
 		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
 	}
-	fmt.Fprintf(e.stdout, "imported %d %s records\n", n, kind)
+	fmt.Fprintf(e.stdout, "imported %s of %s\n", plural(n, "record", "records"), kind)
 	return nil
+}
+
+// maxListedDays is how many non-trading days the import warning lists.
+const maxListedDays = 5
+
+// warnNonTradingDays prints one warning line to stderr when the import
+// stored prices dated on days the asset's exchange does not trade.
+func (e *env) warnNonTradingDays(res marketdata.ImportResult) {
+	days := res.NonTradingDays
+	if len(days) == 0 {
+		return
+	}
+	cal, _ := res.Exchange.Calendar()
+	list := make([]string, 0, maxListedDays+1)
+	for _, d := range days[:min(len(days), maxListedDays)] {
+		why := d.Weekday().String()
+		if h, ok := cal.Holiday(d); ok {
+			why = h.Name
+		}
+		list = append(list, fmt.Sprintf("%s (%s)", d, why))
+	}
+	if len(days) > maxListedDays {
+		list = append(list, "…")
+	}
+	fmt.Fprintf(e.stderr, "tradekit: warning: %s dated on days %s does not trade, imported all the same: %s\n",
+		plural(len(days), "row is", "rows are"), res.Exchange.Symbol, strings.Join(list, ", "))
+}
+
+// plural returns n followed by one or many, as n asks: "1 row", "2 rows".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
