@@ -31,7 +31,7 @@ func writeFile(t *testing.T, name, content string) string {
 // storeOf opens dsn for checks and returns its market-data store.
 func storeOf(t *testing.T, dsn string) *marketdata.Store {
 	t.Helper()
-	db, err := database.Open(context.Background(), dsn)
+	db, err := database.Open(context.Background(), dsn, database.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

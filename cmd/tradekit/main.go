@@ -172,9 +172,16 @@ func (e *env) printHelp(fs *flagSet) {
 	io.WriteString(e.stdout, b.String())
 }
 
-// open opens and migrates the database.
+// open opens and migrates the database for a command's work, with no
+// socket timeout (see [database.Options]): seeding, imports and profile
+// builds run statements that take many seconds on a loaded machine.
 func (e *env) open(ctx context.Context, dsn string) (*bun.DB, error) {
-	db, err := database.Open(ctx, dsn)
+	return openWith(ctx, dsn, database.Options{})
+}
+
+// openWith opens the database with opts and migrates it.
+func openWith(ctx context.Context, dsn string, opts database.Options) (*bun.DB, error) {
+	db, err := database.Open(ctx, dsn, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +197,7 @@ func (e *env) migrate(ctx context.Context, args []string) error {
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, *dsn)
+	db, err := database.Open(ctx, *dsn, database.Options{})
 	if err != nil {
 		return err
 	}

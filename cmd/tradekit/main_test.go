@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -315,4 +317,36 @@ func call(t *testing.T, url, key string) (int, string) {
 	var buf bytes.Buffer
 	buf.ReadFrom(res.Body)
 	return res.StatusCode, fmt.Sprint(buf.String())
+}
+
+// TestBatchStatementOutlastsAPITimeout: the commands' database handle
+// lets one PostgreSQL statement run longer than the server's bound, as
+// the demo seed's INSERT … SELECT does on a loaded machine; the server's
+// handle keeps the bound.
+func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps longer than apiTimeout")
+	}
+	dsn := dbtest.PostgresDSN(t)
+	ctx := context.Background()
+	e := &env{getenv: func(string) string { return "" }, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	db, err := e.open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	long := (apiTimeout + time.Second).Seconds()
+	if _, err := db.ExecContext(ctx, "SELECT pg_sleep(?)", long); err != nil {
+		t.Errorf("a %gs statement on the commands' handle: %v", long, err)
+	}
+
+	api, err := openWith(ctx, dsn, database.Options{Timeout: apiTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	var ne net.Error
+	if _, err := api.ExecContext(ctx, "SELECT pg_sleep(?)", long); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("a %gs statement on the server's handle: error %v, want a timeout", long, err)
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"time"
 
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -35,15 +37,28 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		}
 	}
 
-	db, err := e.open(ctx, *dsn)
+	db, err := openWith(ctx, *dsn, database.Options{Timeout: apiTimeout})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	// The profile build writes for long: it gets a handle of its own,
+	// without the API's timeout.
+	build, err := database.Open(ctx, *dsn, database.Options{})
+	if err != nil {
+		return err
+	}
+	defer build.Close()
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	defer buildProfilesInBackground(ctx, db, log)() // stopped and waited for before db closes
+	defer buildProfilesInBackground(ctx, build, log)() // stopped and waited for before build closes
 	return server.New(server.Config{Logger: log}, db).Serve(ctx, l)
 }
+
+// apiTimeout bounds each wait of the server's PostgreSQL connections for a
+// statement's reply (see [database.Options]): API queries take
+// milliseconds, so a request fails within seconds when the database hangs
+// or the network drops, instead of holding its connection.
+const apiTimeout = 5 * time.Second
