@@ -178,3 +178,25 @@ func withParam(dsn, kv string) string {
 	}
 	return dsn + "?" + kv
 }
+
+// TestOpenBadPostgresDSN: a DSN pgdriver cannot parse is an error, not a
+// panic, and the error does not show the password.
+func TestOpenBadPostgresDSN(t *testing.T) {
+	tests := []struct{ name, dsn, want string }{
+		{"unknown sslmode", "postgres://u:secret@localhost/x?sslmode=bogus", "sslmode 'bogus' is not supported"},
+		{"bad host", "postgres://u:secret@local host:5432/x", `invalid character " " in host name`},
+		{"bad port", "postgresql://u:secret@localhost:99x/x", `invalid port`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := database.Open(context.Background(), tt.dsn, database.Options{})
+			if err == nil {
+				db.Close()
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %q, want one containing %q, without the password", err, tt.want)
+			}
+		})
+	}
+}

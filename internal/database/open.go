@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"runtime"
@@ -58,14 +59,11 @@ type Options struct {
 func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 	var db *bun.DB
 	if IsPostgres(dsn) {
-		sqldb := sql.OpenDB(pgdriver.NewConnector(
-			// pgdriver's own defaults are 10 s to read and 5 s to write; a
-			// zero turns each off. The DSN comes after, so that its
-			// parameters win.
-			pgdriver.WithReadTimeout(opts.Timeout),
-			pgdriver.WithWriteTimeout(opts.Timeout),
-			pgdriver.WithDSN(dsn),
-		))
+		c, err := pgConnector(dsn, opts)
+		if err != nil {
+			return nil, err
+		}
+		sqldb := sql.OpenDB(c)
 		// Each connection is a PostgreSQL backend process. More busy
 		// backends than the cores can run only queue on the scheduler:
 		// with 32 on 2 cores the loopback load test's p99 was 216 ms,
@@ -98,6 +96,32 @@ func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 		return nil, fmt.Errorf("database: %s: %w", redact(dsn), err)
 	}
 	return db, nil
+}
+
+// pgConnector returns pgdriver's connector for dsn and opts. pgdriver
+// panics on a DSN it cannot parse; pgConnector returns the reason as an
+// error instead, without the DSN, which may hold a password.
+func pgConnector(dsn string, opts Options) (c *pgdriver.Connector, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		reason := fmt.Sprint(r)
+		var ue *url.Error
+		if e, ok := r.(error); ok && errors.As(e, &ue) {
+			reason = ue.Err.Error() // without the URL
+		}
+		c, err = nil, fmt.Errorf("database: invalid PostgreSQL DSN: %s", reason)
+	}()
+	return pgdriver.NewConnector(
+		// pgdriver's own defaults are 10 s to read and 5 s to write; a
+		// zero turns each off. The DSN comes after, so that its
+		// parameters win.
+		pgdriver.WithReadTimeout(opts.Timeout),
+		pgdriver.WithWriteTimeout(opts.Timeout),
+		pgdriver.WithDSN(dsn),
+	), nil
 }
 
 // IsSQLite reports whether db is a SQLite database.
