@@ -332,8 +332,8 @@ func TestImportPricesNonTradingDays(t *testing.T) {
 }
 
 // TestSeed seeds twice through the CLI: the second run changes nothing;
-// and serve's seeding loads an empty database only, logging that the
-// prices are synthetic.
+// and serve's seeding loads an empty database only (that serve then warns
+// about synthetic prices is TestServeWarnsAboutDemoData's).
 func TestSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads the whole demo data set")
@@ -346,8 +346,8 @@ func TestSeed(t *testing.T) {
 		if err := e.seedIfEmpty(ctx, dsn, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), "SYNTHETIC") {
-			t.Errorf("serve's log does not say the prices are synthetic:\n%s", log.String())
+		if !strings.Contains(log.String(), "demo data loaded") {
+			t.Errorf("serve's log does not say it loaded the demo data:\n%s", log.String())
 		}
 		st := storeOf(t, dsn)
 		n, err := st.CountAssets(ctx)

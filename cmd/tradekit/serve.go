@@ -7,7 +7,11 @@ import (
 	"net"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -42,6 +46,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	if err := warnIfDemo(ctx, db, log); err != nil {
+		return err
+	}
 	// The profile build writes for long: it gets a handle of its own,
 	// without the API's timeout.
 	build, err := database.Open(ctx, *dsn, database.Options{})
@@ -62,3 +69,15 @@ func (e *env) serve(ctx context.Context, args []string) error {
 // milliseconds, so a request fails within seconds when the database hangs
 // or the network drops, instead of holding its connection.
 const apiTimeout = 5 * time.Second
+
+// warnIfDemo logs a warning when the database holds the demo data set:
+// on every start that serves it, not only the one that loaded it.
+func warnIfDemo(ctx context.Context, db *bun.DB, log *slog.Logger) error {
+	ok, err := demo.IsLoaded(ctx, marketdata.NewStore(db))
+	if err != nil || !ok {
+		return err
+	}
+	log.Warn("the database holds the demo data set: its prices are SYNTHETIC and describe no real security, " +
+		"its companies are fictional; import real data with 'tradekit import'")
+	return nil
+}
