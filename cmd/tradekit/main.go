@@ -20,7 +20,7 @@ import (
 const usage = `usage: tradekit <command> [flags]
 
 commands:
-  serve        serve the API (--addr, --db, --no-seed)
+  serve        serve the API (--addr, --db, --no-seed, --log-format)
   migrate      apply pending database migrations (--db)
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
@@ -28,7 +28,7 @@ commands:
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
   import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
                import daily OHLCV from CSV, creating the asset when unknown; re-imports update
-  import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--db DSN]
+  import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--format csv|json] [--db DSN]
                import reference data from CSV or JSON (see marketdata/IMPORT.md)
   profiles build [--all] [--shard I/N] [--workers N] [--db DSN]
                build the analytics profiles of the assets whose prices changed (--all: every asset)
