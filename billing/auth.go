@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,7 +94,7 @@ type Authenticator struct {
 	mu       sync.RWMutex
 	keys     map[string]cachedKey   // by key hash
 	unknown  negativeCache          // hashes known not to resolve
-	used     map[uuid.UUID]struct{} // keys used since the last touch
+	used     map[uuid.UUID]*lastUse // keys used since the last touch, and when
 	polledAt time.Time              // start of the last successful poll
 	failures failureCounts          // failed authentications this minute
 }
@@ -111,7 +112,7 @@ func NewAuthenticator(db bun.IDB, cfg AuthConfig) *Authenticator {
 		keys:     make(map[string]cachedKey),
 		unknown:  negativeCache{until: make(map[string]time.Time)},
 		failures: failureCounts{n: make(map[string]int)},
-		used:     make(map[uuid.UUID]struct{}),
+		used:     make(map[uuid.UUID]*lastUse),
 		polledAt: time.Now(),
 	}
 }
@@ -263,14 +264,16 @@ func (f *failureCounts) roll(now time.Time) {
 }
 
 // Revoke revokes the key with the given id and forgets it at once. The
-// error wraps [tradekit.ErrNotFound] when there is no such key.
+// error wraps [tradekit.ErrNotFound] when there is no such key, and
+// [tradekit.ErrConflict] when it was already revoked (it is forgotten all
+// the same); see [Store.RevokeKey].
 func (a *Authenticator) Revoke(ctx context.Context, id uuid.UUID) error {
 	k, err := NewStore(a.db).RevokeKey(ctx, id)
-	if err != nil {
+	if err != nil && !errors.Is(err, tradekit.ErrConflict) {
 		return err
 	}
 	a.forget(k.Hash)
-	return nil
+	return err
 }
 
 // Run keeps the cache fresh until ctx is done: it polls for revoked keys
@@ -321,28 +324,56 @@ func (a *Authenticator) forget(hash string) {
 	a.mu.Unlock()
 }
 
+// markUsed records that a request with the key id is accepted now: the
+// time [Authenticator.touch] writes as the key's last use.
 func (a *Authenticator) markUsed(id uuid.UUID) {
+	now := time.Now().UnixNano()
 	a.mu.RLock()
-	_, ok := a.used[id]
+	last, ok := a.used[id]
+	if ok {
+		// Under the read lock, so that touch cannot take the map away
+		// before the time is in.
+		last.record(now)
+	}
 	a.mu.RUnlock()
 	if ok {
 		return
 	}
 	a.mu.Lock()
-	a.used[id] = struct{}{}
+	if last, ok = a.used[id]; !ok {
+		last = new(lastUse)
+		a.used[id] = last
+	}
+	last.record(now)
 	a.mu.Unlock()
 }
 
-// touch writes the last-used time of the keys used since the last touch.
+// lastUse is the time of the last accepted request with a key, in Unix
+// nanoseconds; requests record it concurrently.
+type lastUse struct{ ns atomic.Int64 }
+
+// record stores t unless a later time is stored.
+func (u *lastUse) record(t int64) {
+	for {
+		old := u.ns.Load()
+		if old >= t || u.ns.CompareAndSwap(old, t) {
+			return
+		}
+	}
+}
+
+// touch writes the last-used time of the keys used since the last touch:
+// the time of each one's last accepted request, not the time of writing.
 func (a *Authenticator) touch(ctx context.Context) {
 	a.mu.Lock()
-	ids := make([]uuid.UUID, 0, len(a.used))
-	for id := range a.used {
-		ids = append(ids, id)
-	}
-	clear(a.used)
+	used := a.used
+	a.used = make(map[uuid.UUID]*lastUse, len(used))
 	a.mu.Unlock()
-	if err := NewStore(a.db).touchKeys(ctx, ids, time.Now().UTC()); err != nil {
+	times := make(map[uuid.UUID]time.Time, len(used))
+	for id, last := range used {
+		times[id] = time.Unix(0, last.ns.Load()).UTC()
+	}
+	if err := NewStore(a.db).touchKeys(ctx, times); err != nil {
 		a.cfg.Logger.Warn("billing: recording key use failed", "err", err)
 	}
 }

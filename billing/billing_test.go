@@ -132,6 +132,95 @@ func TestKeys(t *testing.T) {
 	})
 }
 
+// TestRevokeRevoked checks that revoking a revoked key is a conflict that
+// changes nothing and tells since when the key is revoked.
+func TestRevokeRevoked(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "twice@example.com", "free")
+		st := billing.NewStore(db)
+		k, _, err := st.CreateKey(ctx, u.ID, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := st.RevokeKey(ctx, k.ID)
+		if err != nil || first.RevokedAt == nil {
+			t.Fatalf("first RevokeKey = %+v, %v", first, err)
+		}
+		again, err := st.RevokeKey(ctx, k.ID)
+		if !errors.Is(err, tradekit.ErrConflict) {
+			t.Errorf("second RevokeKey error = %v, want ErrConflict", err)
+		}
+		if again.ID != k.ID || again.RevokedAt == nil || !again.RevokedAt.Equal(*first.RevokedAt) {
+			t.Errorf("second RevokeKey returned %+v, want the key revoked at %v", again, first.RevokedAt)
+		}
+		if err := billing.NewAuthenticator(db, billing.AuthConfig{}).Revoke(ctx, k.ID); !errors.Is(err, tradekit.ErrConflict) {
+			t.Errorf("Authenticator.Revoke of a revoked key: error = %v, want ErrConflict", err)
+		}
+		keys, _ := st.Keys(ctx, u.ID)
+		if len(keys) != 1 || keys[0].RevokedAt == nil || !keys[0].RevokedAt.Equal(*first.RevokedAt) {
+			t.Errorf("after revoking twice: %+v, want the first revocation time kept", keys)
+		}
+	})
+}
+
+// flush writes the last-used times a holds, as its Run does on return.
+func flush(a *billing.Authenticator) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a.Run(ctx)
+}
+
+// TestLastUsed checks that a key's last-used time is that of its last
+// accepted request, not that of the write that records it, and that an
+// instance writing an older time does not move it back.
+func TestLastUsed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		u := mustUser(t, db, "used@example.com", "free")
+		st := billing.NewStore(db)
+		k, full, err := st.CreateKey(ctx, u.ID, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lastUsed := func() time.Time {
+			t.Helper()
+			keys, err := st.Keys(ctx, u.ID)
+			if err != nil || len(keys) != 1 || keys[0].LastUsedAt == nil {
+				t.Fatalf("Keys = %+v, %v; want the key with a last-used time", keys, err)
+			}
+			return *keys[0].LastUsedAt
+		}
+		cfg := billing.AuthConfig{TouchInterval: time.Hour}
+		older, newer := billing.NewAuthenticator(db, cfg), billing.NewAuthenticator(db, cfg)
+
+		if _, err := older.Authenticate(ctx, full, ""); err != nil { // a miss: read from the database
+			t.Fatal(err)
+		}
+		before := time.Now()
+		for range 2 { // the second is a cache hit
+			if _, err := newer.Authenticate(ctx, full, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := time.Now()
+		time.Sleep(300 * time.Millisecond) // the writes come well after the requests
+		flush(newer)
+		if got := lastUsed(); got.Before(before.Truncate(time.Microsecond)) || got.After(after) {
+			t.Errorf("last used %v, want the time of the last request, between %v and %v",
+				got.UTC(), before.UTC(), after.UTC())
+		}
+		want := lastUsed()
+		flush(older) // holds an earlier request
+		if got := lastUsed(); !got.Equal(want) {
+			t.Errorf("an instance with an older request moved last used from %v to %v", want.UTC(), got.UTC())
+		}
+		if k.LastUsedAt != nil {
+			t.Errorf("a new key has last used %v", k.LastUsedAt)
+		}
+	})
+}
+
 // TestRevocationReachesOtherInstances revokes a key through one
 // Authenticator and checks that another, which had it cached, refuses it
 // after its next poll.

@@ -13,7 +13,8 @@
 // A key is the fixed prefix "tk_" followed by 40 base32 characters holding
 // 200 random bits. Only the SHA-256 hash of the whole key is stored, with a
 // short display prefix; the full key is shown once, when it is created.
-// Keys are revoked, never deleted, so their history stays.
+// Keys are revoked, never deleted, so their history stays; revoking a
+// revoked key is a conflict ([Store.RevokeKey]).
 //
 // [Authenticator] resolves a presented key to its owner and plan. It keeps
 // what it learned in memory, so that in steady state authentication makes no
@@ -26,6 +27,11 @@
 //     and stops trusting its cache if it could not ask for
 //     [AuthConfig.MaxStaleness] (5 s);
 //   - a plan change reaches a cached key within [AuthConfig.TTL] (60 s).
+//
+// It also notes when each key was last used: the time of the last request
+// it accepted with the key, written to the database every
+// [AuthConfig.TouchInterval] (30 s) and when [Authenticator.Run] returns.
+// A later time already stored, such as another instance's, is kept.
 //
 // # Rate limits
 //

@@ -114,24 +114,36 @@ func (s *Store) Keys(ctx context.Context, userID uuid.UUID) ([]APIKey, error) {
 	return keys, nil
 }
 
-// RevokeKey revokes the key with the given id and returns it. Revoking a
-// revoked key changes nothing. The error wraps [tradekit.ErrNotFound] when
-// there is no such key.
+// RevokeKey revokes the key with the given id and returns it. The error
+// wraps [tradekit.ErrNotFound] when there is no such key, and
+// [tradekit.ErrConflict] when the key is already revoked: then nothing
+// changes, and the key is returned with the error, its RevokedAt telling
+// since when.
 func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
 	var k APIKey
 	if err := s.db.NewSelect().Model(&k).Where("id = ?", id).Scan(ctx); err != nil {
 		return APIKey{}, notFound(err, "key %s", id)
 	}
-	if k.RevokedAt != nil {
-		return k, nil
+	already := func() (APIKey, error) {
+		return k, fmt.Errorf("billing: key %s is already revoked: %w", id, tradekit.ErrConflict)
 	}
-	now := time.Now().UTC()
-	_, err := s.db.NewUpdate().Model((*APIKey)(nil)).
+	if k.RevokedAt != nil {
+		return already()
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond) // as both databases store it
+	res, err := s.db.NewUpdate().Model((*APIKey)(nil)).
 		Set("revoked_at = ?", now).
 		Where("id = ? AND revoked_at IS NULL", id).
 		Exec(ctx)
 	if err != nil {
 		return APIKey{}, fmt.Errorf("billing: revoke key %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		// Revoked by someone else since the read.
+		if err := s.db.NewSelect().Model(&k).Where("id = ?", id).Scan(ctx); err != nil {
+			return APIKey{}, notFound(err, "key %s", id)
+		}
+		return already()
 	}
 	k.RevokedAt = &now
 	return k, nil
@@ -175,15 +187,25 @@ func (s *Store) revokedSince(ctx context.Context, t time.Time) ([]string, error)
 	return hashes, nil
 }
 
-// touchKeys records that the keys were used at t.
-func (s *Store) touchKeys(ctx context.Context, ids []uuid.UUID, t time.Time) error {
-	if len(ids) == 0 {
+// touchKeys records that each key of times was last used at its time. A
+// key keeps a later time already stored, such as one written by another
+// server instance.
+func (s *Store) touchKeys(ctx context.Context, times map[uuid.UUID]time.Time) error {
+	if len(times) == 0 {
 		return nil
 	}
-	_, err := s.db.NewUpdate().Model((*APIKey)(nil)).
-		Set("last_used_at = ?", t).
-		Where("id IN (?)", bun.In(ids)).
-		Exec(ctx)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for id, t := range times {
+			_, err := tx.NewUpdate().Model((*APIKey)(nil)).
+				Set("last_used_at = ?", t).
+				Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, t).
+				Exec(ctx)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("billing: touch keys: %w", err)
 	}

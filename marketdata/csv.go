@@ -17,6 +17,7 @@ import (
 //
 // The first bad line stops the reading: the error is a *[ParseError]
 // naming the line (the header is line 1), and wraps [tradekit.ErrInvalid].
+// A file with no bar after the header is an error too (with no line).
 // The bars come back in file order, without ids or asset.
 func ReadPricesCSV(r io.Reader) ([]Price, error) {
 	recs, err := readRecords(r, CSV, "date", "open", "high", "low", "close", "volume")
@@ -42,8 +43,8 @@ func ReadPricesCSV(r io.Reader) ([]Price, error) {
 func parseBar(rec record) (Price, error) {
 	var p Price
 	var err error
-	if p.Date, err = calendar.ParseDate(rec.get("date")); err != nil {
-		return Price{}, rec.errorf("date %q: want YYYY-MM-DD", rec.get("date"))
+	if p.Date, err = parseDate(rec, "date"); err != nil {
+		return Price{}, err
 	}
 	for _, f := range []struct {
 		key string
@@ -66,6 +67,38 @@ func parseBar(rec record) (Price, error) {
 		return Price{}, rec.errorf("%s", trimPrefix(err))
 	}
 	return p, nil
+}
+
+// parseDate parses the date field key of rec, YYYY-MM-DD. The error tells
+// a field of another form from a date that does not exist, such as
+// 2024-02-30.
+func parseDate(rec record, key string) (calendar.Date, error) {
+	s := rec.get(key)
+	d, err := calendar.ParseDate(s)
+	if err == nil {
+		return d, nil
+	}
+	if isDateShaped(s) {
+		return calendar.Date{}, rec.errorf("%s %q: no such date", key, s)
+	}
+	return calendar.Date{}, rec.errorf("%s %q: want YYYY-MM-DD", key, s)
+}
+
+// isDateShaped reports whether s has the form NNNN-NN-NN, N a digit.
+func isDateShaped(s string) bool {
+	if len(s) != 10 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i == 4 || i == 7 {
+			if s[i] != '-' {
+				return false
+			}
+		} else if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseDecimal parses the decimal field key of rec.

@@ -36,22 +36,34 @@ type PriceImport struct {
 type ImportResult struct {
 	// Asset is the asset the prices belong to.
 	Asset Asset
+	// Exchange is the asset's exchange.
+	Exchange Exchange
 	// Created is true when the import created the asset.
 	Created bool
 	// Rows is the number of records written (inserted or updated).
 	Rows int
 	// From and To are the first and last dates imported.
 	From, To calendar.Date
+	// NonTradingDays lists, in date order, the imported dates on which the
+	// exchange holds no session by its calendar: weekends and holidays
+	// ([calendar.Calendar.IsTradingDay]). Their prices are stored all the
+	// same, but such dates are often a sign of a wrong symbol, exchange or
+	// date column. It is empty when the asset has no exchange or the
+	// exchange no calendar.
+	NonTradingDays []calendar.Date
 }
 
 // ImportPrices stores bars (as [ReadPricesCSV] returns them) as the daily
 // prices of the asset spec names, creating the asset when its symbol is
 // unknown. Dates already stored are updated, never duplicated. Run it on
 // a Store built on a transaction to import all or nothing. The error wraps
-// [tradekit.ErrInvalid] for a bad spec or a bar that fails
-// [Price.Validate].
+// [tradekit.ErrInvalid] for a bad spec, for no bars at all (then no asset
+// is created) or for a bar that fails [Price.Validate].
 func ImportPrices(ctx context.Context, st *Store, spec PriceImport, bars []Price) (ImportResult, error) {
 	var res ImportResult
+	if len(bars) == 0 {
+		return res, fmt.Errorf("marketdata: no prices to import for %q: %w", spec.Symbol, tradekit.ErrInvalid)
+	}
 	a, err := st.AssetBySymbol(ctx, spec.Symbol)
 	switch {
 	case errors.Is(err, tradekit.ErrNotFound):
@@ -80,6 +92,18 @@ func ImportPrices(ctx context.Context, st *Store, spec PriceImport, bars []Price
 		return res, err
 	}
 	res.Rows = len(bars)
+	res.Exchange, err = st.Exchange(ctx, a.ExchangeID)
+	if err != nil && !errors.Is(err, tradekit.ErrNotFound) {
+		return res, err
+	}
+	if cal, ok := res.Exchange.Calendar(); ok { // none without an exchange
+		for _, b := range bars {
+			if !cal.IsTradingDay(b.Date) {
+				res.NonTradingDays = append(res.NonTradingDays, b.Date)
+			}
+		}
+		slices.SortFunc(res.NonTradingDays, calendar.Date.Compare)
+	}
 	return res, nil
 }
 
@@ -147,7 +171,7 @@ func ReferenceKinds() []ReferenceKind {
 
 // ImportReference loads reference data of the given kind from r (CSV with
 // a header row, or a JSON array of objects) and returns the number of
-// records stored. Existing rows with the same natural key (symbol; level
+// records stored; a file with no records is a *[ParseError]. Existing rows with the same natural key (symbol; level
 // and name; index, asset and start date) are updated. The first bad
 // record stops the import with a *[ParseError] naming its line; run it on
 // a Store built on a transaction so that nothing is written then.
@@ -245,12 +269,12 @@ func importRecord(ctx context.Context, st *Store, kind ReferenceKind, rec record
 			return rec.errorf("asset %q: unknown (import assets first)", rec.get("symbol"))
 		}
 		c := Constituent{IndexID: x.ID, AssetID: a.ID}
-		if c.From, err = calendar.ParseDate(rec.get("from")); err != nil {
-			return rec.errorf("from %q: want YYYY-MM-DD", rec.get("from"))
+		if c.From, err = parseDate(rec, "from"); err != nil {
+			return err
 		}
-		if to := rec.get("to"); to != "" {
-			if c.To, err = calendar.ParseDate(to); err != nil {
-				return rec.errorf("to %q: want YYYY-MM-DD", to)
+		if rec.get("to") != "" {
+			if c.To, err = parseDate(rec, "to"); err != nil {
+				return err
 			}
 			if !c.To.After(c.From) {
 				return rec.errorf("to %s must be after from %s", c.To, c.From)
@@ -286,6 +310,9 @@ func importRecord(ctx context.Context, st *Store, kind ReferenceKind, rec record
 		u := rec.get("updatedat")
 		if f.UpdatedAt, err = time.Parse(time.RFC3339, u); err != nil {
 			if f.UpdatedAt, err = time.Parse("2006-01-02", u); err != nil {
+				if isDateShaped(u) {
+					return rec.errorf("updatedAt %q: no such date", u)
+				}
 				return rec.errorf("updatedAt %q: want YYYY-MM-DD or an RFC 3339 time", u)
 			}
 		}

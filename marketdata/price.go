@@ -27,13 +27,21 @@ type Price struct {
 //
 //	high >= max(open, close, low)  and  low <= min(open, close)
 //
-// and a volume of zero or more. The error wraps [tradekit.ErrInvalid].
+// and a volume of zero or more. The error names the first column at fault
+// and wraps [tradekit.ErrInvalid].
 func (p Price) Validate() error {
-	switch {
-	case !p.Date.IsValid():
+	if !p.Date.IsValid() {
 		return fmt.Errorf("marketdata: invalid date %v: %w", p.Date, tradekit.ErrInvalid)
-	case !p.Open.IsPositive() || !p.High.IsPositive() || !p.Low.IsPositive() || !p.Close.IsPositive():
-		return fmt.Errorf("marketdata: %s: prices must be positive: %w", p.Date, tradekit.ErrInvalid)
+	}
+	for _, c := range [...]struct {
+		name string
+		v    decimal.Decimal
+	}{{"open", p.Open}, {"high", p.High}, {"low", p.Low}, {"close", p.Close}} {
+		if !c.v.IsPositive() {
+			return fmt.Errorf("marketdata: %s: %s %s: prices must be positive: %w", p.Date, c.name, c.v, tradekit.ErrInvalid)
+		}
+	}
+	switch {
 	case p.High.LessThan(p.Open) || p.High.LessThan(p.Close):
 		return fmt.Errorf("marketdata: %s: high %s is below open %s or close %s: %w", p.Date, p.High, p.Open, p.Close, tradekit.ErrInvalid)
 	case p.Low.GreaterThan(p.Open) || p.Low.GreaterThan(p.Close):

@@ -89,7 +89,8 @@ func columnKey(name string) string {
 
 // readRecords reads every record of r: a CSV file with a header row, or a
 // JSON array of objects. required lists the column keys that must be
-// present.
+// present. A file without records is an error: an import of nothing is
+// most likely a mistake, such as an export that failed.
 func readRecords(r io.Reader, f Format, required ...string) ([]record, error) {
 	if f == JSON {
 		return readJSONRecords(r, required)
@@ -119,6 +120,9 @@ func readRecords(r io.Reader, f Format, required ...string) ([]record, error) {
 	for {
 		row, err := cr.Read()
 		if errors.Is(err, io.EOF) {
+			if len(out) == 0 {
+				return nil, &ParseError{Msg: "no rows after the header row"}
+			}
 			return out, nil
 		}
 		if err != nil {
@@ -153,6 +157,9 @@ func readJSONRecords(r io.Reader, required []string) ([]record, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, &ParseError{Msg: "want a JSON array of objects: " + err.Error()}
+	}
+	if len(raw) == 0 {
+		return nil, &ParseError{Msg: "no records in the JSON array"}
 	}
 	out := make([]record, len(raw))
 	for i, obj := range raw {

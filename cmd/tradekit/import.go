@@ -13,12 +13,28 @@ import (
 	"github.com/tradekit/tradekit/marketdata"
 )
 
-// importUsage lists the import subcommands.
-const importUsage = "import: give a kind: prices, industries, assets, indexes, constituents, profiles or fundamentals"
+// importKinds lists the kinds of import.
+const importKinds = "prices, industries, assets, indexes, constituents, profiles or fundamentals"
 
+// importUsage is the help of `tradekit import`.
+const importUsage = `usage: tradekit import <kind> [flags]
+
+kinds:
+  prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
+         daily OHLCV of one asset from CSV, creating the asset when unknown; re-imports update
+  industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--format csv|json] [--db DSN]
+         reference data from CSV or JSON (see marketdata/IMPORT.md)
+
+Each file is imported in one transaction: a bad record stops the import and nothing is written.
+Run 'tradekit import <kind> -h' for a kind's flags.`
+
+// importCmd runs `tradekit import`.
 func (e *env) importCmd(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New(importUsage)
+		return errors.New("import: give a kind: " + importKinds + " (see 'tradekit import -h')")
+	}
+	if isHelp(args[0]) {
+		return e.help(importUsage)
 	}
 	kind, rest := args[0], args[1:]
 	if kind == "prices" {
@@ -29,20 +45,24 @@ func (e *env) importCmd(ctx context.Context, args []string) error {
 			return e.importReference(ctx, k, rest)
 		}
 	}
-	return fmt.Errorf("import: unknown kind %q; %s", kind, strings.TrimPrefix(importUsage, "import: "))
+	return fmt.Errorf("import: unknown kind %q; give a kind: %s", kind, importKinds)
 }
 
 // importPrices runs `tradekit import prices`: one CSV file of daily bars
 // for one symbol, in one transaction.
 func (e *env) importPrices(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("import prices")
-	symbol := fs.String("symbol", "", "the asset's ticker symbol (required); the asset is created when unknown")
-	file := fs.String("file", "", "CSV file with a header row: date, open, high, low, close, volume (required)")
-	name := fs.String("name", "", "name of a new asset (default: the symbol)")
-	typ := fs.String("type", "stock", "type of a new asset: stock, etf, fx, crypto or commodity")
-	currency := fs.String("currency", "USD", "currency of a new asset")
-	exchange := fs.String("exchange", "", "exchange symbol of a new asset (default NYSE, CRYPTO for crypto)")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("import prices",
+		"--symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]",
+		"Import daily OHLCV of one asset from CSV, in one transaction, creating the asset when the symbol is\n"+
+			"unknown; dates already stored are updated. CSV: a header row naming date (YYYY-MM-DD), open, high,\n"+
+			"low, close and volume in any order and case; other columns are ignored.")
+	symbol := fs.String("symbol", "", "the asset's ticker symbol, `SYM`; the asset is created when unknown (required)")
+	file := fs.String("file", "", "the CSV file's `PATH` (required)")
+	name := fs.String("name", "", "`NAME` of a new asset (default: the symbol)")
+	typ := fs.String("type", "stock", "`TYPE` of a new asset: stock, etf, fx, crypto or commodity")
+	currency := fs.String("currency", "USD", "`CURRENCY` of a new asset")
+	exchange := fs.String("exchange", "", "exchange `SYMBOL` of a new asset (default NYSE, CRYPTO for crypto)")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	if strings.TrimSpace(*symbol) == "" || *file == "" {
@@ -80,12 +100,9 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	if res.Created {
 		created = " (new asset)"
 	}
-	span := ""
-	if res.Rows > 0 {
-		span = fmt.Sprintf(" from %s to %s", res.From, res.To)
-	}
-	fmt.Fprintf(e.stdout, "imported %d rows for %s%s%s in %s\n", res.Rows, res.Asset.Symbol, created, span,
-		time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "imported %s for %s%s from %s to %s in %s\n", plural(res.Rows, "row", "rows"),
+		res.Asset.Symbol, created, res.From, res.To, time.Since(start).Round(time.Millisecond))
+	e.warnNonTradingDays(res)
 	e.buildProfilesAfterImport(ctx, db)
 	return nil
 }
@@ -93,10 +110,12 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 // importReference runs `tradekit import <kind> --file PATH`: CSV or JSON
 // reference data, in one transaction.
 func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind, args []string) error {
-	fs, dsn := e.flags("import " + string(kind))
-	file := fs.String("file", "", "CSV (header row) or JSON (array of objects; a .json name) file (required)")
-	format := fs.String("format", "", "csv or json (default: from the file name)")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("import "+string(kind), "--file PATH [--format csv|json] [--db DSN]",
+		"Import "+string(kind)+" from CSV or JSON, in one transaction; records with a known key are updated.\n"+
+			"The columns are listed in marketdata/IMPORT.md.")
+	file := fs.String("file", "", "`PATH` of a CSV file (header row) or a JSON file (array of objects; a .json name) (required)")
+	format := fs.String("format", "", "the file's `FORMAT`, csv or json (default: from the file name)")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	if *file == "" {
@@ -128,6 +147,40 @@ func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind
 	if err != nil {
 		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
 	}
-	fmt.Fprintf(e.stdout, "imported %d %s records\n", n, kind)
+	fmt.Fprintf(e.stdout, "imported %s of %s\n", plural(n, "record", "records"), kind)
 	return nil
+}
+
+// maxListedDays is how many non-trading days the import warning lists.
+const maxListedDays = 5
+
+// warnNonTradingDays prints one warning line to stderr when the import
+// stored prices dated on days the asset's exchange does not trade.
+func (e *env) warnNonTradingDays(res marketdata.ImportResult) {
+	days := res.NonTradingDays
+	if len(days) == 0 {
+		return
+	}
+	cal, _ := res.Exchange.Calendar()
+	list := make([]string, 0, maxListedDays+1)
+	for _, d := range days[:min(len(days), maxListedDays)] {
+		why := d.Weekday().String()
+		if h, ok := cal.Holiday(d); ok {
+			why = h.Name
+		}
+		list = append(list, fmt.Sprintf("%s (%s)", d, why))
+	}
+	if len(days) > maxListedDays {
+		list = append(list, "…")
+	}
+	fmt.Fprintf(e.stderr, "tradekit: warning: %s dated on days %s does not trade, imported all the same: %s\n",
+		plural(len(days), "row is", "rows are"), res.Exchange.Symbol, strings.Join(list, ", "))
+}
+
+// plural returns n followed by one or many, as n asks: "1 row", "2 rows".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

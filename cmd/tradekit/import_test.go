@@ -31,7 +31,7 @@ func writeFile(t *testing.T, name, content string) string {
 // storeOf opens dsn for checks and returns its market-data store.
 func storeOf(t *testing.T, dsn string) *marketdata.Store {
 	t.Helper()
-	db, err := database.Open(context.Background(), dsn)
+	db, err := database.Open(context.Background(), dsn, database.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestImportPrices(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !strings.HasPrefix(out, "imported "+itoa(len(tt.want))+" rows for "+sym+" (new asset)") {
+				if !strings.HasPrefix(out, "imported "+plural(len(tt.want), "row", "rows")+" for "+sym+" (new asset)") {
 					t.Errorf("summary %q", out)
 				}
 				if diff := cmp.Diff(tt.want, bars(t, st, sym)); diff != "" {
@@ -112,22 +112,24 @@ func TestImportPrices(t *testing.T) {
 	})
 }
 
-func itoa(n int) string { return decimal.NewFromInt(int64(n)).String() }
-
 func TestImportPricesBadRow(t *testing.T) {
 	head := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10,100\n"
 	tests := []struct{ name, csv, wantMsg string }{
 		{"high below close", head + "2024-01-03,10,10.5,9,11,100\n", "line 3: "},
 		{"low above open", head + "2024-01-03,10,12,10.5,11,100\n", "line 3: "},
 		{"negative volume", head + "2024-01-03,10,12,9,11,-1\n", "line 3: "},
-		{"zero price", head + "2024-01-03,0,12,0,11,1\n", "line 3: "},
-		{"bad date", head + "2024-01-03,10,12,9,11,1\n03/01/2024,10,12,9,11,1\n", "line 4: "},
+		{"zero price", head + "2024-01-03,0,12,0,11,1\n", "line 3: 2024-01-03: open 0: prices must be positive"},
+		{"zero low", head + "2024-01-03,10,12,0,11,1\n", "line 3: 2024-01-03: low 0: prices must be positive"},
+		{"bad date", head + "2024-01-03,10,12,9,11,1\n03/01/2024,10,12,9,11,1\n", `line 4: date "03/01/2024": want YYYY-MM-DD`},
+		{"impossible date", head + "2024-02-30,10,12,9,11,1\n", `line 3: date "2024-02-30": no such date`},
 		{"not a number", head + "2024-01-03,10,12,nine,11,1\n", "line 3: low"},
 		{"null row", head + "2024-01-03,null,null,null,null,null\n", "line 3: "},
 		{"duplicate date", head + "2024-01-02,10,12,9,11,1\n", "line 3: date 2024-01-02 repeats line 2"},
 		{"missing field", head + "2024-01-03,10,12,9,11\n", "line 3: "},
 		{"missing column", "date,open,high,low,close\n2024-01-02,1,1,1,1\n", "line 1: header has no \"volume\" column"},
 		{"empty file", "", "line 1: empty file"},
+		{"header only", "date,open,high,low,close,volume\n", "p.csv: no rows after the header row"},
+		{"header and blank lines", "Date,Open,High,Low,Close,Adj Close,Volume\r\n\r\n\r\n", "no rows after the header row"},
 	}
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
@@ -234,6 +236,28 @@ func TestImportReference(t *testing.T) {
 			t.Errorf("XYZ %+v", xyz)
 		}
 
+		// One record: the summary says so.
+		out, err := cli(t, env, "import", "indexes", "--file", writeFile(t, "one.csv", "symbol,name\nTK1,One\n"))
+		if err != nil || out != "imported 1 record of indexes\n" {
+			t.Errorf("one index: %v, summary %q", err, out)
+		}
+
+		// A file with no records is an error, of every kind.
+		for _, f := range files {
+			for name, content := range map[string]string{
+				"empty.csv":  strings.SplitAfter(f.content, "\n")[0],
+				"empty.json": "[]",
+			} {
+				if strings.HasSuffix(f.name, ".json") && name == "empty.csv" {
+					continue // the JSON files have no header row
+				}
+				_, err := cli(t, env, "import", f.kind, "--file", writeFile(t, name, content))
+				if err == nil || !strings.Contains(err.Error(), "nothing imported: no r") {
+					t.Errorf("import %s of %s %q: error %v, want no rows or records", f.kind, name, content, err)
+				}
+			}
+		}
+
 		// A bad record names its line and writes nothing.
 		_, err = cli(t, env, "import", "assets", "--file", writeFile(t, "a.csv",
 			"symbol,name,type,exchange,currency\nNEW1,New One,stock,NYSE,USD\nNEW2,New Two,stock,MOON,USD\n"))
@@ -250,9 +274,66 @@ func TestImportReference(t *testing.T) {
 	})
 }
 
+// TestImportPricesNonTradingDays: rows dated on days the asset's exchange
+// does not trade are imported, with one warning line on stderr that
+// counts them and lists the first few; an exchange that trades every day
+// gives no warning.
+func TestImportPricesNonTradingDays(t *testing.T) {
+	head := "date,open,high,low,close,volume\n"
+	row := func(d string) string { return d + ",10,11,9,10,100\n" }
+	tests := []struct {
+		name  string
+		args  []string
+		csv   string
+		want  string // the warning line; "" for none
+		wantN int
+	}{
+		{"NYSE weekend and holiday", []string{"--symbol", "WKND"},
+			head + row("2024-01-02") + row("2024-01-06") + row("2024-12-25") + row("2024-01-07"),
+			"tradekit: warning: 3 rows are dated on days NYSE does not trade, imported all the same: " +
+				"2024-01-06 (Saturday), 2024-01-07 (Sunday), 2024-12-25 (Christmas Day)\n", 4},
+		{"one row", []string{"--symbol", "ONE", "--exchange", "LSE"}, head + row("2024-12-26"),
+			"tradekit: warning: 1 row is dated on days LSE does not trade, imported all the same: 2024-12-26 (Boxing Day)\n", 1},
+		{"more than five", []string{"--symbol", "MANY"},
+			head + row("2024-01-06") + row("2024-01-07") + row("2024-01-13") + row("2024-01-14") + row("2024-01-20") + row("2024-01-21") + row("2024-01-22"),
+			"tradekit: warning: 6 rows are dated on days NYSE does not trade, imported all the same: " +
+				"2024-01-06 (Saturday), 2024-01-07 (Sunday), 2024-01-13 (Saturday), 2024-01-14 (Sunday), 2024-01-20 (Saturday), …\n", 7},
+		{"trading days only", []string{"--symbol", "WEEK"}, head + row("2024-01-02") + row("2024-01-03"), "", 2},
+		{"crypto trades every day", []string{"--symbol", "COIN", "--type", "crypto"}, head + row("2024-01-06") + row("2024-12-25"), "", 2},
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		st := storeOf(t, dsn)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				args := append([]string{"import", "prices", "--file", writeFile(t, "p.csv", tt.csv)}, tt.args...)
+				stdout, stderr, err := cli2(t, env, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				warnings := ""
+				for _, line := range strings.SplitAfter(stderr, "\n") {
+					if strings.Contains(line, "warning") {
+						warnings += line
+					}
+				}
+				if warnings != tt.want {
+					t.Errorf("warnings on stderr:\n%q\nwant\n%q", warnings, tt.want)
+				}
+				if !strings.HasPrefix(stdout, "imported "+plural(tt.wantN, "row", "rows")+" for ") {
+					t.Errorf("summary %q", stdout)
+				}
+				if got := bars(t, st, tt.args[1]); len(got) != tt.wantN {
+					t.Errorf("%d rows stored, want %d", len(got), tt.wantN)
+				}
+			})
+		}
+	})
+}
+
 // TestSeed seeds twice through the CLI: the second run changes nothing;
-// and serve's seeding loads an empty database only, logging that the
-// prices are synthetic.
+// and serve's seeding loads an empty database only (that serve then warns
+// about synthetic prices is TestServeWarnsAboutDemoData's).
 func TestSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads the whole demo data set")
@@ -265,8 +346,8 @@ func TestSeed(t *testing.T) {
 		if err := e.seedIfEmpty(ctx, dsn, slog.New(slog.NewTextHandler(&log, nil))); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(log.String(), "SYNTHETIC") {
-			t.Errorf("serve's log does not say the prices are synthetic:\n%s", log.String())
+		if !strings.Contains(log.String(), "demo data loaded") {
+			t.Errorf("serve's log does not say it loaded the demo data:\n%s", log.String())
 		}
 		st := storeOf(t, dsn)
 		n, err := st.CountAssets(ctx)

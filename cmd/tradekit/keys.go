@@ -15,9 +15,23 @@ import (
 	"github.com/tradekit/tradekit/billing"
 )
 
+// keysUsage is the help of `tradekit keys`.
+const keysUsage = `usage: tradekit keys <subcommand> [flags]
+
+subcommands:
+  create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
+  list    list a user's API keys: prefix, name, created, last used, status (--email, --db)
+  delete  revoke an API key (--id, --db)
+
+Run 'tradekit keys <subcommand> -h' for a subcommand's flags.`
+
+// keys runs `tradekit keys`.
 func (e *env) keys(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("keys: give a subcommand: create, list or delete")
+		return errors.New("keys: give a subcommand: create, list or delete (see 'tradekit keys -h')")
+	}
+	if isHelp(args[0]) {
+		return e.help(keysUsage)
 	}
 	switch sub, rest := args[0], args[1:]; sub {
 	case "create":
@@ -31,13 +45,16 @@ func (e *env) keys(ctx context.Context, args []string) error {
 	}
 }
 
+// keysCreate runs `tradekit keys create`.
 func (e *env) keysCreate(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("keys create")
-	email := fs.String("email", "", "the user's email; the user is created when unknown")
-	name := fs.String("name", "", "a name for the key, e.g. the environment it serves")
-	plan := fs.String("plan", "", "the user's plan slug (default free for a new user)")
+	fs, dsn := e.flags("keys create", "--email EMAIL --name NAME [--plan SLUG] [--admin] [--db DSN]",
+		"Create an API key for the user of EMAIL, creating the user when the email is unknown.\n"+
+			"The full key is printed alone on the last line; it is shown only here.")
+	email := fs.String("email", "", "the user's `EMAIL`; the user is created when unknown (required)")
+	name := fs.String("name", "", "a `NAME` for the key, e.g. the environment it serves (required)")
+	plan := fs.String("plan", "", "the user's plan `SLUG` (default free for a new user)")
 	admin := fs.Bool("admin", false, "make the user an account administrator")
-	if err := parse(fs, args); err != nil {
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	if !strings.Contains(*email, "@") {
@@ -106,10 +123,12 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 	return nil
 }
 
+// keysList runs `tradekit keys list`.
 func (e *env) keysList(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("keys list")
-	email := fs.String("email", "", "the user whose keys to list")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("keys list", "--email EMAIL [--db DSN]",
+		"List the user's API keys: id, prefix, name, created, last used and status; never the secret.")
+	email := fs.String("email", "", "the `EMAIL` of the user whose keys to list (required)")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	if *email == "" {
@@ -142,10 +161,12 @@ func (e *env) keysList(ctx context.Context, args []string) error {
 	return tw.Flush()
 }
 
+// keysDelete runs `tradekit keys delete`.
 func (e *env) keysDelete(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("keys delete")
-	idFlag := fs.String("id", "", "the id of the key to revoke (see keys list)")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("keys delete", "--id ID [--db DSN]",
+		"Revoke an API key; running servers refuse it within 5 seconds. Revoking a revoked key is an error.")
+	idFlag := fs.String("id", "", "the `ID` of the key to revoke, as keys list shows it (required)")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	id, err := uuid.Parse(*idFlag)
@@ -158,6 +179,10 @@ func (e *env) keysDelete(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	k, err := billing.NewStore(db).RevokeKey(ctx, id)
+	if errors.Is(err, tradekit.ErrConflict) {
+		return fmt.Errorf("keys delete: key %s %q (%s…) is already revoked, since %s; nothing changed",
+			k.ID, k.Name, k.Prefix, formatTime(k.RevokedAt))
+	}
 	if err != nil {
 		return err
 	}
@@ -165,6 +190,7 @@ func (e *env) keysDelete(ctx context.Context, args []string) error {
 	return nil
 }
 
+// formatTime formats t in UTC as RFC 3339, and nil as "never".
 func formatTime(t *time.Time) string {
 	if t == nil {
 		return "never"

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/uptrace/bun"
@@ -18,7 +20,7 @@ import (
 const usage = `usage: tradekit <command> [flags]
 
 commands:
-  serve        serve the API (--addr, --db, --no-seed)
+  serve        serve the API (--addr, --db, --no-seed, --log-format)
   migrate      apply pending database migrations (--db)
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
@@ -26,12 +28,12 @@ commands:
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
   import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
                import daily OHLCV from CSV, creating the asset when unknown; re-imports update
-  import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--db DSN]
+  import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--format csv|json] [--db DSN]
                import reference data from CSV or JSON (see marketdata/IMPORT.md)
   profiles build [--all] [--shard I/N] [--workers N] [--db DSN]
                build the analytics profiles of the assets whose prices changed (--all: every asset)
 
-Run 'tradekit <command> -h' for a command's flags.`
+Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -43,33 +45,65 @@ func main() {
 	}
 }
 
-// run runs the command line args; getenv reads the environment.
+// run runs the command line args; getenv reads the environment. Help
+// asked for with -h, --help or help, at any level, is printed to stdout
+// and is no error.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	env := &env{getenv: getenv, stdout: stdout, stderr: stderr}
+	err := env.dispatch(ctx, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args names.
+func (e *env) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(e.stderr, usage)
 		return errors.New("no command given")
 	}
-	env := &env{getenv: getenv, stdout: stdout, stderr: stderr}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "serve":
-		return env.serve(ctx, rest)
+		return e.serve(ctx, rest)
 	case "migrate":
-		return env.migrate(ctx, rest)
+		return e.migrate(ctx, rest)
 	case "keys":
-		return env.keys(ctx, rest)
+		return e.keys(ctx, rest)
 	case "seed":
-		return env.seed(ctx, rest)
+		return e.seed(ctx, rest)
 	case "import":
-		return env.importCmd(ctx, rest)
+		return e.importCmd(ctx, rest)
 	case "profiles":
-		return env.profilesCmd(ctx, rest)
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, usage)
-		return nil
+		return e.profilesCmd(ctx, rest)
+	case "help":
+		if len(rest) > 0 && !isHelp(rest[0]) {
+			// tradekit help keys create: the help of that command.
+			return e.dispatch(ctx, append(slices.Clip(rest), "-h"))
+		}
+		return e.help(usage)
+	case "-h", "-help", "--help":
+		return e.help(usage)
 	default:
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(e.stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// isHelp reports whether arg asks for help where a subcommand is expected.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
+
+// help prints text, the usage of a command, to stdout and returns
+// [flag.ErrHelp], which run reports as success.
+func (e *env) help(text string) error {
+	fmt.Fprintln(e.stdout, text)
+	return flag.ErrHelp
 }
 
 // env is what every command gets from the process.
@@ -78,32 +112,76 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
+// flagSet is the flags of one command, with what its help prints.
+type flagSet struct {
+	*flag.FlagSet
+	// synopsis is the command line after the command's name, e.g.
+	// "--email EMAIL [--db DSN]"; about says what the command does.
+	synopsis, about string
+}
+
 // flags returns a flag set for the command name with the --db flag.
-func (e *env) flags(name string) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("tradekit "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+// synopsis and about are printed by its help (see [env.parse]).
+func (e *env) flags(name, synopsis, about string) (*flagSet, *string) {
+	fs := &flagSet{FlagSet: flag.NewFlagSet("tradekit "+name, flag.ContinueOnError), synopsis: synopsis, about: about}
+	// parse reports errors on one line and prints help to stdout itself.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	def := e.getenv("TRADEKIT_DB")
 	if def == "" {
 		def = database.DefaultDSN
 	}
-	dsn := fs.String("db", def, "database: a postgres:// DSN or a SQLite file path (env TRADEKIT_DB)")
+	dsn := fs.String("db", def, "the database: a postgres:// `DSN` or a SQLite file path (env TRADEKIT_DB)")
 	return fs, dsn
 }
 
-// parse parses args into fs and refuses stray arguments.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+// parse parses args into fs and refuses stray arguments. Asked for help
+// (-h or --help), it prints the command's usage and flags to stdout and
+// returns [flag.ErrHelp].
+func (e *env) parse(fs *flagSet, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		e.printHelp(fs)
 		return err
 	}
+	if err != nil {
+		return fmt.Errorf("%s: %w (see '%s -h')", strings.TrimPrefix(fs.Name(), "tradekit "), err, fs.Name())
+	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+		return fmt.Errorf("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "tradekit "), fs.Arg(0))
 	}
 	return nil
 }
 
-// open opens and migrates the database.
+// printHelp prints the usage of the command of fs and its flags to stdout.
+func (e *env) printHelp(fs *flagSet) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s %s\n\n%s\n\nflags:\n", fs.Name(), fs.synopsis, fs.about)
+	fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		if name != "" {
+			fmt.Fprintf(&b, " %s", strings.ToUpper(name))
+		}
+		fmt.Fprintf(&b, "\n        %s", text)
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			fmt.Fprintf(&b, " (default %s)", f.DefValue)
+		}
+		b.WriteByte('\n')
+	})
+	io.WriteString(e.stdout, b.String())
+}
+
+// open opens and migrates the database for a command's work, with no
+// socket timeout (see [database.Options]): seeding, imports and profile
+// builds run statements that take many seconds on a loaded machine.
 func (e *env) open(ctx context.Context, dsn string) (*bun.DB, error) {
-	db, err := database.Open(ctx, dsn)
+	return openWith(ctx, dsn, database.Options{})
+}
+
+// openWith opens the database with opts and migrates it.
+func openWith(ctx context.Context, dsn string, opts database.Options) (*bun.DB, error) {
+	db, err := database.Open(ctx, dsn, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +193,11 @@ func (e *env) open(ctx context.Context, dsn string) (*bun.DB, error) {
 }
 
 func (e *env) migrate(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("migrate")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("migrate", "[--db DSN]", "Apply the pending database migrations, and nothing else.")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, *dsn)
+	db, err := database.Open(ctx, *dsn, database.Options{})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -21,9 +23,16 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // cli runs the CLI in process and returns its stdout.
 func cli(t *testing.T, env map[string]string, args ...string) (string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
-	return stdout.String(), err
+	stdout, _, err := cli2(t, env, args...)
+	return stdout, err
+}
+
+// cli2 runs the CLI in process and returns its stdout and stderr.
+func cli2(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+	return out.String(), errOut.String(), err
 }
 
 var keyLine = regexp.MustCompile(`^tk_[a-z2-7]{40}$`)
@@ -131,6 +140,12 @@ func TestErrors(t *testing.T) {
 		{[]string{"keys", "delete", "--id", "42"}, "--id must be"},
 		{[]string{"serve", "--log-format", "xml"}, "--log-format"},
 		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
+		{[]string{"keys", "frob"}, `unknown subcommand "frob"`},
+		{[]string{"keys", "create", "--bogus"}, "keys create: flag provided but not defined: -bogus (see 'tradekit keys create -h')"},
+		{[]string{"import"}, "give a kind"},
+		{[]string{"import", "frob"}, `unknown kind "frob"`},
+		{[]string{"profiles"}, "give a subcommand: build"},
+		{[]string{"help", "frob"}, `unknown command "frob"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -140,6 +155,126 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHelp asks for help at every level: each prints its usage to stdout,
+// nothing to stderr, and succeeds (exit status 0), without touching the
+// database.
+func TestHelp(t *testing.T) {
+	t.Chdir(t.TempDir())
+	tests := []struct {
+		args []string
+		want []string // in stdout
+	}{
+		{[]string{"-h"}, []string{"usage: tradekit <command>", "keys create", "import prices"}},
+		{[]string{"--help"}, []string{"usage: tradekit <command>"}},
+		{[]string{"help"}, []string{"usage: tradekit <command>"}},
+		{[]string{"help", "keys", "create"}, []string{"usage: tradekit keys create --email EMAIL", "--plan SLUG"}},
+		{[]string{"help", "import"}, []string{"usage: tradekit import <kind>"}},
+		{[]string{"serve", "-h"}, []string{"usage: tradekit serve", "--addr HOST:PORT", "--no-seed", "--db DSN"}},
+		{[]string{"migrate", "--help"}, []string{"usage: tradekit migrate [--db DSN]"}},
+		{[]string{"seed", "-h"}, []string{"usage: tradekit seed", "SYNTHETIC"}},
+		{[]string{"keys", "-h"}, []string{"usage: tradekit keys <subcommand>", "create", "list", "delete"}},
+		{[]string{"keys", "--help"}, []string{"usage: tradekit keys <subcommand>"}},
+		{[]string{"keys", "help"}, []string{"usage: tradekit keys <subcommand>"}},
+		{[]string{"keys", "create", "-h"}, []string{"usage: tradekit keys create", "--email EMAIL", "--name NAME", "--admin"}},
+		{[]string{"keys", "list", "-h"}, []string{"usage: tradekit keys list --email EMAIL"}},
+		{[]string{"keys", "delete", "-h"}, []string{"usage: tradekit keys delete --id ID"}},
+		{[]string{"import", "-h"}, []string{"usage: tradekit import <kind>", "prices", "fundamentals"}},
+		{[]string{"import", "--help"}, []string{"usage: tradekit import <kind>"}},
+		{[]string{"import", "prices", "-h"}, []string{"usage: tradekit import prices --symbol SYM --file PATH", "--exchange SYMBOL", `(default stock)`}},
+		{[]string{"import", "assets", "-h"}, []string{"usage: tradekit import assets --file PATH", "--format FORMAT"}},
+		{[]string{"import", "prices", "--symbol", "X", "-h"}, []string{"usage: tradekit import prices"}},
+		{[]string{"profiles", "-h"}, []string{"usage: tradekit profiles <subcommand>", "build"}},
+		{[]string{"profiles", "build", "-h"}, []string{"usage: tradekit profiles build", "--shard I/N", "--workers N"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, err := cli2(t, nil, tt.args...)
+			if err != nil {
+				t.Errorf("error %v, want none (exit status 0)", err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, stdout)
+				}
+			}
+			if stderr != "" {
+				t.Errorf("stderr %q, want nothing", stderr)
+			}
+		})
+	}
+	if matches, _ := filepath.Glob("*.db"); len(matches) > 0 {
+		t.Errorf("help created %v", matches)
+	}
+}
+
+// TestKeysLastUsedAndDeleteTwice serves, uses a key, waits, stops the
+// server (which writes the key's last use) and checks that keys list
+// shows the time of the request, not of the write; then revokes the key
+// twice, the second time with an error saying it is already revoked.
+func TestKeysLastUsedAndDeleteTwice(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		out, err := cli(t, env, "keys", "create", "--email", "used@example.com", "--name", "ci")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		key := lines[len(lines)-1]
+
+		addr := freeAddr(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"serve", "--addr", addr, "--no-seed"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+		waitHealthy(t, "http://"+addr+"/healthz")
+		before := time.Now()
+		if status, body := call(t, "http://"+addr+"/api/v1/billing/plans", key); status != 200 {
+			t.Fatalf("plans: %d %s", status, body)
+		}
+		after := time.Now()
+		// The server writes last-used times every 30 s and when it stops:
+		// stop it more than a second (the listing's precision) later.
+		time.Sleep(1100 * time.Millisecond)
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop")
+		}
+
+		out, err = cli(t, env, "keys", "list", "--email", "used@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := strings.Split(strings.TrimSpace(out), "\n")
+		if len(rows) != 2 {
+			t.Fatalf("keys list:\n%s", out)
+		}
+		f := strings.Fields(rows[1]) // ID PREFIX NAME CREATED LAST-USED STATUS
+		lastUsed, err := time.Parse(time.RFC3339, f[4])
+		if err != nil {
+			t.Fatalf("LAST USED %q: %v\n%s", f[4], err, out)
+		}
+		if lastUsed.Before(before.Truncate(time.Second)) || lastUsed.After(after) {
+			t.Errorf("LAST USED %s, want the request's time, between %s and %s (the write came a second later)\n%s",
+				f[4], before.UTC().Format(time.RFC3339Nano), after.UTC().Format(time.RFC3339Nano), out)
+		}
+
+		id := f[0]
+		if out, err := cli(t, env, "keys", "delete", "--id", id); err != nil || !strings.Contains(out, "revoked key "+id) {
+			t.Fatalf("first delete: %v\n%s", err, out)
+		}
+		_, err = cli(t, env, "keys", "delete", "--id", id)
+		if err == nil || !strings.Contains(err.Error(), "already revoked") || !strings.Contains(err.Error(), id) {
+			t.Errorf("second delete: error %v, want one saying key %s is already revoked", err, id)
+		}
+	})
 }
 
 func freeAddr(t *testing.T) string {
@@ -182,4 +317,36 @@ func call(t *testing.T, url, key string) (int, string) {
 	var buf bytes.Buffer
 	buf.ReadFrom(res.Body)
 	return res.StatusCode, fmt.Sprint(buf.String())
+}
+
+// TestBatchStatementOutlastsAPITimeout: the commands' database handle
+// lets one PostgreSQL statement run longer than the server's bound, as
+// the demo seed's INSERT … SELECT does on a loaded machine; the server's
+// handle keeps the bound.
+func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps longer than apiTimeout")
+	}
+	dsn := dbtest.PostgresDSN(t)
+	ctx := context.Background()
+	e := &env{getenv: func(string) string { return "" }, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	db, err := e.open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	long := (apiTimeout + time.Second).Seconds()
+	if _, err := db.ExecContext(ctx, "SELECT pg_sleep(?)", long); err != nil {
+		t.Errorf("a %gs statement on the commands' handle: %v", long, err)
+	}
+
+	api, err := openWith(ctx, dsn, database.Options{Timeout: apiTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Close()
+	var ne net.Error
+	if _, err := api.ExecContext(ctx, "SELECT pg_sleep(?)", long); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("a %gs statement on the server's handle: error %v, want a timeout", long, err)
+	}
 }

@@ -15,16 +15,29 @@ import (
 	"github.com/tradekit/tradekit/profiles"
 )
 
+// profilesUsage is the help of `tradekit profiles`.
+const profilesUsage = `usage: tradekit profiles <subcommand> [flags]
+
+subcommands:
+  build  build the analytics profiles of the assets whose prices changed (--all, --shard, --workers, --db)
+
+Run 'tradekit profiles build -h' for its flags.`
+
 // profilesCmd runs `tradekit profiles build`.
 func (e *env) profilesCmd(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "build" {
-		return errors.New("profiles: give a subcommand: build")
+	if len(args) > 0 && isHelp(args[0]) {
+		return e.help(profilesUsage)
 	}
-	fs, dsn := e.flags("profiles build")
+	if len(args) == 0 || args[0] != "build" {
+		return errors.New("profiles: give a subcommand: build (see 'tradekit profiles -h')")
+	}
+	fs, dsn := e.flags("profiles build", "[--all] [--shard I/N] [--workers N] [--db DSN]",
+		"Build the analytics profiles of the assets whose prices changed since their last build (--all: of\n"+
+			"every asset). Shards split the work across processes.")
 	all := fs.Bool("all", false, "rebuild every asset's profile, not only those whose prices changed since")
-	shard := fs.String("shard", "", "build only shard I of N (I/N, I from 0), to split the work across processes")
-	workers := fs.Int("workers", 0, "goroutines loading and computing (default: one per core)")
-	if err := parse(fs, args[1:]); err != nil {
+	shard := fs.String("shard", "", "build only shard `I/N` (I from 0), to split the work across processes")
+	workers := fs.Int("workers", 0, "`N` goroutines loading and computing (default: one per core)")
+	if err := e.parse(fs, args[1:]); err != nil {
 		return err
 	}
 	cfg := profiles.BuildConfig{All: *all, Workers: *workers,

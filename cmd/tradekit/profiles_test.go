@@ -43,7 +43,7 @@ func walkCSV(n int, seed uint64, bump float64) string {
 func storedProfiles(t *testing.T, dsn string, symbols ...string) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, dsn)
+	db, err := database.Open(ctx, dsn, database.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,9 @@ import (
 // seed runs `tradekit seed`: load the demo data set. Loading it again
 // changes nothing.
 func (e *env) seed(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("seed")
-	if err := parse(fs, args); err != nil {
+	fs, dsn := e.flags("seed", "[--db DSN]",
+		"Load the deterministic demo data set; its prices are SYNTHETIC. Loading it again changes nothing.")
+	if err := e.parse(fs, args); err != nil {
 		return err
 	}
 	db, err := e.open(ctx, *dsn)
@@ -51,7 +52,8 @@ func loadDemo(ctx context.Context, db *bun.DB) (*demo.Set, error) {
 }
 
 // seedIfEmpty loads the demo data set into the database of dsn when it
-// holds no assets, logging that its prices are synthetic.
+// holds no assets. serve then warns that its prices are synthetic, as on
+// every start that serves them (see warnIfDemo).
 func (e *env) seedIfEmpty(ctx context.Context, dsn string, log *slog.Logger) error {
 	db, err := e.open(ctx, dsn)
 	if err != nil {
@@ -68,7 +70,7 @@ func (e *env) seedIfEmpty(ctx context.Context, dsn string, log *slog.Logger) err
 	if err != nil {
 		return err
 	}
-	log.Warn("demo data loaded: its prices are SYNTHETIC and its companies fictional; import real data with 'tradekit import'",
-		"assets", len(set.Assets), "prices", len(set.Prices), "took", time.Since(start).Round(time.Millisecond))
+	log.Info("demo data loaded", "assets", len(set.Assets), "prices", len(set.Prices),
+		"took", time.Since(start).Round(time.Millisecond))
 	return nil
 }

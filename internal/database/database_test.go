@@ -2,9 +2,14 @@ package database_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
@@ -111,4 +116,87 @@ func TestConcurrentWriters(t *testing.T) {
 			t.Errorf("counter = %d, want %d (lost updates)", n, writers*each)
 		}
 	})
+}
+
+// TestOpenTimeout: Options.Timeout bounds a PostgreSQL statement's wait
+// for its reply; the zero Options set no bound but the context's; a
+// DSN's read_timeout takes precedence; SQLite ignores the option.
+func TestOpenTimeout(t *testing.T) {
+	const slow = "SELECT pg_sleep(0.6)"
+	dsn := dbtest.PostgresDSN(t)
+	tests := []struct {
+		name        string
+		dsn         string
+		opts        database.Options
+		ctxTimeout  time.Duration
+		wantTimeout bool
+	}{
+		{"bounded", dsn, database.Options{Timeout: 200 * time.Millisecond}, 0, true},
+		{"bound longer than the statement", dsn, database.Options{Timeout: 5 * time.Second}, 0, false},
+		{"no bound", dsn, database.Options{}, 0, false},
+		{"no bound but the context's", dsn, database.Options{}, 200 * time.Millisecond, true},
+		{"the DSN's read_timeout wins", withParam(dsn, "read_timeout=200ms"), database.Options{}, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := database.Open(context.Background(), tt.dsn, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			ctx := context.Background()
+			if tt.ctxTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.ctxTimeout)
+				defer cancel()
+			}
+			_, err = db.ExecContext(ctx, slow)
+			var ne net.Error
+			isTimeout := errors.As(err, &ne) && ne.Timeout()
+			if isTimeout != tt.wantTimeout || (err != nil && !isTimeout) {
+				t.Errorf("%s: error %v, want a timeout: %t", slow, err, tt.wantTimeout)
+			}
+		})
+	}
+	t.Run("SQLite ignores it", func(t *testing.T) {
+		db, err := database.Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), database.Options{Timeout: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRowContext(context.Background(), "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 100000) SELECT COUNT(*) FROM c").Scan(&n); err != nil || n != 100000 {
+			t.Errorf("count = %d, %v", n, err)
+		}
+	})
+}
+
+// withParam adds the query parameter kv to dsn.
+func withParam(dsn, kv string) string {
+	if strings.Contains(dsn, "?") {
+		return dsn + "&" + kv
+	}
+	return dsn + "?" + kv
+}
+
+// TestOpenBadPostgresDSN: a DSN pgdriver cannot parse is an error, not a
+// panic, and the error does not show the password.
+func TestOpenBadPostgresDSN(t *testing.T) {
+	tests := []struct{ name, dsn, want string }{
+		{"unknown sslmode", "postgres://u:secret@localhost/x?sslmode=bogus", "sslmode 'bogus' is not supported"},
+		{"bad host", "postgres://u:secret@local host:5432/x", `invalid character " " in host name`},
+		{"bad port", "postgresql://u:secret@localhost:99x/x", `invalid port`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := database.Open(context.Background(), tt.dsn, database.Options{})
+			if err == nil {
+				db.Close()
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %q, want one containing %q, without the password", err, tt.want)
+			}
+		})
+	}
 }

@@ -18,8 +18,12 @@
 // PostgreSQL it first takes an advisory lock, so several instances starting
 // at once apply each migration exactly once.
 //
-//	db, err := database.Open(ctx, "tradekit.db")
+//	db, err := database.Open(ctx, "tradekit.db", database.Options{})
 //	if err != nil { … }
 //	defer db.Close()
-//	if err := database.Migrate(ctx, db); err != nil { … }
+//	if _, err := database.Migrate(ctx, db); err != nil { … }
+//
+// [Options] tunes the PostgreSQL connections: its zero value sets no
+// socket timeout, for batch work whose statements may run for long; a
+// server bounds each statement's wait with Options.Timeout.
 package database

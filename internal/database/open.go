@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"runtime"
@@ -30,15 +31,39 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// Open opens the database named by dsn and checks that it answers.
-// It does not apply migrations; see [Migrate].
-func Open(ctx context.Context, dsn string) (*bun.DB, error) {
+// Options tunes [Open]. The zero value suits batch work: seeding,
+// imports, profile builds.
+type Options struct {
+	// Timeout bounds how long a PostgreSQL connection waits on its socket:
+	// to send a statement, and for the statement's reply, so a single
+	// INSERT … SELECT that runs longer fails with an i/o timeout. The
+	// context's deadline, if sooner, bounds the same waits; each further
+	// row of a query's result is awaited under Timeout alone (pgdriver
+	// reads rows without the context).
+	//
+	// Zero means no bound but the context's. That is what long writes
+	// need: on a loaded machine one statement of a seed or an import may
+	// run for many seconds. A server sets a few seconds, so that a request
+	// fails soon when the database hangs or the network drops, rather than
+	// holding its connection.
+	//
+	// A timeout, read_timeout or write_timeout parameter of a PostgreSQL
+	// DSN (e.g. ?read_timeout=30s) takes precedence. SQLite ignores
+	// Timeout: its statements run in process, and a writer waits at most
+	// 10 s for another's lock.
+	Timeout time.Duration
+}
+
+// Open opens the database named by dsn, with the options of opts, and
+// checks that it answers. It does not apply migrations; see [Migrate].
+func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 	var db *bun.DB
 	if IsPostgres(dsn) {
-		sqldb := sql.OpenDB(pgdriver.NewConnector(
-			pgdriver.WithDSN(dsn),
-			pgdriver.WithTimeout(5*time.Second),
-		))
+		c, err := pgConnector(dsn, opts)
+		if err != nil {
+			return nil, err
+		}
+		sqldb := sql.OpenDB(c)
 		// Each connection is a PostgreSQL backend process. More busy
 		// backends than the cores can run only queue on the scheduler:
 		// with 32 on 2 cores the loopback load test's p99 was 216 ms,
@@ -57,12 +82,10 @@ func Open(ctx context.Context, dsn string) (*bun.DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("database: open %s: %w", path, err)
 		}
-		// WAL lets readers run beside the one writer; a handful of
-		// connections is plenty for an embedded database.
-		// Each connection is a PostgreSQL backend process. More busy
-		// backends than the cores can run only queue on the scheduler:
-		// with 32 on 2 cores the loopback load test's p99 was 216 ms,
-		// with 8 it was 20 ms (scripts/loadtest).
+		// WAL lets readers run beside the one writer, so several
+		// connections serve concurrent reads; writers take turns on the
+		// database lock, waiting up to busyTimeout. The database runs in
+		// process: a few connections per core keep every core busy.
 		conns := 4 * runtime.GOMAXPROCS(0)
 		sqldb.SetMaxOpenConns(conns)
 		sqldb.SetMaxIdleConns(conns)
@@ -73,6 +96,32 @@ func Open(ctx context.Context, dsn string) (*bun.DB, error) {
 		return nil, fmt.Errorf("database: %s: %w", redact(dsn), err)
 	}
 	return db, nil
+}
+
+// pgConnector returns pgdriver's connector for dsn and opts. pgdriver
+// panics on a DSN it cannot parse; pgConnector returns the reason as an
+// error instead, without the DSN, which may hold a password.
+func pgConnector(dsn string, opts Options) (c *pgdriver.Connector, err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		reason := fmt.Sprint(r)
+		var ue *url.Error
+		if e, ok := r.(error); ok && errors.As(e, &ue) {
+			reason = ue.Err.Error() // without the URL
+		}
+		c, err = nil, fmt.Errorf("database: invalid PostgreSQL DSN: %s", reason)
+	}()
+	return pgdriver.NewConnector(
+		// pgdriver's own defaults are 10 s to read and 5 s to write; a
+		// zero turns each off. The DSN comes after, so that its
+		// parameters win.
+		pgdriver.WithReadTimeout(opts.Timeout),
+		pgdriver.WithWriteTimeout(opts.Timeout),
+		pgdriver.WithDSN(dsn),
+	), nil
 }
 
 // IsSQLite reports whether db is a SQLite database.

@@ -115,7 +115,7 @@ func PostgresDSN(tb testing.TB) string {
 func MustOpen(tb testing.TB, dsn string) *bun.DB {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, dsn)
+	db, err := database.Open(ctx, dsn, database.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func createDatabase(tb testing.TB, adminDSN string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	admin, err := database.Open(ctx, adminDSN)
+	admin, err := database.Open(ctx, adminDSN, database.Options{})
 	if err != nil {
 		Unavailable(tb, err)
 	}
@@ -156,7 +156,7 @@ func createDatabase(tb testing.TB, adminDSN string) string {
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		admin, err := database.Open(ctx, adminDSN)
+		admin, err := database.Open(ctx, adminDSN, database.Options{})
 		if err != nil {
 			return // the server is gone; nothing to clean
 		}

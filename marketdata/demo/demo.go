@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -448,4 +450,27 @@ func Load(ctx context.Context, st *marketdata.Store, set *Set) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	return nil
+}
+
+// IsLoaded reports whether the database behind st holds the demo data
+// set, so that a server can say its prices are synthetic on every start.
+// It looks for the demo's indexes (such as TKXGL25, "Tradekit Demo Global
+// 25"), which [Load] writes in the same transaction as the prices: an
+// index counts only when both its symbol and its name are the demo's, so
+// real reference data does not pass for the demo. It makes at most one
+// indexed lookup per demo index.
+func IsLoaded(ctx context.Context, st *marketdata.Store) (bool, error) {
+	for _, ix := range indexSpecs {
+		x, err := st.IndexBySymbol(ctx, ix.symbol)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("demo: is the demo data set loaded: %w", err)
+		}
+		if x.Name == ix.name {
+			return true, nil
+		}
+	}
+	return false, nil
 }

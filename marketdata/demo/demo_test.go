@@ -286,3 +286,40 @@ func TestLoadIdempotent(t *testing.T) {
 		}
 	})
 }
+
+// TestIsLoaded: false on an empty database and on one whose index only
+// shares a demo symbol; true once the demo set is loaded.
+func TestIsLoaded(t *testing.T) {
+	set := mustGenerate(t, demo.Config{Start: calendar.Date{Year: 2026, Month: 10, Day: 1}})
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := marketdata.NewStore(db)
+		isLoaded := func() bool {
+			t.Helper()
+			ok, err := demo.IsLoaded(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		if isLoaded() {
+			t.Error("IsLoaded on an empty database")
+		}
+		real := marketdata.Index{Symbol: "TKXUS15", Name: "Someone's own index"}
+		if err := st.SaveIndex(ctx, &real); err != nil {
+			t.Fatal(err)
+		}
+		if isLoaded() {
+			t.Error("IsLoaded with an index that only shares a demo symbol")
+		}
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return demo.Load(ctx, marketdata.NewStore(tx), set)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !isLoaded() {
+			t.Error("IsLoaded is false after Load")
+		}
+	})
+}

@@ -39,5 +39,6 @@
 // fixed order, so the same seed gives the same data set on every machine.
 //
 // Loading is idempotent: every row is upserted on its natural key with
-// name-based ids, and unchanged price rows are not rewritten.
+// name-based ids, and unchanged price rows are not rewritten. [IsLoaded]
+// tells whether a database holds the set, by its indexes.
 package demo
