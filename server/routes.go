@@ -117,8 +117,7 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, req bunrouter.Request) err
 	}
 	slices.Sort(allow)
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	return errorf(errMethodNotAllowed, "%s is not allowed on %s; allowed: %s",
-		tradekit.Quote(req.Method), tradekit.Quote(req.URL.Path), strings.Join(allow, ", "))
+	return errorf(errMethodNotAllowed, "%s is not allowed on this path; it allows %s", clip(req.Method), strings.Join(allow, ", "))
 }
 
 // matchPath reports whether the escaped path matches the route pattern,

@@ -51,4 +51,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	if r := get(t, h, "/api/v1/no-such-thing", ""); !strings.Contains(r.errorMessage(), `no route GET "/api/v1/no-such-thing"`) {
 		t.Errorf("404 message %q", r.errorMessage())
 	}
+	if r := get(t, h, "/api/v1/indicators/custom/"+id+"/evaluate", ""); r.errorMessage() != "GET is not allowed on this path; it allows POST" {
+		t.Errorf("405 message %q", r.errorMessage())
+	}
 }
