@@ -28,6 +28,15 @@
 //     [AuthConfig.MaxStaleness] (5 s);
 //   - a plan change reaches a cached key within [AuthConfig.TTL] (60 s).
 //
+// A key that resolves to nothing is remembered as unknown for the same TTL
+// (10,000 such keys at most, the oldest forgotten first), so a repeated bad
+// key costs no lookup. A client, as the caller names it (the server uses
+// the IP address, or the /64 network for IPv6), may cause
+// [AuthConfig.FailuresPerMinute] (30) failed authentications in a UTC
+// minute; past that, a key that is not cached is refused with a
+// [*ThrottledError] until the minute ends, without a lookup, so a flood of
+// random keys costs the database at most that many queries per client.
+//
 // It also notes when each key was last used: the time of the last request
 // it accepted with the key, written to the database every
 // [AuthConfig.TouchInterval] (30 s) and when [Authenticator.Run] returns.
