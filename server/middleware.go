@@ -131,6 +131,19 @@ func newIDPrefix() string {
 	return hex.EncodeToString(b) + "-"
 }
 
+// authError returns the answer to a failed authentication.
+func authError(w http.ResponseWriter, err error) error {
+	var te *billing.ThrottledError
+	switch {
+	case errors.As(err, &te):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds()))))
+		return errorf(tradekit.ErrRateLimited, "%s", te)
+	case errors.Is(err, tradekit.ErrUnauthorized):
+		return errorf(tradekit.ErrUnauthorized, "invalid API key")
+	}
+	return err
+}
+
 // clientAddress names the client of r for counting its failed
 // authentications: the peer's IP address, or its /64 network for IPv6,
 // where one host commonly holds a whole /64. Behind a reverse proxy every
@@ -140,6 +153,9 @@ func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
+	}
+	if !strings.Contains(host, ":") {
+		return host // IPv4 as Go's server writes it; no parsing, no allocation
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
@@ -171,15 +187,8 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 			return errorf(tradekit.ErrUnauthorized, "invalid Authorization header: want Bearer <key>")
 		}
 		p, err := s.auth.Authenticate(ctx, strings.TrimSpace(key), clientAddress(req.Request))
-		var te *billing.ThrottledError
-		switch {
-		case errors.As(err, &te):
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(te.RetryAfter.Seconds()))))
-			return errorf(tradekit.ErrRateLimited, "%s", te)
-		case errors.Is(err, tradekit.ErrUnauthorized):
-			return errorf(tradekit.ErrUnauthorized, "invalid API key")
-		case err != nil:
-			return err
+		if err != nil {
+			return authError(w, err)
 		}
 		if info, ok := ctx.Value(infoKey).(*requestInfo); ok {
 			info.userID = p.UserID.String()
