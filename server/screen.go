@@ -17,9 +17,9 @@ import (
 // handler runs; below that, this limit answers in the JSON envelope.
 const maxHeaderBytes = 64 << 10
 
-// multilineParams are the query parameters whose text may hold tabs and
-// line breaks. Every other parameter, and every path segment, holds none.
-var multilineParams = map[string]bool{"formula": true, "description": true}
+// isMultiline reports whether the text of the query parameter name may hold
+// tabs and line breaks. No other parameter, and no path segment, holds any.
+func isMultiline(name string) bool { return name == "formula" || name == "description" }
 
 // screen refuses, before routing, what no route may see: headers over
 // maxHeaderBytes (431), a path or query parameter holding control
@@ -121,7 +121,7 @@ func checkQuery(raw string) error {
 			return invalidParam(clip(name), "the parameter name holds %s", c)
 		}
 		for _, v := range values {
-			if c, bad := badRune(v, multilineParams[name]); bad {
+			if c, bad := badRune(v, isMultiline(name)); bad {
 				return invalidParam(name, "holds %s; remove it", c)
 			}
 		}
