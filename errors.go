@@ -68,6 +68,9 @@ func (e *ParamError) Unwrap() error { return ErrInvalid }
 type Error struct {
 	Kind error  // the kind, e.g. ErrNotFound
 	Msg  string // the message for the end user, lowercase, no trailing period
+	// Details, when not nil, are facts a program may act on, shown beside
+	// the message: e.g. {"limit": "portfolios"} for a plan's count limit.
+	Details map[string]any
 }
 
 // Errorf returns an [*Error] of the given kind whose message is formatted

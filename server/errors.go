@@ -115,7 +115,7 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 		body.Message = pe.Error()
 		body.Details = map[string]any{"fields": []string{pe.Param}}
 	case errors.As(err, &te):
-		body.Message = te.Msg
+		body.Message, body.Details = te.Msg, te.Details
 	default:
 		// A known kind with no message for clients: they read the kind's
 		// plain message, and the log keeps the chain for whoever

@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/healthz", public, s.handleHealth},
 		{"GET", "/readyz", public, s.handleReady},
 		{"GET", "/api/v1/roadmap", public, s.handleRoadmapList},
+		{"GET", "/api/v1/brokers/oauth/callback", public, s.handleOAuthCallback},
 
 		{"GET", "/api/v1/billing/plans", keyed, s.handlePlanList},
 
@@ -73,6 +74,17 @@ func (s *Server) routeTable() []route {
 		// Asset profiles (spec 4.8).
 		{"GET", "/api/v1/asset-profiles", keyed, s.handleAIProfileList},
 		{"GET", "/api/v1/asset-profiles/:assetId", keyed, s.handleAIProfileGet},
+
+		// Brokers (spec 4.10) and the portfolios of connected accounts.
+		{"GET", "/api/v1/brokers/providers", keyed, s.handleProviderList},
+		{"GET", "/api/v1/brokers/connections", keyed, s.handleConnectionList},
+		{"POST", "/api/v1/brokers/connections", keyed, s.handleConnectionCreate},
+		{"DELETE", "/api/v1/brokers/connections/:id", keyed, s.handleConnectionDelete},
+		{"POST", "/api/v1/brokers/connections/:id/sync", keyed, s.handleConnectionSync},
+		{"GET", "/api/v1/brokers/connections/:id/logs", keyed, s.handleConnectionLogs},
+		{"GET", "/api/v1/portfolios", keyed, s.handlePortfolioList},
+		{"GET", "/api/v1/portfolios/:id", keyed, s.handlePortfolioGet},
+		{"GET", "/api/v1/portfolios/:id/history", keyed, s.handlePortfolioHistory},
 
 		// Knowledge (spec 4.6).
 		{"GET", "/api/v1/knowledge/blog/posts", keyed, s.handlePostList},

@@ -14,6 +14,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -38,6 +40,8 @@ type Config struct {
 	// Knowledge is the blog, glossary and roadmap content. Default: the
 	// pack embedded in package knowledge.
 	Knowledge *knowledge.Pack
+	// Brokers configures broker connections and the paper broker.
+	Brokers BrokersConfig
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
@@ -54,6 +58,8 @@ type Server struct {
 	routeSet  map[routeKey]bool // the routes by method and pattern
 	knowledge *knowledge.Pack
 	studies   *studies.Service
+	paper     *paper.Broker
+	connect   *connect.Service
 	idPrefix  string
 	seq       atomic.Uint64
 }
@@ -101,12 +107,13 @@ func New(cfg Config, db *bun.DB) *Server {
 		knowledge: cfg.Knowledge,
 		studies:   studies.NewService(db, cfg.Studies),
 	}
+	s.newTrading()
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))
 	for _, rt := range s.routes {
 		s.routeSet[routeKey{rt.method, rt.path}] = true
 	}
-	s.handler = s.logRequests(s.screen(s.router(s.routes)))
+	s.handler = s.logRequests(s.screen(s.mount(s.router(s.routes))))
 	return s
 }
 
@@ -122,6 +129,11 @@ func (s *Server) Authenticator() *billing.Authenticator {
 	return s.auth
 }
 
+// Connections returns the server's broker connection service.
+func (s *Server) Connections() *connect.Service {
+	return s.connect
+}
+
 // Studies returns the server's indicator service.
 func (s *Server) Studies() *studies.Service {
 	return s.studies
@@ -130,17 +142,22 @@ func (s *Server) Studies() *studies.Service {
 // Maintain runs the server's background work until ctx is done: the poll
 // for keys revoked elsewhere, listening for price changes (see
 // [studies.Service.Watch]), giving back the unused part of rate-limit
-// leases when their minute ends, and the pruning of old rate-limit
-// counters. It returns once that work has stopped, the last key-use times
-// written and every lease given back. [Server.Serve] runs it; tests that
+// leases when their minute ends, the pruning of old rate-limit
+// counters, and scheduled broker syncs (see [connect.Service.Run]). It
+// returns once that work has stopped, the last key-use times written,
+// every lease given back and every sync it started finished. [Server.Serve] runs it; tests that
 // use [Server.Handler] directly may.
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		s.auth.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		s.connect.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()

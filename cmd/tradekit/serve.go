@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -16,10 +17,12 @@ import (
 )
 
 func (e *env) serve(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--db DSN] [--no-seed] [--log-format text|json]",
+	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
+	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
+		"the OAuth callback (default http://ADDR)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
 	if err := e.parse(fs, args); err != nil {
@@ -61,7 +64,44 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer buildProfilesInBackground(ctx, build, log)() // stopped and waited for before build closes
-	return server.New(server.Config{Logger: log}, db).Serve(ctx, l)
+	brokers, err := e.brokersConfig(ctx, db, *dsn, *publicURL, l, log)
+	if err != nil {
+		return err
+	}
+	return server.New(server.Config{Logger: log, Brokers: brokers}, db).Serve(ctx, l)
+}
+
+// brokersConfig returns the broker configuration: the public URL (by
+// default that of the listener), the secret key and the alpaca provider.
+// On PostgreSQL without TRADEKIT_SECRET_KEY it is an error when active
+// connections hold tokens sealed under a key; with none, the server starts
+// and refuses new connections saying what to set.
+func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL string, l net.Listener, log *slog.Logger) (server.BrokersConfig, error) {
+	if publicURL == "" {
+		publicURL = "http://" + l.Addr().String()
+	}
+	if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return server.BrokersConfig{}, fmt.Errorf("serve: --public-url must be an absolute http or https URL, got %q", publicURL)
+	}
+	key, err := e.secretKey(dsn, log)
+	if err != nil {
+		return server.BrokersConfig{}, err
+	}
+	if key == nil {
+		n, err := db.NewSelect().Table("broker_connections").Where("status = 'active'").Count(ctx)
+		if err != nil {
+			return server.BrokersConfig{}, fmt.Errorf("serve: count broker connections: %w", err)
+		}
+		if n > 0 {
+			return server.BrokersConfig{}, fmt.Errorf("serve: %d active broker connections hold tokens sealed with TRADEKIT_SECRET_KEY: set it", n)
+		}
+		log.Warn("TRADEKIT_SECRET_KEY is not set: broker connections are refused until it is (base64 of 32 random bytes, the same on every instance)")
+	}
+	alpaca, err := e.alpacaConfig()
+	if err != nil {
+		return server.BrokersConfig{}, err
+	}
+	return server.BrokersConfig{PublicURL: publicURL, SecretKey: key, Alpaca: alpaca}, nil
 }
 
 // apiTimeout bounds each wait of the server's PostgreSQL connections for a

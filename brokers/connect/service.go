@@ -1,0 +1,642 @@
+package connect
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"golang.org/x/oauth2"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/marketdata"
+)
+
+// Provider is a broker Tradekit connects to: an OAuth 2.0 client
+// registration there and the base of its Alpaca-dialect trading API.
+type Provider struct {
+	Name      string         // the API's provider value, e.g. "paper"
+	OAuth     *oauth2.Config // client id and secret, the broker's endpoints, Tradekit's callback URL
+	APIURL    string         // the trading API's base, before /v2
+	RevokeURL string         // the broker's RFC 7009 revocation endpoint; "" when it has none
+}
+
+// Config configures a [Service]. Providers is required; zero values of
+// the rest give the defaults.
+type Config struct {
+	Providers []Provider
+	// Sealer encrypts tokens at rest. Without one, connecting fails with
+	// an error saying TRADEKIT_SECRET_KEY is needed.
+	Sealer *Sealer
+	// Unavailable names providers this server could offer once configured,
+	// with what to configure, e.g. {"alpaca": "set TRADEKIT_ALPACA_CLIENT_ID
+	// and TRADEKIT_ALPACA_CLIENT_SECRET"}.
+	Unavailable map[string]string
+	// HTTPClient reaches the brokers. Default: a client with a 30 s timeout.
+	HTTPClient *http.Client
+	// StateTTL is how long a pending connection's OAuth state stays valid.
+	// Default 10 minutes.
+	StateTTL time.Duration
+	// SyncInterval is how often active connections are synced. Default 15
+	// minutes; negative turns scheduled syncs off.
+	SyncInterval time.Duration
+	// SyncTimeout bounds one sync; a sync still marked syncing after it
+	// (its instance stopped) is failed. Default 2 minutes.
+	SyncTimeout time.Duration
+	Now         func() time.Time
+	Logger      *slog.Logger
+}
+
+// Service runs broker connections: the OAuth flow, token storage, syncs
+// and portfolios. It is safe for concurrent use, and several instances on
+// one database behave as one: every state lives in the database.
+type Service struct {
+	db     *bun.DB
+	cfg    Config
+	byName map[string]Provider
+	wg     sync.WaitGroup // background syncs
+}
+
+// NewService returns a Service on db, which must be migrated.
+func NewService(db *bun.DB, cfg Config) *Service {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if cfg.StateTTL <= 0 {
+		cfg.StateTTL = 10 * time.Minute
+	}
+	if cfg.SyncInterval == 0 {
+		cfg.SyncInterval = 15 * time.Minute
+	}
+	if cfg.SyncTimeout <= 0 {
+		cfg.SyncTimeout = 2 * time.Minute
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Service{db: db, cfg: cfg, byName: make(map[string]Provider)}
+	for _, p := range cfg.Providers {
+		s.byName[p.Name] = p
+	}
+	return s
+}
+
+// Providers returns the names of the providers this server accepts.
+func (s *Service) Providers() []string {
+	names := make([]string, 0, len(s.cfg.Providers))
+	for _, p := range s.cfg.Providers {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// provider returns the named provider, or a 400 naming "provider".
+func (s *Service) provider(name string) (Provider, error) {
+	if p, ok := s.byName[name]; ok {
+		return p, nil
+	}
+	if how, ok := s.cfg.Unavailable[name]; ok {
+		return Provider{}, &tradekit.ParamError{Param: "provider", Msg: fmt.Sprintf("%s is not configured on this server: %s", name, how)}
+	}
+	return Provider{}, &tradekit.ParamError{Param: "provider",
+		Msg: fmt.Sprintf("unknown provider %s; this server accepts %v", tradekit.Quote(name), s.Providers())}
+}
+
+// sealer returns the Sealer, or an error saying how to configure one.
+func (s *Service) sealer() (*Sealer, error) {
+	if s.cfg.Sealer == nil {
+		return nil, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrUnavailable,
+			"broker connections need TRADEKIT_SECRET_KEY (base64 of 32 random bytes) on this server, to encrypt broker tokens"))
+	}
+	return s.cfg.Sealer, nil
+}
+
+// Connect starts a connection of the user to provider: it stores the
+// connection pending with a single-use OAuth state and returns it with
+// the URL at the broker where the user authorizes it. redirectURL, where
+// the user's browser returns afterwards, must be an absolute http(s) URL.
+// maxPortfolios is the user's plan's portfolio count: a user with that
+// many active connections gets an error wrapping [tradekit.ErrForbidden]
+// with details {"limit": "portfolios"}.
+func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redirectURL string, maxPortfolios int) (Connection, string, error) {
+	p, err := s.provider(provider)
+	if err != nil {
+		return Connection{}, "", err
+	}
+	if err := checkRedirect(redirectURL); err != nil {
+		return Connection{}, "", err
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return Connection{}, "", err
+	}
+	if err := s.checkLimit(ctx, NewStore(s.db), userID, maxPortfolios); err != nil {
+		return Connection{}, "", err
+	}
+	now := s.cfg.Now().UTC()
+	c := Connection{ID: uuid.New(), UserID: userID, Provider: p.Name, Status: Pending, RedirectURL: redirectURL,
+		CreatedAt: now, UpdatedAt: now}
+	state, verifier := randomToken(), oauth2.GenerateVerifier()
+	st := oauthState{StateHash: hashToken(state), ConnectionID: c.ID, CodeVerifier: sealer.Seal(verifier, "verifier:"+c.ID.String()),
+		ExpiresAt: now.Add(s.cfg.StateTTL)}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := NewStore(tx).InsertConnection(ctx, &c); err != nil {
+			return err
+		}
+		if _, err := tx.NewInsert().Model(&st).Exec(ctx); err != nil {
+			return fmt.Errorf("connect: insert state: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Connection{}, "", err
+	}
+	return c, p.OAuth.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), nil
+}
+
+// checkLimit returns a 403 when the user already has maxPortfolios active
+// connections.
+func (s *Service) checkLimit(ctx context.Context, st *Store, userID uuid.UUID, maxPortfolios int) error {
+	n, err := st.CountActive(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n >= maxPortfolios {
+		return fmt.Errorf("connect: %w", &tradekit.Error{Kind: tradekit.ErrForbidden,
+			Msg: fmt.Sprintf("your plan allows %d portfolios and each connected account is one; "+
+				"disconnect one or move to a larger plan", maxPortfolios),
+			Details: map[string]any{"limit": "portfolios", "max": maxPortfolios}})
+	}
+	return nil
+}
+
+// checkRedirect returns a 400 naming redirectUrl unless u is an absolute
+// http or https URL.
+func checkRedirect(u string) error {
+	if u == "" {
+		return &tradekit.ParamError{Param: "redirectUrl", Msg: "is required: the URL the user's browser returns to after authorizing"}
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || len(u) > 2048 {
+		return &tradekit.ParamError{Param: "redirectUrl", Msg: "must be an absolute http or https URL without credentials, got " + tradekit.Quote(u)}
+	}
+	return nil
+}
+
+// Callback completes the authorization the broker redirected back with:
+// state and code, or errCode (and errDesc) when the user denied or the
+// broker failed. It returns where to send the user's browser: the
+// connection's redirect URL with connectionId and status, or error. An
+// unknown or already used state changes nothing and is an error wrapping
+// [tradekit.ErrNotFound]; a state past its time fails the connection's
+// authorization.
+func (s *Service) Callback(ctx context.Context, state, code, errCode, errDesc string) (string, error) {
+	now := s.cfg.Now().UTC()
+	if state == "" {
+		return "", &tradekit.ParamError{Param: "state", Msg: "is required"}
+	}
+	st, err := NewStore(s.db).takeState(ctx, hashToken(state), now)
+	if err != nil {
+		return "", err
+	}
+	c, err := NewStore(s.db).connection(ctx, st.ConnectionID)
+	if err != nil {
+		return "", err
+	}
+	fail := func(reason, public string) (string, error) {
+		s.cfg.Logger.Warn("broker authorization failed", "connection_id", c.ID, "provider", c.Provider, "reason", reason)
+		c.LastError, c.UpdatedAt = public, now
+		if err := NewStore(s.db).updateConnection(ctx, &c, "last_error", "updated_at"); err != nil {
+			return "", err
+		}
+		return withQuery(c.RedirectURL, "connectionId", c.ID.String(), "status", c.Status, "error", public), nil
+	}
+	switch {
+	case c.Status != Pending:
+		return fail("connection not pending", "the connection is "+c.Status)
+	case now.After(st.ExpiresAt):
+		return fail("state expired", "the authorization took longer than "+s.cfg.StateTTL.String()+"; connect again")
+	case errCode != "":
+		return fail(errCode+": "+errDesc, "the broker did not authorize the connection: "+errCode)
+	case code == "":
+		return fail("no code", "the broker sent no authorization code")
+	}
+	p, err := s.provider(c.Provider)
+	if err != nil {
+		return fail(err.Error(), "the provider is no longer configured on this server")
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return "", err
+	}
+	verifier, err := sealer.Open(st.CodeVerifier, "verifier:"+c.ID.String())
+	if err != nil {
+		return "", err
+	}
+	tok, err := p.OAuth.Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.cfg.HTTPClient), code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return fail("code exchange: "+err.Error(), "the broker refused the authorization code")
+	}
+	acct, err := s.client(p, &c, tok, sealer).Account(ctx)
+	if err != nil {
+		return fail("read account: "+err.Error(), "the broker's account could not be read")
+	}
+	// The limit is checked again: two authorizations may have raced.
+	var limit int
+	if err := s.db.NewRaw("SELECT pl.portfolios FROM users u JOIN plans pl ON pl.id = u.plan_id WHERE u.id = ?", c.UserID).Scan(ctx, &limit); err != nil {
+		return "", fmt.Errorf("connect: plan of user %s: %w", c.UserID, err)
+	}
+	if err := s.checkLimit(ctx, NewStore(s.db), c.UserID, limit); err != nil {
+		return fail("portfolio limit", "your plan's portfolio limit is reached")
+	}
+	c.Status, c.AccountID, c.AccountName, c.LastError, c.UpdatedAt = Active, acct.ID, acct.Number, "", now
+	sealTokens(sealer, &c, tok)
+	if err := NewStore(s.db).updateConnection(ctx, &c, "status", "account_id", "account_name", "last_error", "updated_at",
+		"access_token", "refresh_token", "token_expiry"); err != nil {
+		return "", err
+	}
+	return withQuery(c.RedirectURL, "connectionId", c.ID.String(), "status", c.Status), nil
+}
+
+// sealTokens stores tok in c, sealed.
+func sealTokens(sealer *Sealer, c *Connection, tok *oauth2.Token) {
+	at := sealer.Seal(tok.AccessToken, "access:"+c.ID.String())
+	c.AccessToken = &at
+	c.RefreshToken = nil
+	if tok.RefreshToken != "" {
+		rt := sealer.Seal(tok.RefreshToken, "refresh:"+c.ID.String())
+		c.RefreshToken = &rt
+	}
+	c.TokenExpiry = nil
+	if !tok.Expiry.IsZero() {
+		e := tok.Expiry.UTC()
+		c.TokenExpiry = &e
+	}
+}
+
+// openTokens returns c's tokens, opened.
+func openTokens(sealer *Sealer, c *Connection) (*oauth2.Token, error) {
+	if c.AccessToken == nil {
+		return nil, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict, "the connection holds no broker authorization"))
+	}
+	tok := &oauth2.Token{TokenType: "Bearer"}
+	var err error
+	if tok.AccessToken, err = sealer.Open(*c.AccessToken, "access:"+c.ID.String()); err != nil {
+		return nil, err
+	}
+	if c.RefreshToken != nil {
+		if tok.RefreshToken, err = sealer.Open(*c.RefreshToken, "refresh:"+c.ID.String()); err != nil {
+			return nil, err
+		}
+	}
+	if c.TokenExpiry != nil {
+		tok.Expiry = *c.TokenExpiry
+	}
+	return tok, nil
+}
+
+// client returns the broker client of c, which stores refreshed tokens.
+func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *Sealer) brokers.Broker {
+	return alpaca.New(alpaca.Config{BaseURL: p.APIURL, OAuth: p.OAuth, Token: tok, HTTPClient: s.cfg.HTTPClient,
+		OnToken: func(ctx context.Context, t *oauth2.Token) error {
+			if c.Status != Active {
+				return nil // stored when the connection becomes active
+			}
+			sealTokens(sealer, c, t)
+			c.UpdatedAt = s.cfg.Now().UTC()
+			return NewStore(s.db).updateConnection(ctx, c, "access_token", "refresh_token", "token_expiry", "updated_at")
+		}})
+}
+
+// Disconnect ends the user's connection id: it revokes the tokens at the
+// broker where the broker supports it (a failure there is logged, not
+// fatal), forgets them and marks the connection disconnected, keeping
+// the row and its portfolio for history. Disconnecting a disconnected
+// connection changes nothing.
+func (s *Service) Disconnect(ctx context.Context, userID, id uuid.UUID) (Connection, error) {
+	st := NewStore(s.db)
+	c, err := st.Connection(ctx, userID, id)
+	if err != nil || c.Status == Disconnected {
+		return c, err
+	}
+	if p, ok := s.byName[c.Provider]; ok && p.RevokeURL != "" && s.cfg.Sealer != nil && c.AccessToken != nil {
+		if tok, err := openTokens(s.cfg.Sealer, &c); err == nil {
+			for _, t := range []string{tok.RefreshToken, tok.AccessToken} {
+				if t == "" {
+					continue
+				}
+				if err := alpaca.Revoke(ctx, s.cfg.HTTPClient, p.RevokeURL, p.OAuth.ClientID, p.OAuth.ClientSecret, t); err != nil {
+					s.cfg.Logger.Warn("revoking a broker token failed", "connection_id", c.ID, "err", err)
+				}
+			}
+		}
+	}
+	c.Status, c.AccessToken, c.RefreshToken, c.TokenExpiry, c.UpdatedAt = Disconnected, nil, nil, nil, s.cfg.Now().UTC()
+	if err := st.updateConnection(ctx, &c, "status", "access_token", "refresh_token", "token_expiry", "updated_at"); err != nil {
+		return Connection{}, err
+	}
+	return c, nil
+}
+
+// StartSync starts a sync of the user's connection id in the background
+// and returns its log entry, status syncing. When a sync of it already
+// runs, it returns that one. Syncing a pending or disconnected connection
+// is an error wrapping [tradekit.ErrConflict].
+func (s *Service) StartSync(ctx context.Context, userID, id uuid.UUID) (SyncLog, error) {
+	st := NewStore(s.db)
+	c, err := st.Connection(ctx, userID, id)
+	if err != nil {
+		return SyncLog{}, err
+	}
+	if c.Status != Active {
+		return SyncLog{}, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict,
+			"the connection is %s: only an active connection syncs", c.Status))
+	}
+	log, started, err := s.claim(ctx, c)
+	if err != nil || !started {
+		return log, err
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runSync(context.WithoutCancel(ctx), c.ID, log)
+	}()
+	return log, nil
+}
+
+// claim marks c syncing and writes the log entry of a new sync; when a
+// sync of c already runs it returns that one, started false.
+func (s *Service) claim(ctx context.Context, c Connection) (log SyncLog, started bool, err error) {
+	now := s.cfg.Now().UTC()
+	log = SyncLog{ID: uuid.New(), ConnectionID: c.ID, Status: Syncing, StartedAt: now}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := NewStore(tx).claimSync(ctx, c.ID, log.ID, now, s.cfg.SyncTimeout)
+		if err != nil || !ok {
+			return err
+		}
+		started = true
+		if _, err := tx.NewInsert().Model(&log).Exec(ctx); err != nil {
+			return fmt.Errorf("connect: insert sync log: %w", err)
+		}
+		return nil
+	})
+	if err != nil || started {
+		return log, started, err
+	}
+	// Another sync runs: answer with it.
+	cur, err := NewStore(s.db).connection(ctx, c.ID)
+	if err != nil {
+		return SyncLog{}, false, err
+	}
+	if cur.SyncID == nil || cur.Status != Active {
+		return SyncLog{}, false, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict, "the connection is %s", cur.Status))
+	}
+	err = s.db.NewSelect().Model(&log).Where("id = ?", *cur.SyncID).Scan(ctx)
+	if err != nil {
+		return SyncLog{}, false, fmt.Errorf("connect: running sync: %w", err)
+	}
+	return log, false, nil
+}
+
+// runSync pulls the account into the connection's portfolio and closes
+// the log entry, completed or failed.
+func (s *Service) runSync(ctx context.Context, id uuid.UUID, log SyncLog) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SyncTimeout-5*time.Second)
+	defer cancel()
+	n, err := s.pull(ctx, id)
+	now := s.cfg.Now().UTC()
+	log.CompletedAt = &now
+	c := Connection{ID: id, SyncStatus: Completed, UpdatedAt: now}
+	columns := []string{"sync_status", "last_error", "updated_at"}
+	if err != nil {
+		log.Status, log.Error = Failed, publicSyncError(err)
+		c.SyncStatus, c.LastError = Failed, log.Error
+		s.cfg.Logger.Warn("broker sync failed", "connection_id", id, "sync_id", log.ID, "err", err)
+	} else {
+		log.Status, log.PositionsSynced = Completed, &n
+		c.LastSyncAt = &now
+		columns = append(columns, "last_sync_at")
+	}
+	wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer wcancel()
+	err = s.db.RunInTx(wctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model(&log).Column("status", "positions_synced", "error", "completed_at").WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		// Only the sync that holds the connection closes it.
+		_, err := tx.NewUpdate().Model(&c).Column(columns...).WherePK().Where("sync_id = ?", log.ID).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		s.cfg.Logger.Error("recording a broker sync failed", "connection_id", id, "sync_id", log.ID, "err", err)
+	}
+}
+
+// publicSyncError is what a failed sync's log tells the user.
+func publicSyncError(err error) string {
+	var te *tradekit.Error
+	switch {
+	case errors.As(err, &te):
+		return te.Msg
+	case errors.Is(err, tradekit.ErrUnauthorized):
+		return "the broker no longer accepts this connection's authorization: disconnect and connect again"
+	case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return "the broker could not be reached or failed; the next sync will try again"
+	}
+	return "the sync failed on the server; the next sync will try again"
+}
+
+// pull reads the account, positions, recent fills and daily equity of
+// connection id into its portfolio and returns the number of positions.
+func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
+	st := NewStore(s.db)
+	c, err := st.connection(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	p, ok := s.byName[c.Provider]
+	if !ok {
+		return 0, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrUnavailable, "the provider %s is not configured on this server", c.Provider))
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return 0, err
+	}
+	tok, err := openTokens(sealer, &c)
+	if err != nil {
+		return 0, err
+	}
+	b := s.client(p, &c, tok, sealer)
+	acct, err := b.Account(ctx)
+	if err != nil {
+		return 0, err
+	}
+	positions, err := b.Positions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	after, err := st.lastFill(ctx, c.ID)
+	if err != nil {
+		return 0, err
+	}
+	if after.IsZero() {
+		after = s.cfg.Now().AddDate(-1, 0, 0)
+	}
+	fills, err := b.Fills(ctx, after)
+	if err != nil {
+		return 0, err
+	}
+	history, err := b.History(ctx)
+	if err != nil {
+		return 0, err
+	}
+	pf := Portfolio{ID: uuid.New(), UserID: c.UserID, ConnectionID: c.ID, Currency: acct.Currency, Cash: acct.Cash,
+		Equity: acct.Equity, UpdatedAt: s.cfg.Now().UTC()}
+	md := marketdata.NewStore(s.db)
+	for _, x := range positions {
+		pos := Position{Symbol: x.Symbol, Quantity: x.Quantity, AverageCost: x.AvgEntryPrice}
+		if !x.MarketValue.IsZero() || !x.Quantity.IsZero() {
+			v := x.MarketValue
+			pos.BrokerValue = &v
+		}
+		if a, err := md.AssetBySymbol(ctx, x.Symbol); err == nil {
+			pos.AssetID = &a.ID
+		} else if !errors.Is(err, tradekit.ErrNotFound) {
+			return 0, err
+		}
+		pf.Positions = append(pf.Positions, pos)
+	}
+	fs := make([]Fill, len(fills))
+	for i, f := range fills {
+		fs[i] = Fill{BrokerID: f.ID, Symbol: f.Symbol, Side: string(f.Side), Quantity: f.Quantity, Price: f.Price, FilledAt: f.Time.UTC()}
+	}
+	hs := make([]EquityPoint, 0, len(history))
+	for _, h := range history {
+		hs = append(hs, EquityPoint{Date: dateOf(h.Date), Equity: h.Equity})
+	}
+	// Today's equity is the account's, whatever the history's last bar.
+	hs = slices.DeleteFunc(hs, func(e EquityPoint) bool { return e.Date == dateOf(s.cfg.Now()) })
+	hs = append(hs, EquityPoint{Date: dateOf(s.cfg.Now()), Equity: acct.Equity})
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return NewStore(tx).savePortfolio(ctx, &pf, fs, hs)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(pf.Positions), nil
+}
+
+// Run syncs the active connections every SyncInterval and fails the syncs
+// orphaned by a stopped instance, until ctx is done; then it waits for
+// the syncs it started.
+func (s *Service) Run(ctx context.Context) {
+	defer s.wg.Wait()
+	tick := time.Minute
+	if s.cfg.SyncInterval > 0 && s.cfg.SyncInterval < tick {
+		tick = s.cfg.SyncInterval
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("scheduled broker syncs failed", "err", err)
+			}
+		}
+	}
+}
+
+// Tick does one round of [Service.Run]: it fails orphaned syncs and
+// starts a sync of every active connection not synced for SyncInterval.
+func (s *Service) Tick(ctx context.Context) error {
+	now := s.cfg.Now().UTC()
+	if err := s.reap(ctx, now); err != nil {
+		return err
+	}
+	if s.cfg.SyncInterval < 0 {
+		return nil
+	}
+	var due []Connection
+	err := s.db.NewSelect().Model(&due).Where("status = ?", Active).
+		Where("(last_sync_at IS NULL OR last_sync_at < ?)", now.Add(-s.cfg.SyncInterval)).
+		Where("(sync_status <> ? OR sync_started_at < ?)", Syncing, now.Add(-s.cfg.SyncTimeout)).
+		Order("last_sync_at").Limit(50).Scan(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: due connections: %w", err)
+	}
+	for _, c := range due {
+		if _, err := s.StartSync(ctx, c.UserID, c.ID); err != nil {
+			s.cfg.Logger.Warn("a scheduled broker sync did not start", "connection_id", c.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+// reap fails the syncs still marked syncing SyncTimeout after they began:
+// the instance that ran them stopped.
+func (s *Service) reap(ctx context.Context, now time.Time) error {
+	before := now.Add(-s.cfg.SyncTimeout)
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		msg := "the sync was interrupted (the server running it stopped); the next sync will try again"
+		_, err := tx.NewUpdate().Model((*SyncLog)(nil)).Set("status = ?, error = ?, completed_at = ?", Failed, msg, now).
+			Where("status = ? AND started_at < ?", Syncing, before).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("connect: fail orphaned syncs: %w", err)
+		}
+		_, err = tx.NewUpdate().Model((*Connection)(nil)).Set("sync_status = ?, last_error = ?", Failed, msg).
+			Where("sync_status = ? AND sync_started_at < ?", Syncing, before).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("connect: fail orphaned syncs: %w", err)
+		}
+		return nil
+	})
+}
+
+// Wait waits for the syncs this Service started.
+func (s *Service) Wait() { s.wg.Wait() }
+
+// randomToken returns 256 random bits as URL-safe text.
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never returns an error (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hashToken returns the hex SHA-256 of t, the form states are stored in.
+func hashToken(t string) string {
+	h := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(h[:])
+}
+
+// withQuery returns u with the name-value pairs added to its query.
+func withQuery(u string, kv ...string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	p.RawQuery = q.Encode()
+	return p.String()
+}

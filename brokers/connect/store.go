@@ -1,0 +1,278 @@
+package connect
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// Store keeps connections, OAuth states, sync logs and portfolios. It
+// works on a database or inside a transaction: build it from either.
+type Store struct {
+	db bun.IDB
+}
+
+// NewStore returns a Store on db, a *bun.DB or a bun.Tx.
+func NewStore(db bun.IDB) *Store {
+	return &Store{db: db}
+}
+
+// connectionNotFound is the error for a connection that does not exist or
+// is another user's.
+func connectionNotFound(id uuid.UUID) error {
+	return fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrNotFound, "broker connection %s not found", id))
+}
+
+// InsertConnection stores a new connection.
+func (s *Store) InsertConnection(ctx context.Context, c *Connection) error {
+	if _, err := s.db.NewInsert().Model(c).Exec(ctx); err != nil {
+		return fmt.Errorf("connect: insert connection: %w", err)
+	}
+	return nil
+}
+
+// Connection returns the user's connection id. The error wraps
+// [tradekit.ErrNotFound] when there is none or it is another user's.
+func (s *Store) Connection(ctx context.Context, userID, id uuid.UUID) (Connection, error) {
+	var c Connection
+	err := s.db.NewSelect().Model(&c).Where("id = ? AND user_id = ?", id, userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Connection{}, connectionNotFound(id)
+	}
+	if err != nil {
+		return Connection{}, fmt.Errorf("connect: connection %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// connection returns connection id, whoever owns it.
+func (s *Store) connection(ctx context.Context, id uuid.UUID) (Connection, error) {
+	var c Connection
+	err := s.db.NewSelect().Model(&c).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Connection{}, connectionNotFound(id)
+	}
+	if err != nil {
+		return Connection{}, fmt.Errorf("connect: connection %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// Connections returns the user's connections, oldest first.
+func (s *Store) Connections(ctx context.Context, userID uuid.UUID) ([]Connection, error) {
+	list := []Connection{}
+	if err := s.db.NewSelect().Model(&list).Where("user_id = ?", userID).Order("created_at", "id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("connect: connections: %w", err)
+	}
+	return list, nil
+}
+
+// CountActive returns the number of the user's active connections, each
+// of which owns a portfolio.
+func (s *Store) CountActive(ctx context.Context, userID uuid.UUID) (int, error) {
+	n, err := s.db.NewSelect().Model((*Connection)(nil)).Where("user_id = ? AND status = ?", userID, Active).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: count connections: %w", err)
+	}
+	return n, nil
+}
+
+// updateConnection writes the given columns of c.
+func (s *Store) updateConnection(ctx context.Context, c *Connection, columns ...string) error {
+	if _, err := s.db.NewUpdate().Model(c).Column(columns...).WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("connect: update connection %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// oauthState is a pending connection's single-use OAuth state.
+type oauthState struct {
+	bun.BaseModel `bun:"table:broker_oauth_states"`
+
+	StateHash    string     `bun:"state_hash,pk"`
+	ConnectionID uuid.UUID  `bun:"connection_id"`
+	CodeVerifier string     `bun:"code_verifier"` // sealed
+	ExpiresAt    time.Time  `bun:"expires_at"`
+	UsedAt       *time.Time `bun:"used_at"`
+}
+
+// takeState marks the state with the given hash used and returns it. The
+// error wraps [tradekit.ErrNotFound] when there is no such state or it
+// was used before: a replay changes nothing.
+func (s *Store) takeState(ctx context.Context, hash string, now time.Time) (oauthState, error) {
+	res, err := s.db.NewUpdate().Model((*oauthState)(nil)).Set("used_at = ?", now).
+		Where("state_hash = ? AND used_at IS NULL", hash).Exec(ctx)
+	if err != nil {
+		return oauthState{}, fmt.Errorf("connect: take state: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return oauthState{}, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrNotFound,
+			"unknown or already used OAuth state: start the connection again"))
+	}
+	var st oauthState
+	if err := s.db.NewSelect().Model(&st).Where("state_hash = ?", hash).Scan(ctx); err != nil {
+		return oauthState{}, fmt.Errorf("connect: read state: %w", err)
+	}
+	return st, nil
+}
+
+// claimSync marks the active connection syncing under syncID unless a
+// sync younger than orphanAfter runs, and reports whether it did.
+func (s *Store) claimSync(ctx context.Context, id, syncID uuid.UUID, now time.Time, orphanAfter time.Duration) (bool, error) {
+	res, err := s.db.NewUpdate().Model((*Connection)(nil)).
+		Set("sync_id = ?, sync_status = ?, sync_started_at = ?", syncID, Syncing, now).
+		Where("id = ? AND status = ?", id, Active).
+		Where("(sync_status <> ? OR sync_started_at IS NULL OR sync_started_at < ?)", Syncing, now.Add(-orphanAfter)).
+		Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("connect: claim sync: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// Logs returns the sync log of the user's connection id, newest first.
+func (s *Store) Logs(ctx context.Context, userID, id uuid.UUID) ([]SyncLog, error) {
+	if _, err := s.Connection(ctx, userID, id); err != nil {
+		return nil, err
+	}
+	list := []SyncLog{}
+	if err := s.db.NewSelect().Model(&list).Where("connection_id = ?", id).Order("started_at DESC", "id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("connect: sync logs: %w", err)
+	}
+	return list, nil
+}
+
+// portfolioNotFound is the error for a portfolio that does not exist or
+// is another user's.
+func portfolioNotFound(id uuid.UUID) error {
+	return fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrNotFound, "portfolio %s not found", id))
+}
+
+// Portfolios returns the user's portfolios with their positions, oldest
+// first.
+func (s *Store) Portfolios(ctx context.Context, userID uuid.UUID) ([]Portfolio, error) {
+	list := []Portfolio{}
+	if err := s.db.NewSelect().Model(&list).Where("user_id = ?", userID).Order("updated_at", "id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("connect: portfolios: %w", err)
+	}
+	for i := range list {
+		if err := s.positions(ctx, &list[i]); err != nil {
+			return nil, err
+		}
+	}
+	return list, nil
+}
+
+// Portfolio returns the user's portfolio id with its positions. The error
+// wraps [tradekit.ErrNotFound] when there is none or it is another user's.
+func (s *Store) Portfolio(ctx context.Context, userID, id uuid.UUID) (Portfolio, error) {
+	var p Portfolio
+	err := s.db.NewSelect().Model(&p).Where("id = ? AND user_id = ?", id, userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Portfolio{}, portfolioNotFound(id)
+	}
+	if err != nil {
+		return Portfolio{}, fmt.Errorf("connect: portfolio %s: %w", id, err)
+	}
+	return p, s.positions(ctx, &p)
+}
+
+func (s *Store) positions(ctx context.Context, p *Portfolio) error {
+	p.Positions = []Position{}
+	if err := s.db.NewSelect().Model(&p.Positions).Where("portfolio_id = ?", p.ID).Order("symbol").Scan(ctx); err != nil {
+		return fmt.Errorf("connect: positions of portfolio %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+// History returns the daily equity of the user's portfolio id, oldest
+// first. Errors as [Store.Portfolio].
+func (s *Store) History(ctx context.Context, userID, id uuid.UUID) ([]EquityPoint, error) {
+	var owned bool
+	owned, err := s.db.NewSelect().Model((*Portfolio)(nil)).Where("id = ? AND user_id = ?", id, userID).Exists(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: portfolio %s: %w", id, err)
+	}
+	if !owned {
+		return nil, portfolioNotFound(id)
+	}
+	list := []EquityPoint{}
+	if err := s.db.NewSelect().Model(&list).Where("portfolio_id = ?", id).Order("date").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("connect: history of portfolio %s: %w", id, err)
+	}
+	return list, nil
+}
+
+// savePortfolio replaces the portfolio's balances and positions with
+// those given, adds the fills it lacks and upserts the equity points. Run
+// it in a transaction.
+func (s *Store) savePortfolio(ctx context.Context, p *Portfolio, fills []Fill, history []EquityPoint) error {
+	_, err := s.db.NewInsert().Model(p).
+		On("CONFLICT (connection_id) DO UPDATE").
+		Set("currency = EXCLUDED.currency, cash = EXCLUDED.cash, equity = EXCLUDED.equity, updated_at = EXCLUDED.updated_at").
+		Returning("id").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: save portfolio: %w", err)
+	}
+	if _, err := s.db.NewDelete().Model((*Position)(nil)).Where("portfolio_id = ?", p.ID).Exec(ctx); err != nil {
+		return fmt.Errorf("connect: clear positions: %w", err)
+	}
+	for i := range p.Positions {
+		p.Positions[i].PortfolioID = p.ID
+	}
+	if len(p.Positions) > 0 {
+		if _, err := s.db.NewInsert().Model(&p.Positions).Exec(ctx); err != nil {
+			return fmt.Errorf("connect: save positions: %w", err)
+		}
+	}
+	for i := range fills {
+		fills[i].PortfolioID = p.ID
+	}
+	if len(fills) > 0 {
+		if _, err := s.db.NewInsert().Model(&fills).On("CONFLICT (portfolio_id, broker_id) DO NOTHING").Exec(ctx); err != nil {
+			return fmt.Errorf("connect: save fills: %w", err)
+		}
+	}
+	for i := range history {
+		history[i].PortfolioID = p.ID
+	}
+	if len(history) > 0 {
+		_, err := s.db.NewInsert().Model(&history).On("CONFLICT (portfolio_id, date) DO UPDATE").
+			Set("equity = EXCLUDED.equity").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("connect: save history: %w", err)
+		}
+	}
+	return nil
+}
+
+// lastFill returns the time of the portfolio's newest fill, zero when it
+// has none.
+func (s *Store) lastFill(ctx context.Context, connectionID uuid.UUID) (time.Time, error) {
+	var t []time.Time
+	err := s.db.NewSelect().Model((*Fill)(nil)).ColumnExpr("f.filled_at").
+		ModelTableExpr("portfolio_fills AS f").Join("JOIN portfolios AS p ON p.id = f.portfolio_id").
+		Where("p.connection_id = ?", connectionID).OrderExpr("f.filled_at DESC").Limit(1).Scan(ctx, &t)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("connect: last fill: %w", err)
+	}
+	if len(t) == 0 {
+		return time.Time{}, nil
+	}
+	return t[0], nil
+}
+
+// dateOf returns the calendar day of t in UTC as stored.
+func dateOf(t time.Time) marketdata.SQLDate {
+	return marketdata.SQLDate(calendar.DateOf(t.UTC()))
+}

@@ -1,0 +1,268 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/uptrace/bunrouter"
+
+	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// providerJSON is a provider as GET /brokers/providers lists it.
+type providerJSON struct {
+	Provider  string  `json:"provider"`
+	Name      string  `json:"name"`
+	Available bool    `json:"available"`
+	Configure *string `json:"configure"` // what to configure, when not available
+}
+
+// handleProviderList serves GET /api/v1/brokers/providers.
+func (s *Server) handleProviderList(w http.ResponseWriter, req bunrouter.Request) error {
+	out := []providerJSON{{Provider: "paper", Name: "Tradekit paper broker (built in)", Available: true}}
+	alpaca := providerJSON{Provider: "alpaca", Name: "Alpaca", Available: s.cfg.Brokers.Alpaca != nil}
+	if !alpaca.Available {
+		how := alpacaConfigure
+		alpaca.Configure = &how
+	}
+	return s.writeData(w, append(out, alpaca))
+}
+
+// connectionJSON is a connection as the API shows it.
+type connectionJSON struct {
+	ID          string     `json:"id"`
+	Provider    string     `json:"provider"`
+	Status      string     `json:"status"`
+	AccountName *string    `json:"accountName"`
+	LastSyncAt  *timestamp `json:"lastSyncAt"`
+	CreatedAt   timestamp  `json:"createdAt"`
+	// Beyond the spec: the state of the last sync and why the last
+	// authorization or sync failed.
+	SyncStatus *string `json:"syncStatus"`
+	Error      *string `json:"error"`
+}
+
+func newConnectionJSON(c connect.Connection) connectionJSON {
+	out := connectionJSON{ID: c.ID.String(), Provider: c.Provider, Status: c.Status, CreatedAt: timestamp(c.CreatedAt),
+		AccountName: nonEmpty(c.AccountName), SyncStatus: nonEmpty(c.SyncStatus), Error: nonEmpty(c.LastError)}
+	if c.LastSyncAt != nil {
+		t := timestamp(*c.LastSyncAt)
+		out.LastSyncAt = &t
+	}
+	return out
+}
+
+// nonEmpty returns nil for "", for JSON null.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// handleConnectionList serves GET /api/v1/brokers/connections.
+func (s *Server) handleConnectionList(w http.ResponseWriter, req bunrouter.Request) error {
+	list, err := connect.NewStore(s.db).Connections(req.Context(), principal(req.Context()).UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]connectionJSON, len(list))
+	for i, c := range list {
+		out[i] = newConnectionJSON(c)
+	}
+	return s.writeData(w, out)
+}
+
+// handleConnectionCreate serves POST /api/v1/brokers/connections.
+func (s *Server) handleConnectionCreate(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	provider := q.Get("provider")
+	if provider == "" {
+		return invalidParam("provider", "is required: one of %v", s.connect.Providers())
+	}
+	p := principal(req.Context())
+	c, authURL, err := s.connect.Connect(req.Context(), p.UserID, provider, q.Get("redirectUrl"), p.Plan.Features.Portfolios)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, map[string]string{"id": c.ID.String(), "provider": c.Provider, "status": c.Status, "authorizationUrl": authURL})
+}
+
+// handleConnectionDelete serves DELETE /api/v1/brokers/connections/:id.
+func (s *Server) handleConnectionDelete(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	c, err := s.connect.Disconnect(req.Context(), principal(req.Context()).UserID, id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, map[string]string{"id": c.ID.String(), "status": c.Status})
+}
+
+// handleConnectionSync serves POST /api/v1/brokers/connections/:id/sync.
+func (s *Server) handleConnectionSync(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	log, err := s.connect.StartSync(req.Context(), principal(req.Context()).UserID, id)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, map[string]any{"id": id.String(), "syncId": log.ID.String(), "syncStatus": log.Status,
+		"startedAt": timestamp(log.StartedAt)})
+}
+
+// syncLogJSON is a sync log entry as the API shows it.
+type syncLogJSON struct {
+	SyncID          string     `json:"syncId"`
+	Status          string     `json:"status"`
+	PositionsSynced *int       `json:"positionsSynced,omitempty"`
+	Error           *string    `json:"error,omitempty"`
+	StartedAt       timestamp  `json:"startedAt"`
+	CompletedAt     *timestamp `json:"completedAt"`
+}
+
+// handleConnectionLogs serves GET /api/v1/brokers/connections/:id/logs.
+func (s *Server) handleConnectionLogs(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	logs, err := connect.NewStore(s.db).Logs(req.Context(), principal(req.Context()).UserID, id)
+	if err != nil {
+		return err
+	}
+	out := make([]syncLogJSON, len(logs))
+	for i, l := range logs {
+		out[i] = syncLogJSON{SyncID: l.ID.String(), Status: l.Status, PositionsSynced: l.PositionsSynced,
+			Error: nonEmpty(l.Error), StartedAt: timestamp(l.StartedAt)}
+		if l.CompletedAt != nil {
+			t := timestamp(*l.CompletedAt)
+			out[i].CompletedAt = &t
+		}
+	}
+	return s.writeData(w, out)
+}
+
+// handleOAuthCallback serves GET /api/v1/brokers/oauth/callback, which the
+// user's browser reaches from the broker: no API key. It answers 303 to
+// the connection's redirect URL.
+func (s *Server) handleOAuthCallback(w http.ResponseWriter, req bunrouter.Request) error {
+	q := req.URL.Query()
+	to, err := s.connect.Callback(req.Context(), q.Get("state"), q.Get("code"), q.Get("error"), q.Get("error_description"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, req.Request, to, http.StatusSeeOther)
+	return nil
+}
+
+// positionJSON is a portfolio's position as the API shows it.
+type positionJSON struct {
+	Symbol        string  `json:"symbol"`
+	AssetID       *string `json:"assetId"`
+	Quantity      number  `json:"quantity"`
+	AverageCost   number  `json:"averageCost"`
+	Price         *number `json:"price"`     // the latest stored close, null without one
+	PriceDate     *string `json:"priceDate"` // its date
+	MarketValue   number  `json:"marketValue"`
+	UnrealizedPnL number  `json:"unrealizedPnl"`
+}
+
+// portfolioJSON is a portfolio as the API shows it.
+type portfolioJSON struct {
+	ID           string         `json:"id"`
+	ConnectionID string         `json:"connectionId"`
+	Currency     string         `json:"currency"`
+	Cash         number         `json:"cash"`
+	Equity       number         `json:"equity"`
+	BrokerEquity number         `json:"brokerEquity"`
+	Positions    []positionJSON `json:"positions"`
+	UpdatedAt    timestamp      `json:"updatedAt"`
+}
+
+func (s *Server) portfolioJSON(req bunrouter.Request, p connect.Portfolio) (portfolioJSON, error) {
+	valued, equity, err := connect.Value(req.Context(), marketdata.NewStore(s.db), p)
+	if err != nil {
+		return portfolioJSON{}, err
+	}
+	out := portfolioJSON{ID: p.ID.String(), ConnectionID: p.ConnectionID.String(), Currency: p.Currency, Cash: number(p.Cash),
+		Equity: number(equity), BrokerEquity: number(p.Equity), Positions: make([]positionJSON, len(valued)), UpdatedAt: timestamp(p.UpdatedAt)}
+	for i, v := range valued {
+		x := positionJSON{Symbol: v.Symbol, Quantity: number(v.Quantity), AverageCost: number(v.AverageCost),
+			MarketValue: number(v.MarketValue), UnrealizedPnL: number(v.UnrealizedPnL)}
+		if v.AssetID != nil {
+			id := v.AssetID.String()
+			x.AssetID = &id
+		}
+		if v.PriceDate.IsValid() {
+			pr, d := number(v.Price), v.PriceDate.String()
+			x.Price, x.PriceDate = &pr, &d
+		}
+		out.Positions[i] = x
+	}
+	return out, nil
+}
+
+// handlePortfolioList serves GET /api/v1/portfolios.
+func (s *Server) handlePortfolioList(w http.ResponseWriter, req bunrouter.Request) error {
+	list, err := connect.NewStore(s.db).Portfolios(req.Context(), principal(req.Context()).UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]portfolioJSON, len(list))
+	for i, p := range list {
+		if out[i], err = s.portfolioJSON(req, p); err != nil {
+			return err
+		}
+	}
+	return s.writeData(w, out)
+}
+
+// handlePortfolioGet serves GET /api/v1/portfolios/:id.
+func (s *Server) handlePortfolioGet(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	p, err := connect.NewStore(s.db).Portfolio(req.Context(), principal(req.Context()).UserID, id)
+	if err != nil {
+		return err
+	}
+	out, err := s.portfolioJSON(req, p)
+	if err != nil {
+		return err
+	}
+	return s.writeData(w, out)
+}
+
+// handlePortfolioHistory serves GET /api/v1/portfolios/:id/history: daily
+// equity, oldest first.
+func (s *Server) handlePortfolioHistory(w http.ResponseWriter, req bunrouter.Request) error {
+	id, err := pathUUID(req, "id")
+	if err != nil {
+		return err
+	}
+	h, err := connect.NewStore(s.db).History(req.Context(), principal(req.Context()).UserID, id)
+	if err != nil {
+		return err
+	}
+	type pointJSON struct {
+		Date   string `json:"date"`
+		Equity number `json:"equity"`
+	}
+	out := make([]pointJSON, len(h))
+	for i, p := range h {
+		out[i] = pointJSON{Date: calendar.Date(p.Date).String(), Equity: number(p.Equity)}
+	}
+	return s.writeData(w, out)
+}
+
+// alpacaConfigure says what makes the alpaca provider available.
+const alpacaConfigure = "set TRADEKIT_ALPACA_CLIENT_ID and TRADEKIT_ALPACA_CLIENT_SECRET (an OAuth app registered at Alpaca " +
+	"with this server's callback URL)"

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/brokers/paper"
+)
+
+// BrokersConfig configures broker connections and the built-in paper
+// broker. The zero value serves the paper broker, but connections need
+// PublicURL and SecretKey.
+type BrokersConfig struct {
+	// PublicURL is the base URL at which browsers and the server itself
+	// reach this server, e.g. http://127.0.0.1:8080: the paper broker's
+	// pages and API and the OAuth callback hang below it.
+	PublicURL string
+	// SecretKey (32 bytes) seals broker tokens at rest and derives the
+	// paper broker's client secret. Without it connections are refused
+	// with a message saying so.
+	SecretKey []byte
+	// Alpaca is Tradekit's OAuth app at Alpaca; nil leaves the alpaca
+	// provider out.
+	Alpaca *AlpacaConfig
+	// PaperCash is a new paper account's cash. Default 100,000 (USD).
+	PaperCash decimal.Decimal
+	// SyncInterval is how often active connections sync. Default 15
+	// minutes; negative: never on a schedule.
+	SyncInterval time.Duration
+	// HTTPClient reaches the brokers, the paper broker included. Default:
+	// a client with a 30 s timeout.
+	HTTPClient *http.Client
+}
+
+// AlpacaConfig is Tradekit's OAuth app registered at Alpaca, and the
+// endpoints to use (live or paper trading).
+type AlpacaConfig struct {
+	ClientID, ClientSecret string
+	AuthorizeURL           string // default https://app.alpaca.markets/oauth/authorize
+	TokenURL               string // default https://api.alpaca.markets/oauth/token
+	APIURL                 string // default https://paper-api.alpaca.markets (paper trading)
+}
+
+// paperPrefix is where the paper broker is mounted.
+const paperPrefix = "/paper"
+
+// callbackPath is the OAuth callback's path.
+const callbackPath = "/api/v1/brokers/oauth/callback"
+
+// newTrading builds the paper broker and the connection service.
+func (s *Server) newTrading() {
+	cfg := s.cfg.Brokers
+	base := strings.TrimRight(cfg.PublicURL, "/")
+	callback := base + callbackPath
+	secret := paperClientSecret(cfg.SecretKey)
+	s.paper = paper.New(s.db, paper.Config{
+		Clients:      []paper.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
+		StartingCash: cfg.PaperCash, Prefix: paperPrefix, Now: s.now, Logger: s.log,
+	})
+	providers := []connect.Provider{{
+		Name:      "paper",
+		OAuth:     alpaca.OAuthConfig("tradekit", secret, base+paperPrefix+"/oauth/authorize", base+paperPrefix+"/oauth/token", callback),
+		APIURL:    base + paperPrefix,
+		RevokeURL: base + paperPrefix + "/oauth/revoke",
+	}}
+	unavailable := map[string]string{"alpaca": alpacaConfigure}
+	if a := cfg.Alpaca; a != nil {
+		providers = append(providers, connect.Provider{
+			Name:   "alpaca",
+			OAuth:  alpaca.OAuthConfig(a.ClientID, a.ClientSecret, or(a.AuthorizeURL, "https://app.alpaca.markets/oauth/authorize"), or(a.TokenURL, "https://api.alpaca.markets/oauth/token"), callback),
+			APIURL: or(a.APIURL, "https://paper-api.alpaca.markets"),
+		})
+		delete(unavailable, "alpaca")
+	}
+	var sealer *connect.Sealer
+	if cfg.SecretKey != nil {
+		var err error
+		if sealer, err = connect.NewSealer(cfg.SecretKey); err != nil {
+			panic("server: " + err.Error()) // cmd checks the key's size; only a caller's mistake gets here
+		}
+	}
+	s.connect = connect.NewService(s.db, connect.Config{Providers: providers, Sealer: sealer, Unavailable: unavailable,
+		HTTPClient: cfg.HTTPClient, SyncInterval: cfg.SyncInterval, Now: s.now, Logger: s.log})
+}
+
+// paperClientSecret derives the paper broker's OAuth client secret from
+// the secret key, so that every instance sharing the key agrees on it;
+// without a key it is random (and connections are refused anyway).
+func paperClientSecret(key []byte) string {
+	if key == nil {
+		b := make([]byte, 32)
+		rand.Read(b)
+		return hex.EncodeToString(b)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("tradekit paper broker OAuth client secret"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// or returns s, or def when s is empty.
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// mount sends the paper broker's paths to it and the rest to the router.
+func (s *Server) mount(router http.Handler) http.Handler {
+	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, paperPrefix+"/") {
+			paper.ServeHTTP(w, r)
+			return
+		}
+		router.ServeHTTP(w, r)
+	})
+}
