@@ -46,6 +46,17 @@ func (s *Store) Plan(ctx context.Context, slug string) (Plan, error) {
 	return p, nil
 }
 
+// PlanOf returns the plan of the user with the given id. The error wraps
+// [tradekit.ErrNotFound] when there is no such user.
+func (s *Store) PlanOf(ctx context.Context, userID uuid.UUID) (Plan, error) {
+	var p Plan
+	err := s.db.NewSelect().Model(&p).Where("id = (SELECT plan_id FROM users WHERE id = ?)", userID).Scan(ctx)
+	if err != nil {
+		return Plan{}, notFound(err, "plan of user %s", userID)
+	}
+	return p, nil
+}
+
 // UserByEmail returns the user with the given email, compared
 // case-insensitively. The error wraps [tradekit.ErrNotFound] when there is
 // none.

@@ -82,7 +82,7 @@ func (s *Server) handleConnectionCreate(w http.ResponseWriter, req bunrouter.Req
 		return invalidParam("provider", "is required: one of %v", s.connect.Providers())
 	}
 	p := principal(req.Context())
-	c, authURL, err := s.connect.Connect(req.Context(), p.UserID, provider, q.Get("redirectUrl"), p.Plan.Features.Portfolios)
+	c, authURL, err := s.connect.Connect(req.Context(), p.UserID, provider, q.Get("redirectUrl"))
 	if err != nil {
 		return err
 	}

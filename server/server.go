@@ -134,6 +134,11 @@ func (s *Server) Connections() *connect.Service {
 	return s.connect
 }
 
+// Paper returns the server's built-in paper broker.
+func (s *Server) Paper() *paper.Broker {
+	return s.paper
+}
+
 // Studies returns the server's indicator service.
 func (s *Server) Studies() *studies.Service {
 	return s.studies

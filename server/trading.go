@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
+	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
@@ -89,6 +92,10 @@ func (s *Server) newTrading() {
 		}
 	}
 	s.connect = connect.NewService(s.db, connect.Config{Providers: providers, Sealer: sealer, Unavailable: unavailable,
+		PortfolioLimit: func(ctx context.Context, userID uuid.UUID) (int, error) {
+			p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
+			return p.Features.Portfolios, err
+		},
 		HTTPClient: cfg.HTTPClient, SyncInterval: cfg.SyncInterval, Now: s.now, Logger: s.log})
 }
 

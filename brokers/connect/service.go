@@ -41,6 +41,9 @@ type Config struct {
 	// Sealer encrypts tokens at rest. Without one, connecting fails with
 	// an error saying TRADEKIT_SECRET_KEY is needed.
 	Sealer *Sealer
+	// PortfolioLimit returns how many portfolios, thus active
+	// connections, the user's plan allows. Required.
+	PortfolioLimit func(ctx context.Context, userID uuid.UUID) (int, error)
 	// Unavailable names providers this server could offer once configured,
 	// with what to configure, e.g. {"alpaca": "set TRADEKIT_ALPACA_CLIENT_ID
 	// and TRADEKIT_ALPACA_CLIENT_SECRET"}.
@@ -131,10 +134,10 @@ func (s *Service) sealer() (*Sealer, error) {
 // connection pending with a single-use OAuth state and returns it with
 // the URL at the broker where the user authorizes it. redirectURL, where
 // the user's browser returns afterwards, must be an absolute http(s) URL.
-// maxPortfolios is the user's plan's portfolio count: a user with that
-// many active connections gets an error wrapping [tradekit.ErrForbidden]
-// with details {"limit": "portfolios"}.
-func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redirectURL string, maxPortfolios int) (Connection, string, error) {
+// A user with as many active connections as Config.PortfolioLimit allows
+// gets an error wrapping [tradekit.ErrForbidden] with details
+// {"limit": "portfolios"}.
+func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redirectURL string) (Connection, string, error) {
 	p, err := s.provider(provider)
 	if err != nil {
 		return Connection{}, "", err
@@ -146,7 +149,7 @@ func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redir
 	if err != nil {
 		return Connection{}, "", err
 	}
-	if err := s.checkLimit(ctx, NewStore(s.db), userID, maxPortfolios); err != nil {
+	if err := s.checkLimit(ctx, userID); err != nil {
 		return Connection{}, "", err
 	}
 	now := s.cfg.Now().UTC()
@@ -170,10 +173,14 @@ func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redir
 	return c, p.OAuth.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), nil
 }
 
-// checkLimit returns a 403 when the user already has maxPortfolios active
-// connections.
-func (s *Service) checkLimit(ctx context.Context, st *Store, userID uuid.UUID, maxPortfolios int) error {
-	n, err := st.CountActive(ctx, userID)
+// checkLimit returns a 403 when the user already has as many active
+// connections as the plan allows portfolios.
+func (s *Service) checkLimit(ctx context.Context, userID uuid.UUID) error {
+	maxPortfolios, err := s.cfg.PortfolioLimit(ctx, userID)
+	if err != nil {
+		return err
+	}
+	n, err := NewStore(s.db).CountActive(ctx, userID)
 	if err != nil {
 		return err
 	}
@@ -258,11 +265,10 @@ func (s *Service) Callback(ctx context.Context, state, code, errCode, errDesc st
 		return fail("read account: "+err.Error(), "the broker's account could not be read")
 	}
 	// The limit is checked again: two authorizations may have raced.
-	var limit int
-	if err := s.db.NewRaw("SELECT pl.portfolios FROM users u JOIN plans pl ON pl.id = u.plan_id WHERE u.id = ?", c.UserID).Scan(ctx, &limit); err != nil {
-		return "", fmt.Errorf("connect: plan of user %s: %w", c.UserID, err)
-	}
-	if err := s.checkLimit(ctx, NewStore(s.db), c.UserID, limit); err != nil {
+	if err := s.checkLimit(ctx, c.UserID); err != nil {
+		if !errors.Is(err, tradekit.ErrForbidden) {
+			return "", err
+		}
 		return fail("portfolio limit", "your plan's portfolio limit is reached")
 	}
 	c.Status, c.AccountID, c.AccountName, c.LastError, c.UpdatedAt = Active, acct.ID, acct.Number, "", now
