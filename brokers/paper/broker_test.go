@@ -521,3 +521,33 @@ func panics(f func()) (panicked bool) {
 	f()
 	return false
 }
+
+// TestFillConcurrent checks that concurrent fills in one account are
+// serialised: of eight buys of 300 with 1000 of cash, exactly three fill.
+func TestFillConcurrent(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := mustEnv(t, db, paper.Config{StartingCash: d("1000")})
+		tok, id := e.connect(t)
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				_, err := e.b.Fill(context.Background(), id, "ACME", brokers.Buy, d("1"), d("300"), time.Time{})
+				errs <- err
+			}()
+		}
+		filled := 0
+		for range 8 {
+			switch err := <-errs; {
+			case err == nil:
+				filled++
+			case !errors.Is(err, tradekit.ErrRejected):
+				t.Errorf("Fill() = %v, want nil or a rejection", err)
+			}
+		}
+		var a alpaca.AccountJSON
+		e.get(t, tok.AccessToken, "/v2/account", &a)
+		if filled != 3 || !a.Cash.Equal(d("100")) {
+			t.Errorf("%d fills, cash %s; want 3 and 100", filled, a.Cash)
+		}
+	})
+}

@@ -711,3 +711,43 @@ func TestNoPlaintextSecrets(t *testing.T) {
 		mustHoldNoSecrets(t, db, append(secrets, g.code), nil)
 	})
 }
+
+// TestCodeRace checks that of two concurrent exchanges of one code, one
+// succeeds and the other is invalid_grant and revokes the tokens of the
+// first, whichever order the database runs them in.
+func TestCodeRace(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := mustEnv(t, db, paper.Config{})
+		for range 3 {
+			g := e.approve(t)
+			type result struct {
+				tok *oauth2.Token
+				err error
+			}
+			results := make(chan result, 2)
+			for range 2 {
+				go func() {
+					tok, err := e.conf.Exchange(e.ctx, g.code, oauth2.VerifierOption(g.verifier))
+					results <- result{tok, err}
+				}()
+			}
+			var won []*oauth2.Token
+			for range 2 {
+				r := <-results
+				switch {
+				case r.err == nil:
+					won = append(won, r.tok)
+				case oauthErrorCode(r.err) != "invalid_grant":
+					t.Errorf("Exchange: %v, want success or invalid_grant", r.err)
+				}
+			}
+			if len(won) != 1 {
+				t.Fatalf("%d exchanges of one code succeeded, want 1", len(won))
+			}
+			var ej alpaca.ErrorJSON
+			if status := e.get(t, won[0].AccessToken, "/v2/account", &ej); status != http.StatusUnauthorized {
+				t.Errorf("the winner's token after the reuse: %d, want 401", status)
+			}
+		}
+	})
+}
