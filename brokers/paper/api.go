@@ -1,0 +1,406 @@
+package paper
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// Handler returns the broker's HTTP interface, with paths relative to
+// where it is mounted (Config.Prefix):
+//
+//	GET  /oauth/authorize                 the consent page
+//	POST /oauth/authorize                 the user's decision
+//	POST /oauth/token                     authorization_code and refresh_token grants
+//	POST /oauth/revoke                    token revocation (RFC 7009)
+//	GET  /v2/account                      Alpaca's account
+//	GET  /v2/positions                    open positions
+//	GET  /v2/orders                       orders: status, after, until, direction, limit, side, symbols
+//	GET  /v2/account/portfolio/history    daily equity: period, timeframe=1D, date_end
+//
+// Mount it under its prefix with the prefix stripped:
+//
+//	mux.Handle("/paper/", http.StripPrefix("/paper", b.Handler()))
+func (b *Broker) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /oauth/authorize", b.page(b.handleAuthorizeShow))
+	mux.Handle("POST /oauth/authorize", b.page(b.handleAuthorizeDecide))
+	mux.Handle("POST /oauth/token", b.oauth(b.handleToken))
+	mux.Handle("POST /oauth/revoke", b.oauth(b.handleRevoke))
+	mux.Handle("GET /v2/account", b.api(b.handleAccount))
+	mux.Handle("GET /v2/positions", b.api(b.handlePositions))
+	mux.Handle("GET /v2/orders", b.api(b.handleOrders))
+	mux.Handle("GET /v2/account/portfolio/history", b.api(b.handleHistory))
+	return mux
+}
+
+// The three dialects of the handler's errors: HTML pages for the browser,
+// OAuth JSON for clients at the token endpoints, Alpaca's JSON for the
+// API. Handlers return errors; these adapters alone write them.
+
+// page adapts a handler of the authorization endpoint: a *pageError is
+// shown as it is, anything else as a 500 page, logged.
+func (b *Broker) page(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var pe *pageError
+		if !errors.As(err, &pe) {
+			b.logError(r, err)
+			pe = &pageError{http.StatusInternalServerError, "Something went wrong on our side. Please try again later."}
+		}
+		title := "This connection cannot go on"
+		if pe.status >= 500 {
+			title = "Something went wrong"
+		}
+		if err := b.render(w, pe.status, "error", errorPage{Title: title, Message: pe.msg}); err != nil {
+			b.logError(r, err)
+			http.Error(w, "internal error", http.StatusInternalServerError)
+		}
+	})
+}
+
+// oauth adapts a handler of the token or revocation endpoint: an
+// *oauthError is written as RFC 6749 §5.2 says, anything else as
+// server_error, logged.
+func (b *Broker) oauth(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := h(w, r)
+		if err == nil {
+			return
+		}
+		var oe *oauthError
+		if !errors.As(err, &oe) {
+			b.logError(r, err)
+			oe = &oauthError{status: http.StatusInternalServerError, code: "server_error", desc: "internal error"}
+		}
+		if oe.status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Basic realm="paper"`)
+		}
+		writeOAuthJSON(w, oe.status, struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}{oe.code, oe.desc})
+	})
+}
+
+// Alpaca's error codes.
+const (
+	codeUnauthorized = 40110000
+	codeNotFound     = 40410000
+	codeInvalid      = 42210000
+	codeInternal     = 50010000
+)
+
+// api adapts a handler of the Alpaca-dialect API: it authenticates the
+// bearer token and hands the handler its account; errors wrapping
+// [tradekit.ErrUnauthorized] answer 401, [tradekit.ErrInvalid] 422 and
+// [tradekit.ErrNotFound] 404, each with Alpaca's code; anything else
+// answers 500, logged.
+func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a, err := b.bearer(r)
+		if err == nil {
+			err = h(w, r, a)
+		}
+		if err == nil {
+			return
+		}
+		var e alpaca.ErrorJSON
+		var status int
+		var te *tradekit.Error
+		var pe *tradekit.ParamError
+		switch {
+		case errors.Is(err, tradekit.ErrUnauthorized):
+			status, e = http.StatusUnauthorized, alpaca.ErrorJSON{Code: codeUnauthorized, Message: "request is not authorized"}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="paper"`)
+		case errors.As(err, &pe):
+			status, e = http.StatusUnprocessableEntity, alpaca.ErrorJSON{Code: codeInvalid, Message: pe.Error()}
+		case errors.Is(err, tradekit.ErrInvalid):
+			msg := "invalid request"
+			if errors.As(err, &te) {
+				msg = te.Msg
+			}
+			status, e = http.StatusUnprocessableEntity, alpaca.ErrorJSON{Code: codeInvalid, Message: msg}
+		case errors.Is(err, tradekit.ErrNotFound):
+			status, e = http.StatusNotFound, alpaca.ErrorJSON{Code: codeNotFound, Message: "not found"}
+		default:
+			b.logError(r, err)
+			status, e = http.StatusInternalServerError, alpaca.ErrorJSON{Code: codeInternal, Message: "internal server error"}
+		}
+		writeJSON(w, status, e)
+	})
+}
+
+// errUnauthorized answers a request without a valid access token.
+var errUnauthorized = fmt.Errorf("paper: %w", tradekit.ErrUnauthorized)
+
+// bearer returns the account of the request's access token (RFC 6750
+// §2.1). The error wraps [tradekit.ErrUnauthorized] when the token is
+// missing, unknown, not an access token, expired or revoked.
+func (b *Broker) bearer(r *http.Request) (account, error) {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !isSecret(tok) {
+		return account{}, errUnauthorized
+	}
+	t, err := tokenByHash(r.Context(), b.db, hashSecret(tok))
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return account{}, errUnauthorized
+	}
+	if err != nil {
+		return account{}, err
+	}
+	if t.Kind != kindAccess || t.RevokedAt != nil || t.ExpiresAt == nil || !b.clock().Before(*t.ExpiresAt) {
+		return account{}, errUnauthorized
+	}
+	return accountByID(r.Context(), b.db, t.AccountID, false)
+}
+
+// logError logs an error that answers 500.
+func (b *Broker) logError(r *http.Request, err error) {
+	b.log.Error("paper: request failed", "method", r.Method, "uri", r.URL.RequestURI(), "error", err)
+}
+
+// writeJSON writes v as the JSON body of an API answer.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// handleAccount answers GET /v2/account.
+func (b *Broker) handleAccount(w http.ResponseWriter, r *http.Request, a account) error {
+	_, long, err := b.valuePositions(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	today := b.today()
+	last, _, err := b.history(r.Context(), a, today, today)
+	if err != nil {
+		return err
+	}
+	equity := a.Cash.Add(long)
+	return writeJSON(w, http.StatusOK, alpaca.AccountJSON{
+		ID:                  a.ID.String(),
+		AccountNumber:       a.Number,
+		Status:              "ACTIVE",
+		Currency:            a.Currency,
+		Cash:                a.Cash,
+		BuyingPower:         a.Cash,
+		PortfolioValue:      equity,
+		Equity:              equity,
+		LastEquity:          last,
+		LongMarketValue:     long,
+		ShortMarketValue:    decimal.Zero,
+		PositionMarketValue: long,
+		CreatedAt:           a.CreatedAt.UTC(),
+	})
+}
+
+// handlePositions answers GET /v2/positions, by symbol.
+func (b *Broker) handlePositions(w http.ResponseWriter, r *http.Request, a account) error {
+	vs, _, err := b.valuePositions(r.Context(), a)
+	if err != nil {
+		return err
+	}
+	exchanges := map[uuid.UUID]string{}
+	out := make([]alpaca.PositionJSON, 0, len(vs))
+	for _, v := range vs {
+		p := alpaca.PositionJSON{
+			Symbol:        v.Symbol,
+			AssetClass:    "us_equity",
+			Qty:           v.Qty,
+			AvgEntryPrice: v.AvgEntryPrice,
+			Side:          "long",
+			CostBasis:     v.Qty.Mul(v.AvgEntryPrice),
+			LastdayPrice:  v.lastday,
+		}
+		mv, price := v.value, v.price
+		upl := mv.Sub(p.CostBasis)
+		p.MarketValue, p.CurrentPrice, p.UnrealizedPL = &mv, &price, &upl
+		if v.asset != nil {
+			p.AssetID, p.AssetClass = v.asset.ID.String(), assetClass(*v.asset)
+			ex, ok := exchanges[v.asset.ExchangeID]
+			if !ok {
+				e, err := b.md.Exchange(r.Context(), v.asset.ExchangeID)
+				if err != nil {
+					return fmt.Errorf("paper: %w", err)
+				}
+				ex = e.Symbol
+				exchanges[v.asset.ExchangeID] = ex
+			}
+			p.Exchange = ex
+		}
+		out = append(out, p)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// The limits of GET /v2/orders, Alpaca's.
+const (
+	defaultOrderLimit = 50
+	maxOrderLimit     = 500
+)
+
+// handleOrders answers GET /v2/orders with Alpaca's parameters and
+// defaults: status open (or closed, all), direction desc (or asc), limit
+// 50 (at most 500), after and until (submission times, exclusive;
+// RFC 3339 or a date, meaning its midnight UTC), side, and symbols (a
+// comma-separated list).
+func (b *Broker) handleOrders(w http.ResponseWriter, r *http.Request, a account) error {
+	q := r.URL.Query()
+	f := orderFilter{Status: "open", Limit: defaultOrderLimit}
+	switch s := q.Get("status"); s {
+	case "":
+	case "open", "closed", "all":
+		f.Status = s
+	default:
+		return &tradekit.ParamError{Param: "status", Msg: "must be open, closed or all"}
+	}
+	switch d := q.Get("direction"); d {
+	case "", "desc":
+	case "asc":
+		f.Asc = true
+	default:
+		return &tradekit.ParamError{Param: "direction", Msg: "must be asc or desc"}
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return &tradekit.ParamError{Param: "limit", Msg: "must be a positive integer"}
+		}
+		f.Limit = min(n, maxOrderLimit)
+	}
+	var err error
+	if f.After, err = parseTime("after", q.Get("after")); err != nil {
+		return err
+	}
+	if f.Until, err = parseTime("until", q.Get("until")); err != nil {
+		return err
+	}
+	switch s := q.Get("side"); s {
+	case "", "buy", "sell":
+		f.Side = s
+	default:
+		return &tradekit.ParamError{Param: "side", Msg: "must be buy or sell"}
+	}
+	if s := q.Get("symbols"); s != "" {
+		for _, sym := range strings.Split(s, ",") {
+			if sym = marketdata.NormalizeSymbol(sym); sym != "" {
+				f.Symbols = append(f.Symbols, sym)
+			}
+		}
+	}
+	list, err := listOrders(r.Context(), b.db, a.ID, f)
+	if err != nil {
+		return err
+	}
+	out := make([]alpaca.OrderJSON, len(list))
+	for i, o := range list {
+		out[i] = orderJSON(o)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// parseTime parses a time parameter: RFC 3339, or a date meaning its
+// midnight UTC; "" is the zero time.
+func parseTime(param, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, &tradekit.ParamError{Param: param, Msg: "must be an RFC 3339 time or a YYYY-MM-DD date"}
+}
+
+// periodPattern matches Alpaca's history periods: a count and a unit, day,
+// week, month or year ("A").
+var periodPattern = regexp.MustCompile(`^([1-9][0-9]{0,3})([DWMA])$`)
+
+// handleHistory answers GET /v2/account/portfolio/history: one point per
+// calendar day (UTC) from the start of the period, or the day the account
+// was opened if later, to date_end (default today; never after today).
+// A period of n units covers the n days, weeks, months or years that end
+// on date_end; the default is 1M. Only the timeframe 1D is served.
+// Timestamps are the days' midnights UTC in Unix seconds, equity the
+// equity at each day's end (see [Broker.Handler] and the package doc),
+// profit_loss equity − base_value, and profit_loss_pct
+// (equity − base_value) / base_value rounded to 8 places.
+func (b *Broker) handleHistory(w http.ResponseWriter, r *http.Request, a account) error {
+	q := r.URL.Query()
+	if tf := q.Get("timeframe"); tf != "" && tf != "1D" {
+		return &tradekit.ParamError{Param: "timeframe", Msg: "only 1D is served"}
+	}
+	end := b.today()
+	if s := q.Get("date_end"); s != "" {
+		d, err := calendar.ParseDate(s)
+		if err != nil {
+			return &tradekit.ParamError{Param: "date_end", Msg: "must be a YYYY-MM-DD date"}
+		}
+		if d.Before(end) {
+			end = d
+		}
+	}
+	period := q.Get("period")
+	if period == "" {
+		period = "1M"
+	}
+	m := periodPattern.FindStringSubmatch(period)
+	if m == nil {
+		return &tradekit.ParamError{Param: "period", Msg: "must be a count and a unit, D, W, M or A, such as 1A"}
+	}
+	n, _ := strconv.Atoi(m[1])
+	e := end.Time(time.UTC)
+	var before time.Time // the last day before the period
+	switch m[2] {
+	case "D":
+		before = e.AddDate(0, 0, -n)
+	case "W":
+		before = e.AddDate(0, 0, -7*n)
+	case "M":
+		before = e.AddDate(0, -n, 0)
+	case "A":
+		before = e.AddDate(-n, 0, 0)
+	}
+	base, pts, err := b.history(r.Context(), a, calendar.DateOf(before).AddDays(1), end)
+	if err != nil {
+		return err
+	}
+	out := alpaca.PortfolioHistoryJSON{
+		Timestamp:     make([]int64, len(pts)),
+		Equity:        make([]*decimal.Decimal, len(pts)),
+		ProfitLoss:    make([]*decimal.Decimal, len(pts)),
+		ProfitLossPct: make([]*decimal.Decimal, len(pts)),
+		BaseValue:     base,
+		Timeframe:     "1D",
+	}
+	for i, p := range pts {
+		eq, pl := p.Equity, p.Equity.Sub(base)
+		pct := decimal.Zero
+		if !base.IsZero() {
+			pct = pl.DivRound(base, pctScale)
+		}
+		out.Timestamp[i] = p.Date.Time(time.UTC).Unix()
+		out.Equity[i], out.ProfitLoss[i], out.ProfitLossPct[i] = &eq, &pl, &pct
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,88 @@
+// Package paper is Tradekit's built-in paper broker: an OAuth 2.0
+// authorization server with a consent page, and a brokerage of play-money
+// accounts that speaks Alpaca's Trading API v2 dialect. Tradekit connects
+// to it through package brokers/alpaca over real HTTP, exactly as it
+// connects to Alpaca, so the built-in broker exercises the code path of a
+// real one end to end, with nothing to install.
+//
+//	b := paper.New(db, paper.Config{
+//		Clients: []paper.Client{{ID: "tradekit", Secret: secret, Name: "Tradekit",
+//			RedirectURIs: []string{"https://tradekit.example/brokers/callback"}}},
+//		Prefix: "/paper",
+//	})
+//	mux.Handle("/paper/", http.StripPrefix("/paper", b.Handler()))
+//	…
+//	o, err := b.Fill(ctx, accountID, "ACME", brokers.Buy, qty, price, time.Time{})
+//
+// # Connecting
+//
+// The OAuth flow is the authorization code grant of RFC 6749 with
+// optional PKCE (RFC 7636, S256 only). A client sends the user to
+// GET /oauth/authorize. The broker checks the client_id and the
+// redirect_uri (an exact match with one the client registered) before
+// anything else: when either is wrong it shows an error page and never
+// redirects. Otherwise it shows a consent page, plain HTML with no
+// script, naming the client and what approving does. The form is
+// protected against CSRF by a random token both in an HttpOnly,
+// SameSite=Strict cookie and in a hidden field, compared in constant
+// time; a missing or wrong token answers 403 and opens nothing.
+//
+// Approving opens a new paper account with the starting cash (Config,
+// 100,000 USD by default) and sends the user back with a code of 256
+// random bits, valid for [CodeTTL], single use, and bound to the client,
+// the redirect_uri and the PKCE challenge. Denying sends back
+// error=access_denied. Every approval opens a new account: an account is
+// reached only through the tokens of the approval that opened it.
+//
+// POST /oauth/token authenticates the client (HTTP Basic or
+// client_id and client_secret in the form) and exchanges a code or a
+// refresh token for an access token (Config.AccessTTL, 1 h by default)
+// and a refresh token. Refresh tokens do not expire but rotate: each use
+// revokes the one presented. Presenting a used code or a rotated refresh
+// token again answers invalid_grant and revokes every token descended
+// from that approval, as RFC 6749 §4.1.2 and the OAuth security BCP ask.
+// POST /oauth/revoke (RFC 7009) revokes an access token alone, or a
+// refresh token with every token of its approval; it answers 200 for an
+// unknown token. Codes and tokens are stored only as SHA-256 hashes.
+//
+// The scopes a client may ask for are Alpaca's: account:write, trading
+// and data. Every access token reads its account whatever its scopes.
+//
+// # The account
+//
+// The API (GET /v2/account, /v2/positions, /v2/orders and
+// /v2/account/portfolio/history) answers with the types of package
+// brokers/alpaca, decimals as JSON strings, and 401 {"code": 40110000,
+// "message": "request is not authorized"} for a missing, unknown,
+// expired or revoked access token.
+//
+// An account holds cash and long positions; there is no margin and no
+// short selling, so buying power is the cash. [Broker.Fill] records an
+// order filled at once and updates the cash and the position in one
+// transaction; the next issue places orders through it.
+//
+// Positions are valued at Tradekit's stored daily closes (package
+// marketdata): a position's market value is its quantity times the latest
+// close, up to today, of the stored asset with its symbol, or times its
+// average entry price when no such close is stored (an unknown symbol, or
+// an asset without prices). Equity is the cash plus the market values.
+// Nothing is rounded but the average entry price (18 places) and the
+// profit and loss percentages (8 places): quantities and prices carry at
+// most 9 decimal places, so every amount is exact.
+//
+// The portfolio history has one point per calendar day (UTC), from the
+// day the account was opened, or the start of the requested period if
+// later, to today. It replays the filled orders in the order they were
+// recorded, from the starting cash, and values each day's holdings at the
+// close on or before that day, or at their average entry price on that
+// day when none is stored. Weekends and holidays therefore repeat the
+// previous close. last_equity of /v2/account is the equity at the end of
+// yesterday, or the starting cash for an account opened today.
+//
+// # Errors
+//
+// [Broker.Fill] returns errors prefixed "paper: " that wrap
+// [tradekit.ErrNotFound], [tradekit.ErrInvalid] or [tradekit.ErrRejected].
+// The handler answers 500 for anything else, in the dialect of the
+// endpoint, and logs it to Config.Logger.
+package paper

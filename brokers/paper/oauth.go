@@ -1,0 +1,708 @@
+package paper
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+)
+
+// scopes lists the scopes a client may ask for, Alpaca's, in the order
+// the token endpoint reports them. Every token reads the account, its
+// positions, orders and history whatever its scopes; no endpoint needs
+// more yet.
+var scopes = []string{"account:write", "trading", "data"}
+
+// scopeText describes each scope on the consent page.
+var scopeText = map[string]string{
+	"account:write": "change the account's settings",
+	"trading":       "place and cancel orders in the account",
+	"data":          "read market data",
+}
+
+// csrfCookie names the cookie that holds the consent form's CSRF token,
+// and csrfField the form field that must repeat it.
+const (
+	csrfCookie = "paper_csrf"
+	csrfField  = "csrf_token"
+)
+
+// csrfTTL is how long a consent page stays usable.
+const csrfTTL = time.Hour
+
+// maxForm bounds the body of a POST.
+const maxForm = 64 << 10
+
+// secretBytes is the size of every code, token and CSRF token: 256 bits.
+const secretBytes = 32
+
+// newSecret returns secretBytes random bytes in unpadded base64url: 43
+// characters that need no escaping in a URL, a header or a form.
+func newSecret() string {
+	b := make([]byte, secretBytes)
+	rand.Read(b) // never returns an error (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// isSecret reports whether s could be a value of newSecret.
+func isSecret(s string) bool {
+	if len(s) != base64.RawURLEncoding.EncodedLen(secretBytes) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
+}
+
+//go:embed consent.html
+var pageFiles embed.FS
+
+// pages holds the "consent" and "error" pages.
+var pages = template.Must(template.ParseFS(pageFiles, "consent.html"))
+
+// pageError is an error shown as an HTML page, without a redirect: what
+// the authorization endpoint answers when it cannot trust the client or
+// its redirect URI, or when the form fails the CSRF check.
+type pageError struct {
+	status int
+	msg    string // a sentence for the user
+}
+
+func (e *pageError) Error() string { return "paper: " + e.msg }
+
+// oauthError is an error answer of the token and revocation endpoints
+// (RFC 6749 §5.2), or an error sent back to the client's redirect URI
+// (§4.1.2.1).
+type oauthError struct {
+	status int    // 400, or 401 for invalid_client
+	code   string // e.g. "invalid_grant"
+	desc   string
+}
+
+func (e *oauthError) Error() string { return "paper: oauth: " + e.code + ": " + e.desc }
+
+func badRequest(code, format string, args ...any) *oauthError {
+	return &oauthError{status: http.StatusBadRequest, code: code, desc: fmt.Sprintf(format, args...)}
+}
+
+// authRequest is an authorization request (RFC 6749 §4.1.1, RFC 7636
+// §4.3) whose client and redirect URI are known to be valid.
+type authRequest struct {
+	client              Client
+	redirectURI         string
+	responseType        string
+	state               string
+	scope               string
+	codeChallenge       string
+	codeChallengeMethod string
+}
+
+// parseAuthRequest reads an authorization request from the query (GET) or
+// the form (POST). It checks the client and the redirect URI only: an
+// error about them must be shown to the user, never sent to the URI.
+func (b *Broker) parseAuthRequest(v url.Values) (authRequest, error) {
+	for _, k := range []string{"client_id", "redirect_uri"} {
+		if len(v[k]) > 1 {
+			return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("The request repeats the parameter %s.", k)}
+		}
+	}
+	id := v.Get("client_id")
+	c, ok := b.clients[id]
+	if id == "" || !ok {
+		return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("The application that sent you here is not registered with this broker (client_id %s), so you were not sent back to it.", tradekit.Quote(id))}
+	}
+	uri := v.Get("redirect_uri")
+	if uri == "" {
+		return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("%s did not say where to send you back (redirect_uri is missing).", c.name())}
+	}
+	if !slices.Contains(c.RedirectURIs, uri) {
+		return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("%s asked to send you back to an address it did not register (redirect_uri %s), so you were not sent there.", c.name(), tradekit.Quote(uri))}
+	}
+	return authRequest{
+		client:              c,
+		redirectURI:         uri,
+		responseType:        v.Get("response_type"),
+		state:               v.Get("state"),
+		scope:               v.Get("scope"),
+		codeChallenge:       v.Get("code_challenge"),
+		codeChallengeMethod: v.Get("code_challenge_method"),
+	}, nil
+}
+
+// check validates the rest of the request and normalises its scope. Its
+// errors go back to the client's redirect URI.
+func (ar *authRequest) check(v url.Values) *oauthError {
+	for _, k := range []string{"response_type", "state", "scope", "code_challenge", "code_challenge_method"} {
+		if len(v[k]) > 1 {
+			return badRequest("invalid_request", "%s is repeated", k)
+		}
+	}
+	switch ar.responseType {
+	case "code":
+	case "":
+		return badRequest("invalid_request", "response_type is missing")
+	default:
+		return badRequest("unsupported_response_type", "only response_type=code is supported")
+	}
+	scope, err := normalizeScope(ar.scope)
+	if err != nil {
+		return err
+	}
+	ar.scope = scope
+	switch {
+	case ar.codeChallenge == "" && ar.codeChallengeMethod != "":
+		return badRequest("invalid_request", "code_challenge_method without code_challenge")
+	case ar.codeChallenge == "":
+	case ar.codeChallengeMethod != "S256":
+		return badRequest("invalid_request", "code_challenge_method must be S256")
+	case !isChallenge(ar.codeChallenge):
+		return badRequest("invalid_request", "code_challenge is not an S256 challenge (43 base64url characters)")
+	}
+	return nil
+}
+
+// normalizeScope checks that every scope of the space-separated list s is
+// one of scopes and returns them in that order, without repeats.
+func normalizeScope(s string) (string, *oauthError) {
+	asked := strings.Fields(s)
+	for _, sc := range asked {
+		if !slices.Contains(scopes, sc) {
+			return "", badRequest("invalid_scope", "unknown scope %s", tradekit.Quote(sc))
+		}
+	}
+	var out []string
+	for _, sc := range scopes {
+		if slices.Contains(asked, sc) {
+			out = append(out, sc)
+		}
+	}
+	return strings.Join(out, " "), nil
+}
+
+// isChallenge reports whether s is a well-formed S256 code challenge:
+// BASE64URL(SHA256(verifier)), 43 characters.
+func isChallenge(s string) bool {
+	if len(s) != base64.RawURLEncoding.EncodedLen(sha256.Size) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
+}
+
+// isVerifier reports whether s is a well-formed PKCE code verifier (RFC
+// 7636 §4.1): 43 to 128 unreserved characters.
+func isVerifier(s string) bool {
+	if len(s) < 43 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+			return false
+		}
+	}
+	return true
+}
+
+// s256 returns the S256 challenge of a verifier.
+func s256(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// redirect sends the user agent back to the client with params and the
+// request's state (RFC 6749 §4.1.2).
+func redirect(w http.ResponseWriter, r *http.Request, ar authRequest, params url.Values) {
+	u, _ := url.Parse(ar.redirectURI) // checked by New
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	if ar.state != "" {
+		q.Set("state", ar.state)
+	}
+	u.RawQuery = q.Encode()
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, u.String(), http.StatusSeeOther)
+}
+
+// redirectError sends an error back to the client (RFC 6749 §4.1.2.1).
+func redirectError(w http.ResponseWriter, r *http.Request, ar authRequest, e *oauthError) {
+	redirect(w, r, ar, url.Values{"error": {e.code}, "error_description": {e.desc}})
+}
+
+// consentPage is the data of the consent page.
+type consentPage struct {
+	Client string   // the client's name
+	Money  string   // the starting cash, e.g. "100,000.00 USD"
+	Scopes []string // what each granted scope allows, in words
+	Host   string   // where the user returns to
+	Action string   // the form's action
+	Hidden []hiddenField
+}
+
+type hiddenField struct{ Name, Value string }
+
+// errorPage is the data of the error page.
+type errorPage struct {
+	Title   string
+	Message string
+}
+
+// handleAuthorizeShow answers GET /oauth/authorize with the consent page.
+func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	ar, err := b.parseAuthRequest(q)
+	if err != nil {
+		return err
+	}
+	if e := ar.check(q); e != nil {
+		redirectError(w, r, ar, e)
+		return nil
+	}
+	csrf := ""
+	if c, err := r.Cookie(csrfCookie); err == nil && isSecret(c.Value) {
+		csrf = c.Value // keep the token of a consent page open in another tab valid
+	} else {
+		csrf = newSecret()
+	}
+	http.SetCookie(w, b.csrfCookie(r, csrf, int(csrfTTL/time.Second)))
+	host := ar.redirectURI
+	if u, err := url.Parse(ar.redirectURI); err == nil {
+		host = u.Host
+	}
+	var allowed []string
+	for _, sc := range strings.Fields(ar.scope) {
+		allowed = append(allowed, scopeText[sc])
+	}
+	return b.render(w, http.StatusOK, "consent", consentPage{
+		Client: ar.client.name(),
+		Money:  formatMoney(b.cash) + " " + b.currency,
+		Scopes: allowed,
+		Host:   host,
+		Action: b.prefix + "/oauth/authorize",
+		Hidden: []hiddenField{
+			{"response_type", ar.responseType},
+			{"client_id", ar.client.ID},
+			{"redirect_uri", ar.redirectURI},
+			{"state", ar.state},
+			{"scope", ar.scope},
+			{"code_challenge", ar.codeChallenge},
+			{"code_challenge_method", ar.codeChallengeMethod},
+			{csrfField, csrf},
+		},
+	})
+}
+
+// csrfCookie returns the CSRF cookie with the given value and max age (a
+// negative age deletes it).
+func (b *Broker) csrfCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     csrfCookie,
+		Value:    value,
+		Path:     b.prefix + "/oauth/authorize",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteStrictMode,
+	}
+}
+
+// handleAuthorizeDecide answers POST /oauth/authorize, the user's
+// decision: Approve opens a paper account and sends a code back to the
+// client; Deny sends access_denied.
+func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return &pageError{http.StatusBadRequest, "The form could not be read."}
+	}
+	f := r.PostForm
+	ar, err := b.parseAuthRequest(f)
+	if err != nil {
+		return err
+	}
+	if !csrfOK(r, f) {
+		return &pageError{http.StatusForbidden, "This form has expired or did not come from this broker's page. Go back to the application and connect again."}
+	}
+	if e := ar.check(f); e != nil {
+		redirectError(w, r, ar, e)
+		return nil
+	}
+	decision := f.Get("decision")
+	if decision != "approve" && decision != "deny" {
+		return &pageError{http.StatusBadRequest, "Choose Approve or Deny."}
+	}
+	http.SetCookie(w, b.csrfCookie(r, "", -1)) // one decision per page
+	if decision == "deny" {
+		redirectError(w, r, ar, badRequest("access_denied", "the user denied the request"))
+		return nil
+	}
+	now := b.clock()
+	code := newSecret()
+	err = b.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		a := account{
+			ID: uuid.New(), Number: accountNumber(), ClientID: ar.client.ID, Currency: b.currency,
+			StartingCash: b.cash, Cash: b.cash, CreatedAt: now,
+		}
+		if err := insertAccount(ctx, tx, &a); err != nil {
+			return err
+		}
+		return insertGrant(ctx, tx, &grant{
+			ID: uuid.New(), CodeHash: hashSecret(code), ClientID: ar.client.ID, RedirectURI: ar.redirectURI,
+			Scope: ar.scope, CodeChallenge: ar.codeChallenge, AccountID: a.ID,
+			CreatedAt: now, ExpiresAt: now.Add(CodeTTL),
+		})
+	})
+	if err != nil {
+		return err
+	}
+	redirect(w, r, ar, url.Values{"code": {code}})
+	return nil
+}
+
+// csrfOK reports whether the form's CSRF token is present and equals the
+// cookie's, compared in constant time.
+func csrfOK(r *http.Request, f url.Values) bool {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || !isSecret(c.Value) || len(f[csrfField]) != 1 {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(f.Get(csrfField))) == 1
+}
+
+// render writes the named page with the headers that keep it out of
+// frames and caches and forbid every script.
+func (b *Broker) render(w http.ResponseWriter, status int, name string, data any) error {
+	var buf bytes.Buffer
+	if err := b.pages.ExecuteTemplate(&buf, name, data); err != nil {
+		return fmt.Errorf("paper: page %s: %w", name, err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+	return nil
+}
+
+// formatMoney writes d with thousands separators and at least two decimal
+// places: "100,000.00".
+func formatMoney(d decimal.Decimal) string {
+	s := d.StringFixed(2)
+	if d.Exponent() < -2 {
+		s = d.String()
+	}
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, frac, _ := strings.Cut(s, ".")
+	var out []byte
+	for i := range len(intPart) {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, intPart[i])
+	}
+	if frac != "" {
+		return sign + string(out) + "." + frac
+	}
+	return sign + string(out)
+}
+
+// ---- the token endpoint ----
+
+// tokenResponse is a successful answer of the token endpoint (RFC 6749
+// §5.1).
+type tokenResponse struct {
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Scope        string `json:"scope"`
+}
+
+// errReused reports a code or refresh token presented a second time.
+var errReused = errors.New("paper: reused")
+
+// handleToken answers POST /oauth/token: the authorization_code and
+// refresh_token grants.
+func (b *Broker) handleToken(w http.ResponseWriter, r *http.Request) error {
+	c, err := b.authenticateClient(w, r)
+	if err != nil {
+		return err
+	}
+	f := r.PostForm
+	for _, k := range []string{"grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope"} {
+		if len(f[k]) > 1 {
+			return badRequest("invalid_request", "%s is repeated", k)
+		}
+	}
+	switch gt := f.Get("grant_type"); gt {
+	case "authorization_code":
+		return b.exchangeCode(w, r, c, f)
+	case "refresh_token":
+		return b.refresh(w, r, c, f)
+	case "":
+		return badRequest("invalid_request", "grant_type is missing")
+	default:
+		return badRequest("unsupported_grant_type", "grant_type %s is not supported", tradekit.Quote(gt))
+	}
+}
+
+// authenticateClient parses the form and authenticates the client by HTTP
+// Basic (RFC 6749 §2.3.1, names and secrets form-urlencoded) or by
+// client_id and client_secret in the form, never both.
+func (b *Broker) authenticateClient(w http.ResponseWriter, r *http.Request) (Client, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return Client{}, badRequest("invalid_request", "the form could not be read")
+	}
+	f := r.PostForm
+	if len(f["client_id"]) > 1 || len(f["client_secret"]) > 1 {
+		return Client{}, badRequest("invalid_request", "client_id or client_secret is repeated")
+	}
+	id, secret := f.Get("client_id"), f.Get("client_secret")
+	if user, pass, ok := r.BasicAuth(); ok {
+		if secret != "" {
+			return Client{}, badRequest("invalid_request", "the client authenticated in two ways")
+		}
+		u, err1 := url.QueryUnescape(user)
+		p, err2 := url.QueryUnescape(pass)
+		if err1 != nil || err2 != nil || (id != "" && id != u) {
+			return Client{}, errInvalidClient
+		}
+		id, secret = u, p
+	}
+	c, ok := b.clients[id]
+	want := c.Secret
+	if !ok {
+		want = "\x00" // compare anyway, so that an unknown client takes as long
+	}
+	gotSum, wantSum := sha256.Sum256([]byte(secret)), sha256.Sum256([]byte(want))
+	if subtle.ConstantTimeCompare(gotSum[:], wantSum[:]) != 1 || !ok {
+		return Client{}, errInvalidClient
+	}
+	return c, nil
+}
+
+// errInvalidClient answers a failed client authentication.
+var errInvalidClient = &oauthError{status: http.StatusUnauthorized, code: "invalid_client", desc: "client authentication failed"}
+
+// exchangeCode redeems an authorization code (RFC 6749 §4.1.3, RFC 7636
+// §4.6). A code is single use: presenting it again revokes every token
+// issued from it (§4.1.2, §10.5).
+func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, f url.Values) error {
+	ctx := r.Context()
+	code := f.Get("code")
+	if code == "" {
+		return badRequest("invalid_request", "code is missing")
+	}
+	g, err := grantByCode(ctx, b.db, code)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return badRequest("invalid_grant", "the code is invalid")
+	}
+	if err != nil {
+		return err
+	}
+	if g.UsedAt != nil {
+		return b.reused(ctx, "code", g.ID, c.ID)
+	}
+	now := b.clock()
+	verifier := f.Get("code_verifier")
+	switch {
+	case !now.Before(g.ExpiresAt):
+		return badRequest("invalid_grant", "the code has expired")
+	case g.ClientID != c.ID:
+		return badRequest("invalid_grant", "the code was issued to another client")
+	case f.Get("redirect_uri") != g.RedirectURI:
+		return badRequest("invalid_grant", "redirect_uri differs from the authorization request's")
+	case g.CodeChallenge == "" && verifier != "":
+		return badRequest("invalid_grant", "code_verifier sent for a code requested without code_challenge")
+	case g.CodeChallenge != "" && verifier == "":
+		return badRequest("invalid_grant", "code_verifier is missing")
+	case g.CodeChallenge != "" && (!isVerifier(verifier) ||
+		subtle.ConstantTimeCompare([]byte(s256(verifier)), []byte(g.CodeChallenge)) != 1):
+		return badRequest("invalid_grant", "code_verifier does not match the code_challenge")
+	}
+	var resp tokenResponse
+	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := useGrant(ctx, tx, g.ID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errReused
+		}
+		resp, err = b.issue(ctx, tx, g.ID, g.AccountID, c.ID, g.Scope, now)
+		return err
+	})
+	if errors.Is(err, errReused) {
+		return b.reused(ctx, "code", g.ID, c.ID)
+	}
+	if err != nil {
+		return err
+	}
+	return writeToken(w, resp)
+}
+
+// reused revokes every token of the grant, because its code or one of its
+// refresh tokens was presented again: a sign that it leaked.
+func (b *Broker) reused(ctx context.Context, what string, grantID uuid.UUID, clientID string) error {
+	if err := revokeGrantTokens(ctx, b.db, grantID, b.clock()); err != nil {
+		return err
+	}
+	b.log.Warn("paper: a "+what+" was presented again; its grant's tokens are revoked", "grant", grantID, "client", clientID)
+	return badRequest("invalid_grant", "the %s was already used", what)
+}
+
+// refresh exchanges a refresh token for new tokens (RFC 6749 §6),
+// rotating it: the old refresh token is revoked, and presenting it again
+// revokes every token of its grant.
+func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url.Values) error {
+	ctx := r.Context()
+	rt := f.Get("refresh_token")
+	if rt == "" {
+		return badRequest("invalid_request", "refresh_token is missing")
+	}
+	t, err := tokenByHash(ctx, b.db, hashSecret(rt))
+	if errors.Is(err, tradekit.ErrNotFound) || (err == nil && (t.Kind != kindRefresh || t.ClientID != c.ID)) {
+		return badRequest("invalid_grant", "the refresh token is invalid")
+	}
+	if err != nil {
+		return err
+	}
+	if t.RevokedAt != nil {
+		return b.reused(ctx, "refresh token", t.GrantID, c.ID)
+	}
+	scope := t.Scope
+	if s := f.Get("scope"); s != "" {
+		narrowed, e := normalizeScope(s)
+		if e != nil {
+			return e
+		}
+		for _, sc := range strings.Fields(narrowed) {
+			if !slices.Contains(strings.Fields(t.Scope), sc) {
+				return badRequest("invalid_scope", "scope %s was not granted", tradekit.Quote(sc))
+			}
+		}
+		scope = narrowed
+	}
+	now := b.clock()
+	var resp tokenResponse
+	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := revokeToken(ctx, tx, t.ID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errReused
+		}
+		resp, err = b.issue(ctx, tx, t.GrantID, t.AccountID, c.ID, scope, now)
+		return err
+	})
+	if errors.Is(err, errReused) {
+		return b.reused(ctx, "refresh token", t.GrantID, c.ID)
+	}
+	if err != nil {
+		return err
+	}
+	return writeToken(w, resp)
+}
+
+// issue stores a new access token and a new refresh token of the grant and
+// returns them.
+func (b *Broker) issue(ctx context.Context, db bun.IDB, grantID, accountID uuid.UUID, clientID, scope string, now time.Time) (tokenResponse, error) {
+	access, refresh := newSecret(), newSecret()
+	exp := now.Add(b.accessTTL)
+	err := insertTokens(ctx, db,
+		&token{ID: uuid.New(), Hash: hashSecret(access), Kind: kindAccess, GrantID: grantID, AccountID: accountID,
+			ClientID: clientID, Scope: scope, CreatedAt: now, ExpiresAt: &exp},
+		&token{ID: uuid.New(), Hash: hashSecret(refresh), Kind: kindRefresh, GrantID: grantID, AccountID: accountID,
+			ClientID: clientID, Scope: scope, CreatedAt: now},
+	)
+	if err != nil {
+		return tokenResponse{}, err
+	}
+	return tokenResponse{
+		AccessToken: access, TokenType: "bearer", ExpiresIn: int64(b.accessTTL / time.Second),
+		RefreshToken: refresh, Scope: scope,
+	}, nil
+}
+
+// writeToken writes a token response (RFC 6749 §5.1).
+func writeToken(w http.ResponseWriter, resp tokenResponse) error {
+	return writeOAuthJSON(w, http.StatusOK, resp)
+}
+
+// writeOAuthJSON writes v as JSON with the headers RFC 6749 §5.1 asks of
+// every answer that may carry a token.
+func writeOAuthJSON(w http.ResponseWriter, status int, v any) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/json;charset=UTF-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	return json.NewEncoder(w).Encode(v)
+}
+
+// handleRevoke answers POST /oauth/revoke (RFC 7009). The client must
+// authenticate. Revoking a refresh token revokes every token of its grant,
+// access tokens included (§2.1); revoking an access token revokes it
+// alone. An unknown token, or one issued to another client, answers 200
+// and changes nothing.
+func (b *Broker) handleRevoke(w http.ResponseWriter, r *http.Request) error {
+	c, err := b.authenticateClient(w, r)
+	if err != nil {
+		return err
+	}
+	f := r.PostForm
+	if len(f["token"]) > 1 {
+		return badRequest("invalid_request", "token is repeated")
+	}
+	tok := f.Get("token")
+	if tok == "" {
+		return badRequest("invalid_request", "token is missing")
+	}
+	ctx := r.Context()
+	t, err := tokenByHash(ctx, b.db, hashSecret(tok))
+	switch {
+	case errors.Is(err, tradekit.ErrNotFound):
+	case err != nil:
+		return err
+	case t.ClientID != c.ID:
+	case t.Kind == kindRefresh:
+		if err := revokeGrantTokens(ctx, b.db, t.GrantID, b.clock()); err != nil {
+			return err
+		}
+	default:
+		if _, err := revokeToken(ctx, b.db, t.ID, b.clock()); err != nil {
+			return err
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

@@ -1,0 +1,375 @@
+package paper
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit"
+)
+
+// The rows of the paper_* tables. Every function here takes a bun.IDB, so
+// that the exported methods of Broker run them on the database or inside
+// a transaction of their own.
+
+// account is a row of paper_accounts.
+type account struct {
+	bun.BaseModel `bun:"table:paper_accounts"`
+
+	ID           uuid.UUID       `bun:"id,pk"`
+	Number       string          `bun:"number"`
+	ClientID     string          `bun:"client_id"`
+	Currency     string          `bun:"currency"`
+	StartingCash decimal.Decimal `bun:"starting_cash"`
+	Cash         decimal.Decimal `bun:"cash"`
+	CreatedAt    time.Time       `bun:"created_at"`
+}
+
+// position is a row of paper_positions: an open long position.
+type position struct {
+	bun.BaseModel `bun:"table:paper_positions"`
+
+	AccountID     uuid.UUID       `bun:"account_id,pk"`
+	Symbol        string          `bun:"symbol,pk"`
+	Qty           decimal.Decimal `bun:"qty"`
+	AvgEntryPrice decimal.Decimal `bun:"avg_entry_price"`
+	UpdatedAt     time.Time       `bun:"updated_at"`
+}
+
+// order is a row of paper_orders.
+type order struct {
+	bun.BaseModel `bun:"table:paper_orders"`
+
+	ID             uuid.UUID        `bun:"id,pk"`
+	AccountID      uuid.UUID        `bun:"account_id"`
+	Seq            int64            `bun:"seq"`
+	ClientOrderID  string           `bun:"client_order_id"`
+	AssetID        *uuid.UUID       `bun:"asset_id"`
+	Symbol         string           `bun:"symbol"`
+	AssetClass     string           `bun:"asset_class"`
+	Side           string           `bun:"side"`
+	Type           string           `bun:"type"`
+	TimeInForce    string           `bun:"time_in_force"`
+	Status         string           `bun:"status"`
+	Qty            decimal.Decimal  `bun:"qty"`
+	FilledQty      decimal.Decimal  `bun:"filled_qty"`
+	FilledAvgPrice *decimal.Decimal `bun:"filled_avg_price"`
+	CreatedAt      time.Time        `bun:"created_at"`
+	UpdatedAt      time.Time        `bun:"updated_at"`
+	SubmittedAt    time.Time        `bun:"submitted_at"`
+	FilledAt       *time.Time       `bun:"filled_at"`
+	CanceledAt     *time.Time       `bun:"canceled_at"`
+}
+
+// grant is a row of paper_grants: an authorization code, by its hash.
+type grant struct {
+	bun.BaseModel `bun:"table:paper_grants"`
+
+	ID            uuid.UUID  `bun:"id,pk"`
+	CodeHash      string     `bun:"code_hash"`
+	ClientID      string     `bun:"client_id"`
+	RedirectURI   string     `bun:"redirect_uri"`
+	Scope         string     `bun:"scope"`
+	CodeChallenge string     `bun:"code_challenge"` // S256 challenge, "" without PKCE
+	AccountID     uuid.UUID  `bun:"account_id"`
+	CreatedAt     time.Time  `bun:"created_at"`
+	ExpiresAt     time.Time  `bun:"expires_at"`
+	UsedAt        *time.Time `bun:"used_at"`
+}
+
+// The kinds of token.
+const (
+	kindAccess  = "access"
+	kindRefresh = "refresh"
+)
+
+// token is a row of paper_tokens: an access or refresh token, by its hash.
+type token struct {
+	bun.BaseModel `bun:"table:paper_tokens"`
+
+	ID        uuid.UUID  `bun:"id,pk"`
+	Hash      string     `bun:"token_hash"`
+	Kind      string     `bun:"kind"`
+	GrantID   uuid.UUID  `bun:"grant_id"`
+	AccountID uuid.UUID  `bun:"account_id"`
+	ClientID  string     `bun:"client_id"`
+	Scope     string     `bun:"scope"`
+	CreatedAt time.Time  `bun:"created_at"`
+	ExpiresAt *time.Time `bun:"expires_at"` // nil: a refresh token, valid until used or revoked
+	RevokedAt *time.Time `bun:"revoked_at"`
+}
+
+// hashSecret returns the hex SHA-256 of a code or token, the only form in
+// which they are stored and looked up. They carry 256 random bits, so a
+// fast hash suffices: there is nothing to brute-force.
+func hashSecret(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// notFound turns sql.ErrNoRows into an error wrapping
+// [tradekit.ErrNotFound] saying "<what> not found", and wraps any other
+// err.
+func notFound(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrNotFound, "%s not found", what))
+	}
+	return fmt.Errorf("paper: %s: %w", what, err)
+}
+
+// ---- accounts ----
+
+func insertAccount(ctx context.Context, db bun.IDB, a *account) error {
+	if _, err := db.NewInsert().Model(a).Exec(ctx); err != nil {
+		return fmt.Errorf("paper: create account: %w", err)
+	}
+	return nil
+}
+
+// accountByID returns the account; with lock, on PostgreSQL, it locks the
+// row until the transaction ends (SQLite transactions are IMMEDIATE, so a
+// writer holds the database already).
+func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (account, error) {
+	var a account
+	q := db.NewSelect().Model(&a).Where("id = ?", id)
+	if lock && db.Dialect().Name() == dialect.PG {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return account{}, notFound(err, "account %s", id)
+	}
+	return a, nil
+}
+
+func updateCash(ctx context.Context, db bun.IDB, id uuid.UUID, cash decimal.Decimal) error {
+	if _, err := db.NewUpdate().Model((*account)(nil)).Set("cash = ?", cash).Where("id = ?", id).Exec(ctx); err != nil {
+		return fmt.Errorf("paper: update cash of %s: %w", id, err)
+	}
+	return nil
+}
+
+// ---- positions ----
+
+// positions returns the account's open positions, by symbol.
+func positions(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]position, error) {
+	out := []position{}
+	if err := db.NewSelect().Model(&out).Where("account_id = ?", accountID).Order("symbol").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("paper: positions of %s: %w", accountID, err)
+	}
+	return out, nil
+}
+
+// positionOf returns the account's position in symbol and whether there is
+// one.
+func positionOf(ctx context.Context, db bun.IDB, accountID uuid.UUID, symbol string) (position, bool, error) {
+	var p position
+	err := db.NewSelect().Model(&p).Where("account_id = ? AND symbol = ?", accountID, symbol).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return position{}, false, nil
+	}
+	if err != nil {
+		return position{}, false, fmt.Errorf("paper: position of %s in %s: %w", accountID, symbol, err)
+	}
+	return p, true, nil
+}
+
+// savePosition writes p, or deletes the row when p.Qty is zero.
+func savePosition(ctx context.Context, db bun.IDB, p position) error {
+	var err error
+	if p.Qty.IsZero() {
+		_, err = db.NewDelete().Model((*position)(nil)).Where("account_id = ? AND symbol = ?", p.AccountID, p.Symbol).Exec(ctx)
+	} else {
+		_, err = db.NewInsert().Model(&p).
+			On("CONFLICT (account_id, symbol) DO UPDATE").
+			Set("qty = EXCLUDED.qty, avg_entry_price = EXCLUDED.avg_entry_price, updated_at = EXCLUDED.updated_at").
+			Exec(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("paper: save position of %s in %s: %w", p.AccountID, p.Symbol, err)
+	}
+	return nil
+}
+
+// ---- orders ----
+
+// lastOrder returns the account's latest order by seq, and whether it has
+// any.
+func lastOrder(ctx context.Context, db bun.IDB, accountID uuid.UUID) (order, bool, error) {
+	var o order
+	err := db.NewSelect().Model(&o).Where("account_id = ?", accountID).Order("seq DESC").Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return order{}, false, nil
+	}
+	if err != nil {
+		return order{}, false, fmt.Errorf("paper: orders of %s: %w", accountID, err)
+	}
+	return o, true, nil
+}
+
+func insertOrder(ctx context.Context, db bun.IDB, o *order) error {
+	if _, err := db.NewInsert().Model(o).Exec(ctx); err != nil {
+		return fmt.Errorf("paper: insert order: %w", err)
+	}
+	return nil
+}
+
+// closedStatuses are the statuses of orders that are done: Alpaca's
+// status=closed lists them, status=open lists every other.
+var closedStatuses = []string{"filled", "canceled", "expired", "replaced", "rejected", "done_for_day"}
+
+// orderFilter selects an account's orders.
+type orderFilter struct {
+	Status  string    // "open", "closed" or "all"
+	After   time.Time // submitted strictly after, if not zero
+	Until   time.Time // submitted strictly before, if not zero
+	Asc     bool      // oldest first
+	Limit   int
+	Side    string   // "buy", "sell" or "" for both
+	Symbols []string // nil for all
+}
+
+// listOrders returns the account's orders that f selects, by submission
+// time (then seq).
+func listOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, f orderFilter) ([]order, error) {
+	out := []order{}
+	q := db.NewSelect().Model(&out).Where("account_id = ?", accountID)
+	switch f.Status {
+	case "open":
+		q = q.Where("status NOT IN (?)", bun.In(closedStatuses))
+	case "closed":
+		q = q.Where("status IN (?)", bun.In(closedStatuses))
+	}
+	if !f.After.IsZero() {
+		q = q.Where("submitted_at > ?", f.After.UTC())
+	}
+	if !f.Until.IsZero() {
+		q = q.Where("submitted_at < ?", f.Until.UTC())
+	}
+	if f.Side != "" {
+		q = q.Where("side = ?", f.Side)
+	}
+	if len(f.Symbols) > 0 {
+		q = q.Where("symbol IN (?)", bun.In(f.Symbols))
+	}
+	if f.Asc {
+		q = q.Order("submitted_at ASC", "seq ASC")
+	} else {
+		q = q.Order("submitted_at DESC", "seq DESC")
+	}
+	if err := q.Limit(f.Limit).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("paper: orders of %s: %w", accountID, err)
+	}
+	return out, nil
+}
+
+// filledOrders returns the account's filled orders in the order they were
+// recorded (seq), which is also the order of their fill times.
+func filledOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]order, error) {
+	out := []order{}
+	err := db.NewSelect().Model(&out).Where("account_id = ? AND status = 'filled'", accountID).Order("seq").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("paper: fills of %s: %w", accountID, err)
+	}
+	return out, nil
+}
+
+// ---- grants ----
+
+func insertGrant(ctx context.Context, db bun.IDB, g *grant) error {
+	if _, err := db.NewInsert().Model(g).Exec(ctx); err != nil {
+		return fmt.Errorf("paper: insert grant: %w", err)
+	}
+	return nil
+}
+
+// grantByCode returns the grant of a code. The error wraps
+// [tradekit.ErrNotFound] when there is none.
+func grantByCode(ctx context.Context, db bun.IDB, code string) (grant, error) {
+	var g grant
+	if err := db.NewSelect().Model(&g).Where("code_hash = ?", hashSecret(code)).Scan(ctx); err != nil {
+		return grant{}, notFound(err, "code")
+	}
+	return g, nil
+}
+
+// useGrant marks the grant used and reports whether this call did so: false
+// means it was used already, maybe by a concurrent request.
+func useGrant(ctx context.Context, db bun.IDB, id uuid.UUID, now time.Time) (bool, error) {
+	res, err := db.NewUpdate().Model((*grant)(nil)).Set("used_at = ?", now).
+		Where("id = ? AND used_at IS NULL", id).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("paper: use grant %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("paper: use grant %s: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// ---- tokens ----
+
+func insertTokens(ctx context.Context, db bun.IDB, ts ...*token) error {
+	for _, t := range ts {
+		if _, err := db.NewInsert().Model(t).Exec(ctx); err != nil {
+			return fmt.Errorf("paper: insert token: %w", err)
+		}
+	}
+	return nil
+}
+
+// tokenByHash returns the token with the given hash. The error wraps
+// [tradekit.ErrNotFound] when there is none.
+func tokenByHash(ctx context.Context, db bun.IDB, hash string) (token, error) {
+	var t token
+	if err := db.NewSelect().Model(&t).Where("token_hash = ?", hash).Scan(ctx); err != nil {
+		return token{}, notFound(err, "token")
+	}
+	return t, nil
+}
+
+// revokeToken revokes one token and reports whether this call did so:
+// false means it was revoked already.
+func revokeToken(ctx context.Context, db bun.IDB, id uuid.UUID, now time.Time) (bool, error) {
+	res, err := db.NewUpdate().Model((*token)(nil)).Set("revoked_at = ?", now).
+		Where("id = ? AND revoked_at IS NULL", id).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("paper: revoke token: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("paper: revoke token: %w", err)
+	}
+	return n == 1, nil
+}
+
+// revokeGrantTokens revokes every token issued from the grant: the tokens
+// its code was exchanged for and all those refreshed from them.
+func revokeGrantTokens(ctx context.Context, db bun.IDB, grantID uuid.UUID, now time.Time) error {
+	_, err := db.NewUpdate().Model((*token)(nil)).Set("revoked_at = ?", now).
+		Where("grant_id = ? AND revoked_at IS NULL", grantID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("paper: revoke the tokens of grant %s: %w", grantID, err)
+	}
+	return nil
+}
+
+// accountNumber returns a new account number: "PA" and ten random
+// characters of A–Z and 2–7 (50 bits), as Alpaca numbers paper accounts.
+func accountNumber() string {
+	b := make([]byte, 7)
+	rand.Read(b) // never returns an error (crypto/rand)
+	return "PA" + base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)[:10]
+}
