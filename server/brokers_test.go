@@ -180,7 +180,7 @@ func consentVia(tb testing.TB, b *http.Client, authURL, choice string) (to, call
 	if res.StatusCode != http.StatusSeeOther || res.Request.URL.Path != "/api/v1/brokers/oauth/callback" {
 		tb.Fatalf("after consent: %d at %s, want 303 from the callback", res.StatusCode, res.Request.URL)
 	}
-	to, err := url.Parse(res.Header.Get("Location"))
+	to, err = url.Parse(res.Header.Get("Location"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -471,4 +471,80 @@ func TestBrokerConnectionsNeedSecretKey(t *testing.T) {
 	if r.status != 503 || !strings.Contains(r.errorMessage(), "TRADEKIT_SECRET_KEY") {
 		t.Errorf("%d %s", r.status, r.raw)
 	}
+}
+
+// TestBrokerSyncSchedule checks the scheduled syncs, the refresh of an
+// expired access token during one, and the failing of a sync orphaned by
+// a stopped instance.
+func TestBrokerSyncSchedule(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustMarketData(t, db)
+		ts := startTrading(t, db)
+		key := mustKey(t, db, "schedule@example.com", "pro")
+		id := connectPaper(t, ts, key)
+		ctx := context.Background()
+		logs := func() []map[string]any {
+			ts.Connections().Wait()
+			return ts.call(t, "GET", "/api/v1/brokers/connections/"+id+"/logs", key).list(t)
+		}
+		before, _ := connect.NewStore(db).Connection(ctx, userID(t, db, "schedule@example.com"), uuid.MustParse(id))
+
+		// Never synced: the first tick syncs it.
+		if err := ts.Connections().Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := logs(); len(l) != 1 || l[0]["status"] != "completed" {
+			t.Fatalf("after the first tick: %v", l)
+		}
+		// Synced just now: the next tick leaves it.
+		ts.Connections().Tick(ctx)
+		if l := logs(); len(l) != 1 {
+			t.Fatalf("a tick synced a fresh connection: %v", l)
+		}
+		// Two hours on, the access token (1 h) has expired at the broker
+		// and the connection is due: the sync refreshes the token, stores
+		// it sealed, and completes.
+		ts.clock.set(time.Now().Add(2 * time.Hour))
+		defer ts.clock.set(time.Time{})
+		ts.Connections().Tick(ctx)
+		if l := logs(); len(l) != 2 || l[0]["status"] != "completed" {
+			t.Fatalf("after two hours: %v", l)
+		}
+		after, _ := connect.NewStore(db).Connection(ctx, before.UserID, before.ID)
+		sealer, _ := connect.NewSealer(ts.key)
+		oldToken, _ := sealer.Open(*before.AccessToken, "access:"+id)
+		newToken, err := sealer.Open(*after.AccessToken, "access:"+id)
+		if err != nil || newToken == oldToken || *after.RefreshToken == *before.RefreshToken {
+			t.Errorf("the tokens were not refreshed and stored: %v", err)
+		}
+
+		// A sync whose instance stopped stays syncing; after the timeout
+		// a tick fails it, and the connection syncs again.
+		orphan := uuid.New()
+		started := ts.clock.now().Add(-3 * time.Minute)
+		if _, err := db.NewInsert().Model(&connect.SyncLog{ID: orphan, ConnectionID: before.ID, Status: "syncing", StartedAt: started}).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.NewUpdate().Table("broker_connections").Set("sync_status = 'syncing', sync_id = ?, sync_started_at = ?", orphan, started).
+			Where("id = ?", before.ID).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ts.clock.set(ts.clock.now().Add(time.Hour)) // due again
+		if err := ts.Connections().Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l := logs()
+		var failed, completed int
+		for _, e := range l {
+			switch {
+			case e["syncId"] == orphan.String() && e["status"] == "failed" && strings.Contains(fmt.Sprint(e["error"]), "interrupted"):
+				failed++
+			case e["status"] == "completed":
+				completed++
+			}
+		}
+		if failed != 1 || completed != 3 {
+			t.Errorf("after the orphan's tick: %v", l)
+		}
+	})
 }
