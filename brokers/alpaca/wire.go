@@ -75,6 +75,8 @@ type OrderJSON struct {
 
 // PortfolioHistoryJSON is the body of GET /v2/account/portfolio/history:
 // parallel arrays, one element per bar, timestamps in Unix seconds.
+// Alpaca sends these decimals as JSON numbers, not strings; decimal.Decimal
+// decodes either form exactly from its text.
 type PortfolioHistoryJSON struct {
 	Timestamp     []int64            `json:"timestamp"`
 	Equity        []*decimal.Decimal `json:"equity"` // null where the account did not exist yet
