@@ -69,7 +69,7 @@ func startTrading(tb testing.TB, db *bun.DB) tradingServer {
 	c := &clock{}
 	base := "http://" + ts.Listener.Addr().String()
 	s := server.New(server.Config{Logger: quietLogger(), Now: c.now,
-		Brokers: server.BrokersConfig{PublicURL: base, SecretKey: key, SyncInterval: -1}}, db)
+		Brokers: server.BrokersConfig{PublicURL: base, SecretKey: key, SyncInterval: time.Hour}}, db)
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	tb.Cleanup(func() {
@@ -529,7 +529,7 @@ func TestBrokerSyncSchedule(t *testing.T) {
 			Where("id = ?", before.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ts.clock.set(ts.clock.now().Add(time.Hour)) // due again
+		ts.clock.set(ts.clock.now().Add(61 * time.Minute)) // due again
 		if err := ts.Connections().Tick(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -20,12 +20,13 @@ import (
 )
 
 // BrokersConfig configures broker connections and the built-in paper
-// broker. The zero value serves the paper broker, but connections need
-// PublicURL and SecretKey.
+// broker. The zero value serves the paper broker, but connections need a
+// SecretKey.
 type BrokersConfig struct {
 	// PublicURL is the base URL at which browsers and the server itself
-	// reach this server, e.g. http://127.0.0.1:8080: the paper broker's
-	// pages and API and the OAuth callback hang below it.
+	// reach this server: the paper broker's pages and API and the OAuth
+	// callback hang below it. Default http://127.0.0.1:8080, the address
+	// `tradekit serve` listens on by default.
 	PublicURL string
 	// SecretKey (32 bytes) seals broker tokens at rest and derives the
 	// paper broker's client secret. Without it connections are refused
@@ -62,7 +63,7 @@ const callbackPath = "/api/v1/brokers/oauth/callback"
 // newTrading builds the paper broker and the connection service.
 func (s *Server) newTrading() {
 	cfg := s.cfg.Brokers
-	base := strings.TrimRight(cfg.PublicURL, "/")
+	base := strings.TrimRight(or(cfg.PublicURL, "http://127.0.0.1:8080"), "/")
 	callback := base + callbackPath
 	secret := paperClientSecret(cfg.SecretKey)
 	s.paper = paper.New(s.db, paper.Config{

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSecretKey(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "t.db")
+	e := &env{getenv: func(string) string { return "" }}
+
+	// SQLite without the variable: generated once into a 0600 file.
+	k1, err := e.secretKey(dsn, log)
+	if err != nil || len(k1) != 32 {
+		t.Fatalf("first: %d bytes, %v", len(k1), err)
+	}
+	fi, err := os.Stat(dsn + ".secret")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, %v", fi.Mode(), err)
+	}
+	k2, err := e.secretKey("sqlite:"+dsn, log)
+	if err != nil || !bytes.Equal(k1, k2) {
+		t.Errorf("second read gave another key: %v", err)
+	}
+
+	// PostgreSQL without the variable: none.
+	if k, err := e.secretKey("postgres://u@127.0.0.1/x", log); k != nil || err != nil {
+		t.Errorf("postgres without TRADEKIT_SECRET_KEY: %v, %v", k, err)
+	}
+
+	// The variable wins, and must be 32 bytes of base64.
+	want := bytes.Repeat([]byte{9}, 32)
+	e.getenv = func(string) string { return base64.StdEncoding.EncodeToString(want) }
+	if k, err := e.secretKey(dsn, log); err != nil || !bytes.Equal(k, want) {
+		t.Errorf("from the environment: %v, %v", k, err)
+	}
+	e.getenv = func(string) string { return "c2hvcnQ=" }
+	if _, err := e.secretKey(dsn, log); err == nil || !strings.Contains(err.Error(), "TRADEKIT_SECRET_KEY") {
+		t.Errorf("a short key: %v", err)
+	}
+
+	// A damaged file is an error, not a new key.
+	e.getenv = func(string) string { return "" }
+	os.WriteFile(dsn+".secret", []byte("garbage\n"), 0o600)
+	if _, err := e.secretKey(dsn, log); err == nil {
+		t.Error("a damaged key file was accepted")
+	}
+}
