@@ -503,6 +503,12 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	}
 	if after.IsZero() {
 		after = s.cfg.Now().AddDate(-1, 0, 0)
+	} else {
+		// The broker filters orders by when they were submitted: look a
+		// month behind the last fill, so an order submitted before it
+		// and filled since is not missed. Fills already held are kept
+		// once (by the broker's id).
+		after = after.AddDate(0, -1, 0)
 	}
 	fills, err := b.Fills(ctx, after)
 	if err != nil {
