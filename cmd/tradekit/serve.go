@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/internal/database"
@@ -17,16 +18,23 @@ import (
 )
 
 func (e *env) serve(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]",
+	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]\n"+
+		"               [--sync-interval DURATION] [--paper-cash AMOUNT]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
 	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
 		"the OAuth callback (default http://ADDR)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
+	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, e.g. `15m`; 0 never")
+	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
 	if err := e.parse(fs, args); err != nil {
 		return err
+	}
+	cash, err := decimal.NewFromString(*paperCash)
+	if err != nil || !cash.IsPositive() || cash.GreaterThan(decimal.New(1, 15)) || cash.Exponent() < -2 {
+		return fmt.Errorf("serve: --paper-cash must be a positive amount of at most 10^15 with at most 2 decimals, got %q", *paperCash)
 	}
 	var h slog.Handler
 	switch *logFormat {
@@ -68,6 +76,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	brokers.PaperCash = cash
+	brokers.SyncInterval = *syncInterval
+	if *syncInterval <= 0 {
+		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
+	}
 	return server.New(server.Config{Logger: log, Brokers: brokers}, db).Serve(ctx, l)
 }
 
@@ -80,8 +93,9 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 	if publicURL == "" {
 		publicURL = "http://" + l.Addr().String()
 	}
-	if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return server.BrokersConfig{}, fmt.Errorf("serve: --public-url must be an absolute http or https URL, got %q", publicURL)
+	if u, err := url.Parse(publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return server.BrokersConfig{}, fmt.Errorf("serve: --public-url must be an absolute http or https URL without query or fragment, got %q", publicURL)
 	}
 	key, err := e.secretKey(dsn, log)
 	if err != nil {
