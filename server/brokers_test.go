@@ -273,6 +273,17 @@ func TestBrokerConnectionFlow(t *testing.T) {
 			t.Errorf("after the sync: %v", got)
 		}
 
+		// A second sync reads the fills again from a month before the last
+		// one, and keeps each once.
+		ts.call(t, "POST", "/api/v1/brokers/connections/"+id+"/sync", key)
+		ts.Connections().Wait()
+		if l := ts.call(t, "GET", "/api/v1/brokers/connections/"+id+"/logs", key).list(t); len(l) != 2 || l[0]["status"] != "completed" {
+			t.Fatalf("logs after the second sync: %v", l)
+		}
+		if n, err := db.NewSelect().Table("portfolio_fills").Count(context.Background()); err != nil || n != 1 {
+			t.Errorf("%d fills stored, %v; want 1", n, err)
+		}
+
 		mustHoldNoPlaintextToken(t, db, ts.key, c)
 
 		// Disconnecting revokes and forgets the tokens and keeps the row.
