@@ -26,8 +26,9 @@ type Guardrails struct {
 	AllowedAssetTypes []string
 }
 
-// AssetTypes are the asset types Tradekit knows, as marketdata names them.
-var AssetTypes = []string{"stock", "etf", "fx", "crypto", "commodity"}
+// AssetTypes returns the asset types Tradekit knows, as marketdata names
+// them.
+func AssetTypes() []string { return []string{"stock", "etf", "fx", "crypto", "commodity"} }
 
 // DefaultGuardrails returns a new user's guardrails: 25 trades a day, at
 // most 20 % of equity in one position, at most 10 % of equity at risk, no
@@ -37,6 +38,6 @@ func DefaultGuardrails() Guardrails {
 		MaxDailyTrades:      25,
 		MaxPositionSizePct:  decimal.New(20, 0),
 		MaxPortfolioRiskPct: decimal.New(10, 0),
-		AllowedAssetTypes:   append([]string(nil), AssetTypes...),
+		AllowedAssetTypes:   AssetTypes(),
 	}
 }
