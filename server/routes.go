@@ -82,6 +82,8 @@ func (s *Server) routeTable() []route {
 		{"DELETE", "/api/v1/brokers/connections/:id", keyed, s.handleConnectionDelete},
 		{"POST", "/api/v1/brokers/connections/:id/sync", keyed, s.handleConnectionSync},
 		{"GET", "/api/v1/brokers/connections/:id/logs", keyed, s.handleConnectionLogs},
+		{"GET", "/api/v1/brokers/guardrails", keyed, s.handleGuardrailsGet},
+		{"PATCH", "/api/v1/brokers/guardrails", keyed, s.handleGuardrailsPatch},
 		{"GET", "/api/v1/portfolios", keyed, s.handlePortfolioList},
 		{"GET", "/api/v1/portfolios/:id", keyed, s.handlePortfolioGet},
 		{"GET", "/api/v1/portfolios/:id/history", keyed, s.handlePortfolioHistory},

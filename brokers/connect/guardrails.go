@@ -1,0 +1,64 @@
+package connect
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/brokers"
+)
+
+// guardrailsRow is a user's stored guardrails.
+type guardrailsRow struct {
+	bun.BaseModel `bun:"table:broker_guardrails"`
+
+	UserID              uuid.UUID       `bun:"user_id,pk"`
+	MaxDailyTrades      int             `bun:"max_daily_trades"`
+	MaxPositionSizePct  decimal.Decimal `bun:"max_position_size_pct"`
+	MaxPortfolioRiskPct decimal.Decimal `bun:"max_portfolio_risk_pct"`
+	StopLossRequired    bool            `bun:"stop_loss_required"`
+	AllowedAssetTypes   string          `bun:"allowed_asset_types"` // comma-separated
+	UpdatedAt           time.Time       `bun:"updated_at"`
+}
+
+// Guardrails returns the user's guardrails and when they were last set;
+// a user who never set any has [brokers.DefaultGuardrails] and a nil
+// time.
+func (s *Store) Guardrails(ctx context.Context, userID uuid.UUID) (brokers.Guardrails, *time.Time, error) {
+	var r guardrailsRow
+	err := s.db.NewSelect().Model(&r).Where("user_id = ?", userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return brokers.DefaultGuardrails(), nil, nil
+	}
+	if err != nil {
+		return brokers.Guardrails{}, nil, fmt.Errorf("connect: guardrails of %s: %w", userID, err)
+	}
+	g := brokers.Guardrails{MaxDailyTrades: r.MaxDailyTrades, MaxPositionSizePct: r.MaxPositionSizePct,
+		MaxPortfolioRiskPct: r.MaxPortfolioRiskPct, StopLossRequired: r.StopLossRequired, AllowedAssetTypes: []string{}}
+	if r.AllowedAssetTypes != "" {
+		g.AllowedAssetTypes = strings.Split(r.AllowedAssetTypes, ",")
+	}
+	return g, &r.UpdatedAt, nil
+}
+
+// SaveGuardrails stores the user's guardrails, set at now.
+func (s *Store) SaveGuardrails(ctx context.Context, userID uuid.UUID, g brokers.Guardrails, now time.Time) error {
+	r := guardrailsRow{UserID: userID, MaxDailyTrades: g.MaxDailyTrades, MaxPositionSizePct: g.MaxPositionSizePct,
+		MaxPortfolioRiskPct: g.MaxPortfolioRiskPct, StopLossRequired: g.StopLossRequired,
+		AllowedAssetTypes: strings.Join(g.AllowedAssetTypes, ","), UpdatedAt: now.UTC()}
+	_, err := s.db.NewInsert().Model(&r).On("CONFLICT (user_id) DO UPDATE").
+		Set("max_daily_trades = EXCLUDED.max_daily_trades, max_position_size_pct = EXCLUDED.max_position_size_pct, " +
+			"max_portfolio_risk_pct = EXCLUDED.max_portfolio_risk_pct, stop_loss_required = EXCLUDED.stop_loss_required, " +
+			"allowed_asset_types = EXCLUDED.allowed_asset_types, updated_at = EXCLUDED.updated_at").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: save guardrails of %s: %w", userID, err)
+	}
+	return nil
+}

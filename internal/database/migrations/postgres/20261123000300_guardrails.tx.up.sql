@@ -1,0 +1,12 @@
+-- Package brokers/connect: each user's trade guardrails, once they set
+-- any (until then the defaults of brokers.DefaultGuardrails apply).
+-- allowed_asset_types is a comma-separated list.
+CREATE TABLE broker_guardrails (
+    user_id                UUID PRIMARY KEY REFERENCES users (id),
+    max_daily_trades       INTEGER NOT NULL,
+    max_position_size_pct  NUMERIC(38, 18) NOT NULL,
+    max_portfolio_risk_pct NUMERIC(38, 18) NOT NULL,
+    stop_loss_required     BOOLEAN NOT NULL,
+    allowed_asset_types    TEXT NOT NULL,
+    updated_at             TIMESTAMPTZ NOT NULL
+);
