@@ -37,7 +37,6 @@ const (
 
 var (
 	one         = decimal.New(1, 0)
-	hundred     = decimal.New(100, 0)
 	stopATRs    = decimal.New(DefaultStopATRs, 0)
 	fallbackPct = decimal.New(FallbackStopPct, -2) // FallbackStopPct / 100
 )
@@ -236,7 +235,7 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 
 	// maxPositionSizePct
 	after := r.Position.Abs()
-	value := after.Mul(price).Mul(hundred) // 100 × |position after| × price
+	value := after.Mul(price).Shift(2) // 100 × |position after| × price
 	if equityOK {
 		r.PositionPct = value.DivRound(c.Equity, PctPlaces)
 	}
@@ -255,12 +254,13 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	r.add(rc)
 
 	// maxPortfolioRiskPct
-	before := decimal.Zero
+	var others riskSum // the risk of the positions in other symbols
 	for i := range c.Positions {
-		p := &c.Positions[i]
-		before = before.Add(risk(p.Quantity, p.Price, p.StopLossPrice, p.ATR))
+		if i != held {
+			p := &c.Positions[i]
+			others.add(p.Quantity, p.Price, p.StopLossPrice, p.ATR)
+		}
 	}
-	r.Risk = before
 	rest, open := h.Quantity, q // what stays of the held position, what the order opens
 	if h.Quantity.Sign() != 0 && h.Quantity.Sign() != q.Sign() {
 		// The order reduces the position, and may turn it around.
@@ -269,11 +269,14 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 		} else {
 			rest, open = decimal.Decimal{}, r.Position
 		}
-		r.Risk = r.Risk.Sub(risk(h.Quantity, h.Price, h.StopLossPrice, h.ATR)).
-			Add(risk(rest, h.Price, h.StopLossPrice, h.ATR))
 	}
-	r.Risk = r.Risk.Add(risk(open, price, o.StopLossPrice, c.ATR))
-	riskValue := r.Risk.Mul(hundred)
+	b, a := others, others // before and after the order
+	b.add(h.Quantity, h.Price, h.StopLossPrice, h.ATR)
+	a.add(rest, h.Price, h.StopLossPrice, h.ATR)
+	a.add(open, price, o.StopLossPrice, c.ATR)
+	before := b.sum()
+	r.Risk = a.sum()
+	riskValue := r.Risk.Shift(2) // 100 × risk
 	if equityOK {
 		r.RiskPct = riskValue.DivRound(c.Equity, PctPlaces)
 	}
@@ -326,32 +329,4 @@ func (r *Result) add(rc RuleCheck) {
 		}
 		r.Violations = append(r.Violations, Violation{Rule: rc.Rule, Limit: rc.Limit, Actual: rc.Actual, Message: rc.Message})
 	}
-}
-
-// risk returns what a position of signed quantity q at price loses if it
-// exits at its stop: |q| × (price − stop) for a long, |q| × (stop −
-// price) for a short, never less than zero; without a stop, |q| ×
-// min(price, DefaultStopATRs × atr), or |q| × price × FallbackStopPct /
-// 100 when atr is zero.
-func risk(q, price decimal.Decimal, stop *decimal.Decimal, atr decimal.Decimal) decimal.Decimal {
-	var d decimal.Decimal // the loss per unit
-	switch {
-	case q.Sign() == 0:
-		return decimal.Decimal{}
-	case stop != nil && q.Sign() > 0:
-		d = price.Sub(*stop)
-	case stop != nil:
-		d = stop.Sub(price)
-	case atr.Sign() > 0:
-		d = atr.Mul(stopATRs)
-		if d.Cmp(price) > 0 {
-			d = price
-		}
-	default:
-		d = price.Mul(fallbackPct)
-	}
-	if d.Sign() <= 0 {
-		return decimal.Decimal{}
-	}
-	return q.Abs().Mul(d)
 }
