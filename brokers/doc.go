@@ -80,7 +80,8 @@
 //
 // Without a stop, the loss assumed is the usual volatility stop, two
 // average true ranges ([DefaultStopATRs]), which is where such a stop
-// would stand; no long can lose more than its price, hence the cap at p.
+// would stand; no long can lose more than its price, hence the cap at p,
+// which applies to shorts alike.
 // When the ATR is unknown, 10 % of the price ([FallbackStopPct]) stands
 // in: that is about twice the 2 × ATR(14) of a large stock, so missing data
 // overstates the risk rather than hiding it.
