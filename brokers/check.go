@@ -1,0 +1,332 @@
+package brokers
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit"
+)
+
+// The rules [Check] evaluates, named as the API names the guardrails.
+const (
+	RuleMaxDailyTrades      = "maxDailyTrades"
+	RuleMaxPositionSizePct  = "maxPositionSizePct"
+	RuleMaxPortfolioRiskPct = "maxPortfolioRiskPct"
+	RuleStopLossRequired    = "stopLossRequired"
+	RuleAllowedAssetTypes   = "allowedAssetTypes"
+)
+
+// PctPlaces is the number of decimal places of the percentages [Check]
+// reports: they are rounded half away from zero with
+// [decimal.Decimal.DivRound]. The limits themselves are compared exactly,
+// before any rounding.
+const PctPlaces = 8
+
+// DefaultStopATRs and FallbackStopPct define the stop-loss distance
+// assumed for a position or an order without a stop-loss price: twice the
+// asset's ATR(14), at most the price; or, when the ATR is unknown (zero),
+// FallbackStopPct percent of the price. See the package documentation.
+const (
+	DefaultStopATRs = 2
+	FallbackStopPct = 10
+)
+
+var (
+	one         = decimal.New(1, 0)
+	stopATRs    = decimal.New(DefaultStopATRs, 0)
+	fallbackPct = decimal.New(FallbackStopPct, -2) // FallbackStopPct / 100
+)
+
+// Context is what [Check] needs to know of the account and the market
+// besides the order and the guardrails. Every price is in the account's
+// currency.
+type Context struct {
+	// Price is the latest stored price of the order's asset. A market
+	// order executes at it; a limit order ignores it.
+	Price decimal.Decimal
+	// ATR is the ATR(14) of the order's asset, in price units, or zero if
+	// unknown; it sets the risk of an order without a stop-loss price.
+	ATR decimal.Decimal
+	// Equity is the account's cash plus the market value of its positions.
+	Equity decimal.Decimal
+	// Cash is the account's cash. None of the five guardrails reads it;
+	// it is part of the account's state a check is made against.
+	Cash decimal.Decimal
+	// Positions are the account's open positions, at most one per symbol.
+	Positions []Held
+	// TradesToday is the number of orders accepted since 00:00 UTC of the
+	// current day (see [UTCDay]), not counting the order being checked.
+	TradesToday int
+}
+
+// Held is an open position as [Check] sees it.
+type Held struct {
+	Symbol   string
+	Quantity decimal.Decimal // negative for a short position
+	Price    decimal.Decimal // the latest stored price of the asset
+	// StopLossPrice is the position's protective stop, nil if none.
+	StopLossPrice *decimal.Decimal
+	// ATR is the ATR(14) of the asset, in price units, or zero if unknown.
+	ATR decimal.Decimal
+}
+
+// RuleCheck is one rule's evaluation: its limit, the value the order
+// would bring it to, and whether the rule holds. For maxDailyTrades,
+// maxPositionSizePct and maxPortfolioRiskPct the rule holds when Actual ≤
+// Limit, or when Limit is zero (no limit). stopLossRequired and
+// allowedAssetTypes are yes/no rules written as 1 (yes) and 0 (no), which
+// hold when Actual ≥ Limit: Limit is 1 when a stop-loss is required of
+// the order (or its asset type must be allowed, always), Actual is 1 when
+// the order carries one (or its asset type is allowed).
+type RuleCheck struct {
+	Rule          string // one of the Rule constants, e.g. [RuleMaxDailyTrades]
+	Limit, Actual decimal.Decimal
+	OK            bool
+	Message       string // why the rule fails, for people; empty when OK
+}
+
+// Violation is a rule an order breaks: the failing [RuleCheck] without
+// its OK.
+type Violation struct {
+	Rule          string // one of the Rule constants, e.g. [RuleMaxDailyTrades]
+	Limit, Actual decimal.Decimal
+	Message       string // e.g. "this would be order 26 today (UTC), over the limit of 25"
+}
+
+// Result is the outcome of [Check]: every rule's evaluation and the
+// figures behind them.
+type Result struct {
+	// Rules holds every rule's evaluation, passing or not, in the order
+	// maxDailyTrades, maxPositionSizePct, maxPortfolioRiskPct,
+	// stopLossRequired, allowedAssetTypes.
+	Rules []RuleCheck
+	// Violations holds the rules that fail, in the same order; nil when
+	// the order passes.
+	Violations []Violation
+
+	Price       decimal.Decimal // the execution price: the limit price, else Context.Price
+	Notional    decimal.Decimal // Quantity × Price
+	Position    decimal.Decimal // the signed quantity held after the order
+	PositionPct decimal.Decimal // |Position| × Price / equity × 100; zero if equity ≤ 0
+	Risk        decimal.Decimal // the portfolio's risk after the order, in money
+	RiskPct     decimal.Decimal // Risk / equity × 100; zero if equity ≤ 0
+	Trades      int             // orders accepted today, this one included
+}
+
+// OK reports whether the order breaks no rule.
+func (r Result) OK() bool { return len(r.Violations) == 0 }
+
+// Err returns nil when the order breaks no rule, and otherwise a
+// *[RejectedError] holding the violations, which wraps
+// [tradekit.ErrRejected].
+func (r Result) Err() error {
+	if r.OK() {
+		return nil
+	}
+	return &RejectedError{Violations: r.Violations}
+}
+
+// RejectedError reports an order refused by one or more guardrails. It
+// wraps [tradekit.ErrRejected].
+type RejectedError struct {
+	Violations []Violation // at least one
+}
+
+// Error names the first broken rule and says why it fails, as in
+// "brokers: order rejected by maxDailyTrades: this would be order 26 today
+// (UTC), over the limit of 25 (and 1 more rule)".
+func (e *RejectedError) Error() string {
+	if len(e.Violations) == 0 {
+		return "brokers: order rejected"
+	}
+	v := e.Violations[0]
+	s := "brokers: order rejected by " + v.Rule + ": " + v.Message
+	switch n := len(e.Violations) - 1; n {
+	case 0:
+	case 1:
+		s += " (and 1 more rule)"
+	default:
+		s += " (and " + strconv.Itoa(n) + " more rules)"
+	}
+	return s
+}
+
+// Unwrap returns [tradekit.ErrRejected].
+func (e *RejectedError) Unwrap() error { return tradekit.ErrRejected }
+
+// UTCDay returns midnight UTC of t's day in UTC: the start of the day
+// whose accepted orders count towards maxDailyTrades.
+func UTCDay(t time.Time) time.Time {
+	y, m, d := t.UTC().Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// Check evaluates every guardrail of g against order o in context c,
+// with the formulas of the package documentation, and returns each
+// rule's evaluation; [Result.Err] turns the violations into an error.
+// Check is pure: it reads no clock, no database and no global setting.
+//
+// Check returns an error, and no Result, when o is malformed: whatever
+// [Order.Validate] returns, or a *[tradekit.ParamError] for
+// "stopLossPrice" when the stop is not below the execution price of a buy
+// or not above that of a sell. It also returns an error wrapping
+// [tradekit.ErrInvalid] when o is a market order and c.Price is not
+// positive. Both errors wrap [tradekit.ErrInvalid], never
+// [tradekit.ErrRejected].
+func Check(o Order, g Guardrails, c Context) (Result, error) {
+	if err := o.Validate(); err != nil {
+		return Result{}, err
+	}
+	price := c.Price
+	if o.Type == Limit {
+		price = *o.LimitPrice
+	} else if price.Sign() <= 0 {
+		return Result{}, fmt.Errorf("brokers: the latest price of %s is %s, not positive: %w",
+			tradekit.Quote(o.Symbol), price, tradekit.ErrInvalid)
+	}
+	if s := o.StopLossPrice; s != nil {
+		if o.Side == Buy && s.Cmp(price) >= 0 {
+			return Result{}, &tradekit.ParamError{Param: "stopLossPrice",
+				Msg: "must be below the buy's price " + price.String() + ", not " + s.String()}
+		}
+		if o.Side == Sell && s.Cmp(price) <= 0 {
+			return Result{}, &tradekit.ParamError{Param: "stopLossPrice",
+				Msg: "must be above the sell's price " + price.String() + ", not " + s.String()}
+		}
+	}
+
+	q := o.Quantity // the signed quantity
+	if o.Side == Sell {
+		q = q.Neg()
+	}
+	held := -1
+	for i := range c.Positions {
+		if c.Positions[i].Symbol == o.Symbol {
+			held = i
+			break
+		}
+	}
+	var h Held // the position in o.Symbol, zero if none
+	if held >= 0 {
+		h = c.Positions[held]
+	}
+
+	r := Result{
+		Rules:    make([]RuleCheck, 0, 5),
+		Price:    price,
+		Notional: o.Quantity.Mul(price),
+		Position: h.Quantity.Add(q),
+		Trades:   c.TradesToday + 1,
+	}
+	equityOK := c.Equity.Sign() > 0
+
+	// maxDailyTrades
+	rc := RuleCheck{Rule: RuleMaxDailyTrades, Limit: decimal.NewFromInt(int64(g.MaxDailyTrades)),
+		Actual: decimal.NewFromInt(int64(r.Trades))}
+	rc.OK = g.MaxDailyTrades == 0 || r.Trades <= g.MaxDailyTrades
+	if !rc.OK {
+		rc.Message = fmt.Sprintf("this would be order %d today (UTC), over the limit of %d", r.Trades, g.MaxDailyTrades)
+	}
+	r.add(rc)
+
+	// maxPositionSizePct
+	after := r.Position.Abs()
+	value := after.Mul(price).Shift(2) // 100 × |position after| × price
+	if equityOK {
+		r.PositionPct = value.DivRound(c.Equity, PctPlaces)
+	}
+	rc = RuleCheck{Rule: RuleMaxPositionSizePct, Limit: g.MaxPositionSizePct, Actual: r.PositionPct}
+	rc.OK = g.MaxPositionSizePct.IsZero() ||
+		after.Cmp(h.Quantity.Abs()) <= 0 || // the order does not grow the position
+		equityOK && value.Cmp(g.MaxPositionSizePct.Mul(c.Equity)) <= 0
+	if !rc.OK {
+		if equityOK {
+			rc.Message = fmt.Sprintf("the %s position would be %s%% of equity, over the limit of %s%%",
+				o.Symbol, r.PositionPct.StringFixed(2), g.MaxPositionSizePct)
+		} else {
+			rc.Message = fmt.Sprintf("equity is %s, so no position fits a percent-of-equity limit", c.Equity)
+		}
+	}
+	r.add(rc)
+
+	// maxPortfolioRiskPct
+	var others riskSum // the risk of the positions in other symbols
+	for i := range c.Positions {
+		if i != held {
+			p := &c.Positions[i]
+			others.add(p.Quantity, p.Price, p.StopLossPrice, p.ATR)
+		}
+	}
+	rest, open := h.Quantity, q // what stays of the held position, what the order opens
+	if h.Quantity.Sign() != 0 && h.Quantity.Sign() != q.Sign() {
+		// The order reduces the position, and may turn it around.
+		if r.Position.Sign() == h.Quantity.Sign() {
+			rest, open = r.Position, decimal.Decimal{}
+		} else {
+			rest, open = decimal.Decimal{}, r.Position
+		}
+	}
+	b, a := others, others // before and after the order
+	b.add(h.Quantity, h.Price, h.StopLossPrice, h.ATR)
+	a.add(rest, h.Price, h.StopLossPrice, h.ATR)
+	a.add(open, price, o.StopLossPrice, c.ATR)
+	before := b.sum()
+	r.Risk = a.sum()
+	riskValue := r.Risk.Shift(2) // 100 × risk
+	if equityOK {
+		r.RiskPct = riskValue.DivRound(c.Equity, PctPlaces)
+	}
+	rc = RuleCheck{Rule: RuleMaxPortfolioRiskPct, Limit: g.MaxPortfolioRiskPct, Actual: r.RiskPct}
+	rc.OK = g.MaxPortfolioRiskPct.IsZero() ||
+		r.Risk.Cmp(before) <= 0 || // the order does not add risk
+		equityOK && riskValue.Cmp(g.MaxPortfolioRiskPct.Mul(c.Equity)) <= 0
+	if !rc.OK {
+		if equityOK {
+			rc.Message = fmt.Sprintf("the portfolio's risk would be %s%% of equity, over the limit of %s%%",
+				r.RiskPct.StringFixed(2), g.MaxPortfolioRiskPct)
+		} else {
+			rc.Message = fmt.Sprintf("equity is %s, so no risk fits a percent-of-equity limit", c.Equity)
+		}
+	}
+	r.add(rc)
+
+	// stopLossRequired
+	rc = RuleCheck{Rule: RuleStopLossRequired, OK: true}
+	if g.StopLossRequired && o.Side == Buy {
+		rc.Limit = one
+	}
+	if o.StopLossPrice != nil {
+		rc.Actual = one
+	}
+	if rc.Actual.Cmp(rc.Limit) < 0 {
+		rc.OK = false
+		rc.Message = "a buy must carry a stopLossPrice below its price"
+	}
+	r.add(rc)
+
+	// allowedAssetTypes
+	rc = RuleCheck{Rule: RuleAllowedAssetTypes, Limit: one, OK: slices.Contains(g.AllowedAssetTypes, o.AssetType)}
+	if rc.OK {
+		rc.Actual = one
+	} else {
+		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types %q", tradekit.Quote(o.AssetType), g.AllowedAssetTypes)
+	}
+	r.add(rc)
+
+	return r, nil
+}
+
+// add appends rc to r.Rules, and to r.Violations if it fails.
+func (r *Result) add(rc RuleCheck) {
+	r.Rules = append(r.Rules, rc)
+	if !rc.OK {
+		if r.Violations == nil {
+			r.Violations = make([]Violation, 0, 5)
+		}
+		r.Violations = append(r.Violations, Violation{Rule: rc.Rule, Limit: rc.Limit, Actual: rc.Actual, Message: rc.Message})
+	}
+}
