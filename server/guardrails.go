@@ -110,9 +110,10 @@ func parseGuardrailsPatch(req bunrouter.Request) ([]func(*brokers.Guardrails), e
 		if !q.Has(p.name) {
 			continue
 		}
-		v, err := percent(q.Get(p.name))
-		if err != nil {
-			return nil, invalidParam(p.name, "%s", err.Error())
+		v, ok := percent(q.Get(p.name))
+		if !ok {
+			return nil, invalidParam(p.name, "must be a percentage above 0 and at most 100, with at most 4 decimals, got %s",
+				tradekit.Quote(q.Get(p.name)))
 		}
 		set := p.set
 		patch = append(patch, func(g *brokers.Guardrails) { set(g, v) })
@@ -135,12 +136,9 @@ func parseGuardrailsPatch(req bunrouter.Request) ([]func(*brokers.Guardrails), e
 }
 
 // percent parses a percentage in (0, 100] with at most 4 decimals.
-func percent(s string) (decimal.Decimal, error) {
+func percent(s string) (decimal.Decimal, bool) {
 	v, err := decimal.NewFromString(s)
-	if err != nil || !v.IsPositive() || v.GreaterThan(decimal.New(100, 0)) || v.Exponent() < -4 {
-		return decimal.Decimal{}, errorf(tradekit.ErrInvalid, "must be a percentage above 0 and at most 100, with at most 4 decimals, got %s", tradekit.Quote(s))
-	}
-	return v, nil
+	return v, err == nil && v.IsPositive() && !v.GreaterThan(decimal.New(100, 0)) && v.Exponent() >= -4
 }
 
 // assetTypes parses the values of allowedAssetTypes[] (repeated) and
