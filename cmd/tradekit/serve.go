@@ -107,7 +107,7 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 			return server.BrokersConfig{}, fmt.Errorf("serve: count broker connections: %w", err)
 		}
 		if n > 0 {
-			return server.BrokersConfig{}, fmt.Errorf("serve: %d active broker connections hold tokens sealed with TRADEKIT_SECRET_KEY: set it", n)
+			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds active broker connections (%d) whose tokens are sealed with TRADEKIT_SECRET_KEY: set it", n)
 		}
 		log.Warn("TRADEKIT_SECRET_KEY is not set: broker connections are refused until it is (base64 of 32 random bytes, the same on every instance)")
 	}
