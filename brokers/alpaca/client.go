@@ -1,6 +1,7 @@
 package alpaca
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -287,10 +288,16 @@ func (c *Client) History(ctx context.Context) ([]brokers.EquityPoint, error) {
 }
 
 // get sends GET path?query with the user's token and decodes the
-// answer's JSON body into v. It refreshes the token first if it expires
-// within expiryMargin, and once more, then retries once, if the API
-// answers 401.
+// answer's JSON body into v; see [Client.do].
 func (c *Client) get(ctx context.Context, path string, query url.Values, v any) error {
+	return c.do(ctx, http.MethodGet, path, query, nil, v)
+}
+
+// do sends method path?query with the user's token and, when body is not
+// nil, body as JSON, and decodes the answer's JSON body into v unless v
+// is nil. It refreshes the token first if it expires within
+// expiryMargin, and once more, then retries once, if the API answers 401.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body, v any) error {
 	if c.baseErr != nil {
 		return c.baseErr
 	}
@@ -298,19 +305,29 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, v any) 
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("alpaca: %s %s: %w: %w", method, path, tradekit.ErrInvalid, err)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
-		return fmt.Errorf("alpaca: GET %s: %w: %w", path, tradekit.ErrInvalid, err)
+		return fmt.Errorf("alpaca: %s %s: %w: %w", method, path, tradekit.ErrInvalid, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 
 	t, err := c.token(ctx)
 	if err != nil {
 		return err
 	}
-	resp, err := c.send(req, t)
+	resp, err := c.send(req, payload, t)
 	if err != nil {
-		return fmt.Errorf("alpaca: GET %s: %w: %w", path, tradekit.ErrUnavailable, err)
+		return fmt.Errorf("alpaca: %s %s: %w: %w", method, path, tradekit.ErrUnavailable, err)
 	}
 	if resp.StatusCode == http.StatusUnauthorized && c.oauth != nil {
 		refused := readAPIError(resp)
@@ -321,24 +338,33 @@ func (c *Client) get(ctx context.Context, path string, query url.Values, v any) 
 		if err != nil {
 			return err
 		}
-		if resp, err = c.send(req, nt); err != nil {
-			return fmt.Errorf("alpaca: GET %s: %w: %w", path, tradekit.ErrUnavailable, err)
+		if resp, err = c.send(req, payload, nt); err != nil {
+			return fmt.Errorf("alpaca: %s %s: %w: %w", method, path, tradekit.ErrUnavailable, err)
 		}
 	}
 	if resp.StatusCode/100 != 2 {
 		return readAPIError(resp)
 	}
 	defer resp.Body.Close()
+	if v == nil {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+		return nil
+	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxBody)).Decode(v); err != nil {
-		return fmt.Errorf("alpaca: GET %s: %w: malformed body: %w", path, tradekit.ErrUnavailable, err)
+		return fmt.Errorf("alpaca: %s %s: %w: malformed body: %w", method, path, tradekit.ErrUnavailable, err)
 	}
 	return nil
 }
 
-// send sends a copy of req with t's access token.
-func (c *Client) send(req *http.Request, t *oauth2.Token) (*http.Response, error) {
+// send sends a copy of req with t's access token and the body payload,
+// if any.
+func (c *Client) send(req *http.Request, payload []byte, t *oauth2.Token) (*http.Response, error) {
 	r := req.Clone(req.Context())
 	r.Header.Set("Authorization", "Bearer "+t.AccessToken)
+	if payload != nil {
+		r.Body = io.NopCloser(bytes.NewReader(payload))
+		r.ContentLength = int64(len(payload))
+	}
 	return c.hc.Do(r)
 }
 

@@ -58,6 +58,7 @@ type OrderJSON struct {
 	SubmittedAt    time.Time        `json:"submitted_at"`
 	FilledAt       *time.Time       `json:"filled_at"`
 	CanceledAt     *time.Time       `json:"canceled_at"`
+	ExpiredAt      *time.Time       `json:"expired_at"`
 	FailedAt       *time.Time       `json:"failed_at"`
 	AssetID        string           `json:"asset_id"`
 	Symbol         string           `json:"symbol"`
@@ -71,6 +72,22 @@ type OrderJSON struct {
 	FilledAvgPrice *decimal.Decimal `json:"filled_avg_price"`
 	LimitPrice     *decimal.Decimal `json:"limit_price"`
 	StopPrice      *decimal.Decimal `json:"stop_price"`
+	// Commission is what the fills cost. Alpaca's Broker API reports it on
+	// orders and its Trading API leaves it out (commission-free trading):
+	// then it is nil, read as zero. The paper broker fills it in.
+	Commission *decimal.Decimal `json:"commission,omitempty"`
+}
+
+// OrderRequestJSON is the body of POST /v2/orders, as far as Tradekit
+// sends it: simple market and limit orders.
+type OrderRequestJSON struct {
+	Symbol        string           `json:"symbol"`
+	Qty           decimal.Decimal  `json:"qty"`
+	Side          string           `json:"side"`          // "buy", "sell"
+	Type          string           `json:"type"`          // "market", "limit"
+	TimeInForce   string           `json:"time_in_force"` // "day", "gtc"
+	LimitPrice    *decimal.Decimal `json:"limit_price,omitempty"`
+	ClientOrderID string           `json:"client_order_id,omitempty"`
 }
 
 // PortfolioHistoryJSON is the body of GET /v2/account/portfolio/history:

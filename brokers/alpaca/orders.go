@@ -1,0 +1,140 @@
+package alpaca
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
+)
+
+var _ brokers.Trader = (*Client)(nil)
+
+// PlaceOrder sends o with POST /v2/orders: time in force "day" for a
+// market order and "gtc" (good till cancelled) for a limit order.
+//
+// An answer of 403 (Alpaca's "insufficient buying power", "insufficient
+// qty available for order", trading blocked) or 422 (an order the broker
+// does not take) is a *[brokers.RefusedError] with the broker's message.
+// When the broker answers that o.ClientOrderID is taken, PlaceOrder reads
+// the order placed with it and returns that order's state, or an error
+// wrapping [tradekit.ErrConflict] when that order is not o (another
+// symbol, side or quantity).
+func (c *Client) PlaceOrder(ctx context.Context, o brokers.OrderRequest) (brokers.OrderState, error) {
+	body := OrderRequestJSON{Symbol: o.Symbol, Qty: o.Quantity, Side: string(o.Side), Type: string(o.Type),
+		TimeInForce: "day", LimitPrice: o.LimitPrice, ClientOrderID: o.ClientOrderID}
+	if o.Type == brokers.Limit {
+		body.TimeInForce = "gtc"
+	}
+	var out OrderJSON
+	err := c.do(ctx, http.MethodPost, "/v2/orders", nil, body, &out)
+	var ae *APIError
+	switch {
+	case err == nil:
+		return orderState(out), nil
+	case !errors.As(err, &ae) || (ae.StatusCode != http.StatusForbidden && ae.StatusCode != http.StatusUnprocessableEntity):
+		return brokers.OrderState{}, err
+	case o.ClientOrderID != "" && strings.Contains(ae.Message, "client_order_id"):
+		st, err := c.OrderByClientID(ctx, o.ClientOrderID)
+		if err != nil {
+			return brokers.OrderState{}, err
+		}
+		if err := sameOrder(c, ctx, st.ID, o); err != nil {
+			return brokers.OrderState{}, err
+		}
+		return st, nil
+	}
+	return brokers.OrderState{}, &brokers.RefusedError{Reason: ae.Message, Code: ae.Code}
+}
+
+// sameOrder checks that the order with the broker's id is o.
+func sameOrder(c *Client, ctx context.Context, id string, o brokers.OrderRequest) error {
+	var got OrderJSON
+	if err := c.get(ctx, "/v2/orders/"+url.PathEscape(id), nil, &got); err != nil {
+		return err
+	}
+	if !strings.EqualFold(got.Symbol, o.Symbol) || got.Side != string(o.Side) || got.Qty == nil || !got.Qty.Equal(o.Quantity) {
+		return fmt.Errorf("alpaca: %w", tradekit.Errorf(tradekit.ErrConflict,
+			"client order id %s is taken at the broker by another order", tradekit.Quote(o.ClientOrderID)))
+	}
+	return nil
+}
+
+// Order returns the order with the broker's id, from GET /v2/orders/{id}.
+// The error wraps [tradekit.ErrNotFound] when the broker holds none.
+func (c *Client) Order(ctx context.Context, id string) (brokers.OrderState, error) {
+	var out OrderJSON
+	if err := c.get(ctx, "/v2/orders/"+url.PathEscape(id), nil, &out); err != nil {
+		return brokers.OrderState{}, err
+	}
+	return orderState(out), nil
+}
+
+// OrderByClientID returns the order placed with the client order id, from
+// GET /v2/orders:by_client_order_id. The error wraps
+// [tradekit.ErrNotFound] when the broker holds none.
+func (c *Client) OrderByClientID(ctx context.Context, clientOrderID string) (brokers.OrderState, error) {
+	var out OrderJSON
+	q := url.Values{"client_order_id": {clientOrderID}}
+	if err := c.get(ctx, "/v2/orders:by_client_order_id", q, &out); err != nil {
+		return brokers.OrderState{}, err
+	}
+	return orderState(out), nil
+}
+
+// CancelOrder asks the broker to cancel the order, with DELETE
+// /v2/orders/{id}. Alpaca answers 204 and cancels asynchronously (the
+// order is pending_cancel, then canceled); 422 means the order can no
+// longer be cancelled, an error wrapping [tradekit.ErrConflict]; 404
+// wraps [tradekit.ErrNotFound].
+func (c *Client) CancelOrder(ctx context.Context, id string) error {
+	err := c.do(ctx, http.MethodDelete, "/v2/orders/"+url.PathEscape(id), nil, nil, nil)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.StatusCode == http.StatusUnprocessableEntity {
+		return fmt.Errorf("alpaca: %w", tradekit.Errorf(tradekit.ErrConflict, "the broker cannot cancel the order: %s", ae.Message))
+	}
+	return err
+}
+
+// Status maps an Alpaca order status onto Tradekit's: filled is
+// [brokers.Filled]; canceled and expired are [brokers.Cancelled];
+// rejected is [brokers.Rejected]; every other status (new, accepted,
+// pending_new, partially_filled, done_for_day, pending_cancel, held, …)
+// is an order still working, [brokers.Pending].
+func Status(s string) brokers.OrderStatus {
+	switch s {
+	case "filled":
+		return brokers.Filled
+	case "canceled", "expired":
+		return brokers.Cancelled
+	case "rejected":
+		return brokers.Rejected
+	}
+	return brokers.Pending
+}
+
+// orderState converts an order as Alpaca sends it.
+func orderState(o OrderJSON) brokers.OrderState {
+	st := brokers.OrderState{ID: o.ID, ClientOrderID: o.ClientOrderID, Status: Status(o.Status), BrokerStatus: o.Status,
+		FilledQuantity: o.FilledQty, FilledPrice: o.FilledAvgPrice, SubmittedAt: o.SubmittedAt, UpdatedAt: o.UpdatedAt}
+	if o.Commission != nil {
+		st.Commission = *o.Commission
+	}
+	switch st.Status {
+	case brokers.Filled:
+		st.FilledAt = o.FilledAt
+		if st.FilledAt == nil {
+			st.FilledAt = &o.UpdatedAt
+		}
+	case brokers.Cancelled:
+		st.CancelledAt = o.CanceledAt
+		if st.CancelledAt == nil {
+			st.CancelledAt = o.ExpiredAt
+		}
+	}
+	return st
+}
