@@ -63,24 +63,30 @@ type tradingServer struct {
 
 func startTrading(tb testing.TB, db *bun.DB) tradingServer {
 	tb.Helper()
+	return startTradingWith(tb, db, server.BrokersConfig{SyncInterval: time.Hour})
+}
+
+// startTradingWith is startTrading with cfg, whose PublicURL it sets and
+// whose SecretKey it makes random when nil.
+func startTradingWith(tb testing.TB, db *bun.DB, cfg server.BrokersConfig) tradingServer {
+	tb.Helper()
 	ts := httptest.NewUnstartedServer(nil)
-	key := make([]byte, 32)
-	rand.Read(key)
+	if cfg.SecretKey == nil {
+		cfg.SecretKey = make([]byte, 32)
+		rand.Read(cfg.SecretKey)
+	}
 	c := &clock{}
-	base := "http://" + ts.Listener.Addr().String()
-	s := server.New(server.Config{Logger: quietLogger(), Now: c.now,
-		Brokers: server.BrokersConfig{PublicURL: base, SecretKey: key, SyncInterval: time.Hour}}, db)
+	cfg.PublicURL = "http://" + ts.Listener.Addr().String()
+	s := server.New(server.Config{Logger: quietLogger(), Now: c.now, Brokers: cfg}, db)
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	tb.Cleanup(func() {
 		s.Connections().Wait()
 		ts.Close()
 	})
-	return tradingServer{Server: s, url: base, key: key, clock: c}
+	return tradingServer{Server: s, url: cfg.PublicURL, key: cfg.SecretKey, clock: c}
 }
 
-// call sends method path with the key to the server over the socket and
-// decodes the JSON answer.
 func (ts tradingServer) call(tb testing.TB, method, path, key string) response {
 	tb.Helper()
 	req, _ := http.NewRequest(method, ts.url+path, nil)

@@ -148,17 +148,23 @@ func (s *Server) Studies() *studies.Service {
 // for keys revoked elsewhere, listening for price changes (see
 // [studies.Service.Watch]), giving back the unused part of rate-limit
 // leases when their minute ends, the pruning of old rate-limit
-// counters, and scheduled broker syncs (see [connect.Service.Run]). It
-// returns once that work has stopped, the last key-use times written,
-// every lease given back and every sync it started finished. [Server.Serve] runs it; tests that
-// use [Server.Handler] directly may.
+// counters, scheduled broker syncs and the order tracker (see
+// [connect.Service.Run]), and the paper broker's matching engine (see
+// [paper.Broker.Run]). It returns once that work has stopped, the last
+// key-use times written, every lease given back and every sync it started
+// finished. [Server.Serve] runs it; tests that use [Server.Handler]
+// directly may.
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(3)
+	wg.Add(4)
 	go func() {
 		defer wg.Done()
 		s.auth.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		s.paper.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()

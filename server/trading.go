@@ -37,6 +37,12 @@ type BrokersConfig struct {
 	Alpaca *AlpacaConfig
 	// PaperCash is a new paper account's cash. Default 100,000 (USD).
 	PaperCash decimal.Decimal
+	// PaperSlippageBps is the paper broker's slippage on market orders, in
+	// basis points of the latest close. Default 0.
+	PaperSlippageBps decimal.Decimal
+	// PaperCommission is the paper broker's commission per filled order,
+	// in the account's currency. Default 0.
+	PaperCommission decimal.Decimal
 	// SyncInterval is how often active connections sync. Default 15
 	// minutes; negative: never on a schedule.
 	SyncInterval time.Duration
@@ -68,7 +74,8 @@ func (s *Server) newTrading() {
 	secret := paperClientSecret(cfg.SecretKey)
 	s.paper = paper.New(s.db, paper.Config{
 		Clients:      []paper.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
-		StartingCash: cfg.PaperCash, Prefix: paperPrefix, Now: s.now, Logger: s.log,
+		StartingCash: cfg.PaperCash, SlippageBps: cfg.PaperSlippageBps, Commission: cfg.PaperCommission,
+		Prefix: paperPrefix, Now: s.now, Logger: s.log,
 	})
 	providers := []connect.Provider{{
 		Name:      "paper",

@@ -41,6 +41,46 @@
 // stopped) is marked failed by [Service.Tick]. [Service.Run] syncs every
 // active connection each Config.SyncInterval (15 minutes).
 //
+// # Orders
+//
+// [Service.PlaceOrder] takes an order through a user's active connection:
+//
+//  1. With a client order id the user used before, it places nothing and
+//     returns that order as it is now (the same parameters) or a conflict
+//     (other parameters). Parameters are compared by a SHA-256 of their
+//     canonical form, so "2" and "2.000" are one quantity.
+//  2. It reads the account (equity, cash, positions) from the broker, and
+//     the latest stored close and ATR(14) of the order's asset and of
+//     every position's from Tradekit's prices (see [brokers.Check] for
+//     the rules' formulas). A position's stop-loss is that of the latest
+//     filled buy of its symbol through the connection that carried one.
+//  3. Under a lock per user that every instance takes (a PostgreSQL
+//     advisory transaction lock; SQLite serialises writers already), it
+//     looks for the client order id again, counts the orders accepted
+//     since 00:00 UTC, runs [brokers.Check] and records the order: pending,
+//     or rejected with every broken rule. Concurrent orders of one user are
+//     therefore checked one after the other, and maxDailyTrades is exact
+//     however many instances receive them.
+//  4. It sends a pending order to the broker with its own id as the
+//     client order id, so a resend never places a second order. A refusal
+//     (insufficient buying power, say) records the order rejected with the
+//     broker's reason; an unreachable broker leaves it pending for the
+//     tracker.
+//
+// The order tracker ([Service.TrackOrders], run every
+// Config.OrderInterval) reads each pending order from its broker at
+// intervals of an eighth of its age, from 200 ms to 30 s, and records a
+// fill (price, quantity, commission, time), a cancellation or a rejection
+// with a conditional update that only a pending order passes, so each
+// change of state is recorded once whichever instance sees it first. An
+// order the broker never acknowledged is sent again, and rejected a
+// minute after it was placed. A fill starts a sync of the connection, so
+// the portfolio shows it. [Service.CancelOrder] cancels at the broker and
+// records the cancellation under the same condition.
+//
+// [Service.PreviewOrder] runs steps 2 and 3 without the lock and records
+// and sends nothing.
+//
 // # Portfolios
 //
 // Each connection that became active owns one portfolio; a plan's

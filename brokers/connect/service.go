@@ -20,7 +20,6 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/marketdata"
 )
@@ -59,8 +58,12 @@ type Config struct {
 	// SyncTimeout bounds one sync; a sync still marked syncing after it
 	// (its instance stopped) is failed. Default 2 minutes.
 	SyncTimeout time.Duration
-	Now         func() time.Time
-	Logger      *slog.Logger
+	// OrderInterval is how often the order tracker looks for pending
+	// orders due a read from their broker (see [Service.TrackOrders]).
+	// Default 200 ms; negative turns the tracker off.
+	OrderInterval time.Duration
+	Now           func() time.Time
+	Logger        *slog.Logger
 }
 
 // Service runs broker connections: the OAuth flow, token storage, syncs
@@ -71,6 +74,9 @@ type Service struct {
 	cfg    Config
 	byName map[string]Provider
 	wg     sync.WaitGroup // background syncs
+	// placing serialises the order placements of the users whose ids end
+	// in the same byte modulo its length (see [Service.PlaceOrder]).
+	placing [64]sync.Mutex
 }
 
 // NewService returns a Service on db, which must be migrated.
@@ -86,6 +92,9 @@ func NewService(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.SyncTimeout <= 0 {
 		cfg.SyncTimeout = 2 * time.Minute
+	}
+	if cfg.OrderInterval == 0 {
+		cfg.OrderInterval = minCheck
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -318,7 +327,7 @@ func openTokens(sealer *Sealer, c *Connection) (*oauth2.Token, error) {
 }
 
 // client returns the broker client of c, which stores refreshed tokens.
-func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *Sealer) brokers.Broker {
+func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *Sealer) *alpaca.Client {
 	return alpaca.New(alpaca.Config{BaseURL: p.APIURL, OAuth: p.OAuth, Token: tok, HTTPClient: s.cfg.HTTPClient,
 		OnToken: func(ctx context.Context, t *oauth2.Token) error {
 			if c.Status != Active {
@@ -554,9 +563,10 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	return len(pf.Positions), nil
 }
 
-// Run syncs the active connections every SyncInterval and fails the syncs
-// orphaned by a stopped instance, until ctx is done; then it waits for
-// the syncs it started.
+// Run syncs the active connections every SyncInterval, fails the syncs
+// orphaned by a stopped instance, and tracks pending orders every
+// OrderInterval, until ctx is done; then it waits for the syncs it
+// started.
 func (s *Service) Run(ctx context.Context) {
 	defer s.wg.Wait()
 	tick := time.Minute
@@ -565,6 +575,12 @@ func (s *Service) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var orders <-chan time.Time // nil, never ready, when the tracker is off
+	if s.cfg.OrderInterval > 0 {
+		ot := time.NewTicker(s.cfg.OrderInterval)
+		defer ot.Stop()
+		orders = ot.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -572,6 +588,10 @@ func (s *Service) Run(ctx context.Context) {
 		case <-t.C:
 			if err := s.Tick(ctx); err != nil && ctx.Err() == nil {
 				s.cfg.Logger.Warn("scheduled broker syncs failed", "err", err)
+			}
+		case <-orders:
+			if _, err := s.TrackOrders(ctx); err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("tracking orders failed", "err", err)
 			}
 		}
 	}

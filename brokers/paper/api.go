@@ -29,6 +29,10 @@ import (
 //	GET  /v2/account                      Alpaca's account
 //	GET  /v2/positions                    open positions
 //	GET  /v2/orders                       orders: status, after, until, direction, limit, side, symbols
+//	POST /v2/orders                       place a market or limit order (JSON body, Alpaca's)
+//	GET  /v2/orders/{id}                  one order
+//	GET  /v2/orders:by_client_order_id    one order, by client_order_id
+//	DELETE /v2/orders/{id}                cancel an open order: 204, or 422 when it is not open
 //	GET  /v2/account/portfolio/history    daily equity: period, timeframe=1D, date_end
 //
 // Mount it under its prefix with the prefix stripped:
@@ -43,6 +47,10 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("GET /v2/account", b.api(b.handleAccount))
 	mux.Handle("GET /v2/positions", b.api(b.handlePositions))
 	mux.Handle("GET /v2/orders", b.api(b.handleOrders))
+	mux.Handle("POST /v2/orders", b.api(b.handlePlace))
+	mux.Handle("GET /v2/orders/{id}", b.api(b.handleOrder))
+	mux.Handle("DELETE /v2/orders/{id}", b.api(b.handleCancel))
+	mux.Handle("GET /v2/orders:by_client_order_id", b.api(b.handleOrderByClientID))
 	mux.Handle("GET /v2/account/portfolio/history", b.api(b.handleHistory))
 	return mux
 }
@@ -110,8 +118,8 @@ const (
 // api adapts a handler of the Alpaca-dialect API: it authenticates the
 // bearer token and hands the handler its account; errors wrapping
 // [tradekit.ErrUnauthorized] answer 401, [tradekit.ErrInvalid] 422 and
-// [tradekit.ErrNotFound] 404, each with Alpaca's code; anything else
-// answers 500, logged.
+// [tradekit.ErrNotFound] 404, each with Alpaca's code, and an *apiError
+// its own status and code; anything else answers 500, logged.
 func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, err := b.bearer(r)
@@ -125,7 +133,10 @@ func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) 
 		var status int
 		var te *tradekit.Error
 		var pe *tradekit.ParamError
+		var ae *apiError
 		switch {
+		case errors.As(err, &ae):
+			status, e = ae.status, alpaca.ErrorJSON{Code: ae.code, Message: ae.msg}
 		case errors.Is(err, tradekit.ErrUnauthorized):
 			status, e = http.StatusUnauthorized, alpaca.ErrorJSON{Code: codeUnauthorized, Message: "request is not authorized"}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paper"`)

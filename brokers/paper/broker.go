@@ -61,6 +61,16 @@ type Config struct {
 	Prefix string
 	// AccessTTL is the lifetime of an access token; 1 h when zero.
 	AccessTTL time.Duration
+	// SlippageBps is how far from the latest close a market order fills,
+	// in basis points, against the order: a buy at close × (1 + bps/10⁴),
+	// a sell at close × (1 − bps/10⁴). Zero: at the close.
+	SlippageBps decimal.Decimal
+	// Commission is charged to the cash on every filled order, a flat
+	// amount in the account's currency; zero when zero.
+	Commission decimal.Decimal
+	// MatchInterval is how often [Broker.Run] looks for orders to fill,
+	// besides at once after each placement; 250 ms when zero.
+	MatchInterval time.Duration
 	// Now returns the current time; [time.Now] when nil.
 	Now func() time.Time
 	// Logger receives the errors that answer 500 and the detected reuse of
@@ -70,8 +80,9 @@ type Config struct {
 
 // The defaults of [Config].
 const (
-	DefaultCurrency  = "USD"
-	DefaultAccessTTL = time.Hour
+	DefaultCurrency      = "USD"
+	DefaultAccessTTL     = time.Hour
+	DefaultMatchInterval = 250 * time.Millisecond
 )
 
 // defaultStartingCash is the cash of a new account when
@@ -106,16 +117,20 @@ var maxAmount = decimal.New(1, 20)
 // reaches it over HTTP through package brokers/alpaca, as it reaches a
 // real broker.
 type Broker struct {
-	db        bun.IDB
-	md        *marketdata.Store
-	clients   map[string]Client
-	cash      decimal.Decimal
-	currency  string
-	prefix    string
-	accessTTL time.Duration
-	now       func() time.Time
-	log       *slog.Logger
-	pages     *template.Template
+	db         bun.IDB
+	md         *marketdata.Store
+	clients    map[string]Client
+	cash       decimal.Decimal
+	currency   string
+	prefix     string
+	accessTTL  time.Duration
+	slippage   decimal.Decimal // SlippageBps / 10⁴
+	commission decimal.Decimal
+	matchEvery time.Duration
+	kick       chan struct{} // a placement asks the matcher to run
+	now        func() time.Time
+	log        *slog.Logger
+	pages      *template.Template
 }
 
 // New returns a Broker on db (a *bun.DB or a bun.Tx) configured by cfg;
@@ -125,19 +140,25 @@ type Broker struct {
 // with one ID, a redirect URI that is not an absolute URL without a
 // fragment, a negative or oversized StartingCash or one with more than 18
 // decimal places, a Currency that is not three letters, a Prefix that does
-// not start with "/", or a negative AccessTTL.
+// not start with "/", a negative AccessTTL or MatchInterval, a
+// SlippageBps outside [0, 10000), or a negative Commission or one with
+// more than 9 decimal places.
 func New(db bun.IDB, cfg Config) *Broker {
 	b := &Broker{
-		db:        db,
-		md:        marketdata.NewStore(db),
-		clients:   map[string]Client{},
-		cash:      cfg.StartingCash,
-		currency:  strings.ToUpper(cfg.Currency),
-		prefix:    strings.TrimRight(cfg.Prefix, "/"),
-		accessTTL: cfg.AccessTTL,
-		now:       cfg.Now,
-		log:       cfg.Logger,
-		pages:     pages,
+		db:         db,
+		md:         marketdata.NewStore(db),
+		clients:    map[string]Client{},
+		cash:       cfg.StartingCash,
+		currency:   strings.ToUpper(cfg.Currency),
+		prefix:     strings.TrimRight(cfg.Prefix, "/"),
+		accessTTL:  cfg.AccessTTL,
+		slippage:   cfg.SlippageBps.Shift(-4),
+		commission: cfg.Commission,
+		matchEvery: cfg.MatchInterval,
+		kick:       make(chan struct{}, 1),
+		now:        cfg.Now,
+		log:        cfg.Logger,
+		pages:      pages,
 	}
 	for _, c := range cfg.Clients {
 		switch {
@@ -181,6 +202,16 @@ func New(db bun.IDB, cfg Config) *Broker {
 	case b.accessTTL == 0:
 		b.accessTTL = DefaultAccessTTL
 	}
+	switch {
+	case cfg.SlippageBps.IsNegative() || !cfg.SlippageBps.LessThan(decimal.New(10000, 0)):
+		panic(fmt.Sprintf("paper: slippage %s bps is not in [0, 10000)", cfg.SlippageBps))
+	case b.commission.IsNegative() || !fits(b.commission, qtyScale):
+		panic(fmt.Sprintf("paper: commission %s is negative, too large or has more than 9 decimal places", b.commission))
+	case b.matchEvery < 0:
+		panic("paper: negative MatchInterval")
+	case b.matchEvery == 0:
+		b.matchEvery = DefaultMatchInterval
+	}
 	if b.now == nil {
 		b.now = time.Now
 	}
@@ -215,32 +246,32 @@ type holding struct {
 }
 
 // apply returns the cash and the holding after a fill of qty at price on
-// the given side:
+// the given side, charged commission:
 //
-//	buy:  cash − qty×price,  Qty + qty,  Avg = (Qty×Avg + qty×price) / (Qty + qty)
-//	sell: cash + qty×price,  Qty − qty,  Avg unchanged
+//	buy:  cash − qty×price − commission,  Qty + qty,  Avg = (Qty×Avg + qty×price) / (Qty + qty)
+//	sell: cash + qty×price − commission,  Qty − qty,  Avg unchanged
 //
 // Avg is rounded to avgScale places. The error wraps
 // [tradekit.ErrRejected] for a buy that costs more than the cash and a
 // sell of more than the holding. [Broker.Fill] and the replay behind the
 // portfolio history share it, so that they cannot disagree.
-func apply(cash decimal.Decimal, h holding, symbol string, side brokers.Side, qty, price decimal.Decimal) (decimal.Decimal, holding, error) {
+func apply(cash decimal.Decimal, h holding, symbol string, side brokers.Side, qty, price, commission decimal.Decimal) (decimal.Decimal, holding, error) {
 	notional := qty.Mul(price)
 	switch side {
 	case brokers.Buy:
-		if notional.GreaterThan(cash) {
+		if cost := notional.Add(commission); cost.GreaterThan(cash) {
 			return cash, h, fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrRejected,
-				"buying %s %s at %s costs %s, more than the cash of %s", qty, symbol, price, notional, cash))
+				"buying %s %s at %s costs %s, more than the cash of %s", qty, symbol, price, cost, cash))
 		}
 		q := h.Qty.Add(qty)
 		avg := h.Qty.Mul(h.Avg).Add(notional).DivRound(q, avgScale)
-		return cash.Sub(notional), holding{Qty: q, Avg: avg}, nil
+		return cash.Sub(notional).Sub(commission), holding{Qty: q, Avg: avg}, nil
 	case brokers.Sell:
 		if qty.GreaterThan(h.Qty) {
 			return cash, h, fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrRejected,
 				"selling %s %s is more than the position of %s", qty, symbol, h.Qty))
 		}
-		return cash.Add(notional), holding{Qty: h.Qty.Sub(qty), Avg: h.Avg}, nil
+		return cash.Add(notional).Sub(commission), holding{Qty: h.Qty.Sub(qty), Avg: h.Avg}, nil
 	}
 	return cash, h, fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrInvalid, "side %s is neither buy nor sell", tradekit.Quote(string(side))))
 }
@@ -317,7 +348,7 @@ func (b *Broker) Fill(ctx context.Context, accountID string, symbol string, side
 		if err != nil {
 			return err
 		}
-		cash, h, err := apply(a.Cash, holding{Qty: p.Qty, Avg: p.AvgEntryPrice}, symbol, side, qty, price)
+		cash, h, err := apply(a.Cash, holding{Qty: p.Qty, Avg: p.AvgEntryPrice}, symbol, side, qty, price, decimal.Zero)
 		if err != nil {
 			return err
 		}
@@ -369,7 +400,8 @@ func orderJSON(o order) alpaca.OrderJSON {
 		FilledAt: utc(o.FilledAt), CanceledAt: utc(o.CanceledAt),
 		Symbol: o.Symbol, AssetClass: o.AssetClass, Type: o.Type, Side: o.Side,
 		TimeInForce: o.TimeInForce, Status: o.Status,
-		Qty: &o.Qty, FilledQty: o.FilledQty, FilledAvgPrice: o.FilledAvgPrice,
+		Qty: &o.Qty, FilledQty: o.FilledQty, FilledAvgPrice: o.FilledAvgPrice, LimitPrice: o.LimitPrice,
+		Commission: o.Commission,
 	}
 	if o.AssetID != nil {
 		out.AssetID = o.AssetID.String()
@@ -551,7 +583,11 @@ func (b *Broker) history(ctx context.Context, a account, start, end calendar.Dat
 			}
 			var err error
 			var h holding
-			cash, h, err = apply(cash, held[f.Symbol], f.Symbol, brokers.Side(f.Side), f.FilledQty, *f.FilledAvgPrice)
+			var commission decimal.Decimal
+			if f.Commission != nil {
+				commission = *f.Commission
+			}
+			cash, h, err = apply(cash, held[f.Symbol], f.Symbol, brokers.Side(f.Side), f.FilledQty, *f.FilledAvgPrice, commission)
 			if err != nil {
 				return fmt.Errorf("paper: replaying order %s of account %s: %w", f.ID, a.ID, err)
 			}

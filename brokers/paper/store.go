@@ -65,6 +65,8 @@ type order struct {
 	Qty            decimal.Decimal  `bun:"qty"`
 	FilledQty      decimal.Decimal  `bun:"filled_qty"`
 	FilledAvgPrice *decimal.Decimal `bun:"filled_avg_price"`
+	LimitPrice     *decimal.Decimal `bun:"limit_price"`
+	Commission     *decimal.Decimal `bun:"commission"`
 	CreatedAt      time.Time        `bun:"created_at"`
 	UpdatedAt      time.Time        `bun:"updated_at"`
 	SubmittedAt    time.Time        `bun:"submitted_at"`
@@ -274,15 +276,72 @@ func listOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, f orderFil
 	return out, nil
 }
 
-// filledOrders returns the account's filled orders in the order they were
-// recorded (seq), which is also the order of their fill times.
+// filledOrders returns the account's filled orders in the order they
+// filled (then of seq, for fills at one instant): orders fill
+// asynchronously, so seq, the order of placement, is not that order.
 func filledOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]order, error) {
 	out := []order{}
-	err := db.NewSelect().Model(&out).Where("account_id = ? AND status = 'filled'", accountID).Order("seq").Scan(ctx)
+	err := db.NewSelect().Model(&out).Where("account_id = ? AND status = 'filled'", accountID).Order("filled_at", "seq").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("paper: fills of %s: %w", accountID, err)
 	}
 	return out, nil
+}
+
+// orderByID returns the account's order id. The error wraps
+// [tradekit.ErrNotFound] when the account has none.
+func orderByID(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order, error) {
+	var o order
+	if err := db.NewSelect().Model(&o).Where("id = ? AND account_id = ?", id, accountID).Scan(ctx); err != nil {
+		return order{}, notFound(err, "order %s", id)
+	}
+	return o, nil
+}
+
+// orderByClientID returns the account's order placed with the client order
+// id, and whether there is one.
+func orderByClientID(ctx context.Context, db bun.IDB, accountID uuid.UUID, clientOrderID string) (order, bool, error) {
+	var o order
+	err := db.NewSelect().Model(&o).Where("account_id = ? AND client_order_id = ?", accountID, clientOrderID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return order{}, false, nil
+	}
+	if err != nil {
+		return order{}, false, fmt.Errorf("paper: order by client order id: %w", err)
+	}
+	return o, true, nil
+}
+
+// openOrders returns the open orders (status new) of the account, or of
+// every account when accountID is uuid.Nil, at most limit (all when 0),
+// in the order they were placed.
+func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int) ([]order, error) {
+	out := []order{}
+	q := db.NewSelect().Model(&out).Where("status = ?", statusNew)
+	if accountID != uuid.Nil {
+		q = q.Where("account_id = ?", accountID)
+	}
+	if err := q.Order("submitted_at", "seq").Limit(limit).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("paper: open orders: %w", err)
+	}
+	return out, nil
+}
+
+// closeOrder moves the open order o to status, with the columns of o
+// that go with it, and reports whether this call did so: false means o
+// was no longer open (filled or cancelled meanwhile, maybe by another
+// instance).
+func closeOrder(ctx context.Context, db bun.IDB, o *order, columns ...string) (bool, error) {
+	res, err := db.NewUpdate().Model(o).Column(append(columns, "status", "updated_at")...).WherePK().
+		Where("status = ?", statusNew).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("paper: close order %s: %w", o.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("paper: close order %s: %w", o.ID, err)
+	}
+	return n == 1, nil
 }
 
 // ---- grants ----

@@ -19,7 +19,8 @@ import (
 
 func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]\n"+
-		"               [--sync-interval DURATION] [--paper-cash AMOUNT]",
+		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
+		"               [--paper-commission AMOUNT]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
@@ -28,6 +29,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
 	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, e.g. `15m`; 0 never")
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
+	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
+	paperCommission := fs.String("paper-commission", "0", "the paper broker's commission per filled order, in `USD`")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
 	if err := e.parse(fs, args); err != nil {
 		return err
@@ -35,6 +38,14 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	cash, err := decimal.NewFromString(*paperCash)
 	if err != nil || !cash.IsPositive() || cash.GreaterThan(decimal.New(1, 15)) || cash.Exponent() < -2 {
 		return fmt.Errorf("serve: --paper-cash must be a positive amount of at most 10^15 with at most 2 decimals, got %q", *paperCash)
+	}
+	slippage, err := decimal.NewFromString(*paperSlippage)
+	if err != nil || slippage.IsNegative() || slippage.GreaterThanOrEqual(decimal.New(10000, 0)) || !slippage.Equal(slippage.Truncate(2)) {
+		return fmt.Errorf("serve: --paper-slippage-bps must be from 0 to below 10000 with at most 2 decimals, got %q", *paperSlippage)
+	}
+	commission, err := decimal.NewFromString(*paperCommission)
+	if err != nil || commission.IsNegative() || commission.GreaterThan(decimal.New(1, 6)) || !commission.Equal(commission.Truncate(2)) {
+		return fmt.Errorf("serve: --paper-commission must be from 0 to 10^6 with at most 2 decimals, got %q", *paperCommission)
 	}
 	var h slog.Handler
 	switch *logFormat {
@@ -76,7 +87,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	brokers.PaperCash = cash
+	brokers.PaperCash, brokers.PaperSlippageBps, brokers.PaperCommission = cash, slippage, commission
 	brokers.SyncInterval = *syncInterval
 	if *syncInterval <= 0 {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
