@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -18,16 +19,21 @@ import (
 // positions from the paper broker over HTTP, the asset's closes and
 // ATR(14), counts the day's orders under the user's lock, records the
 // order and sends it to the paper broker, which checks buying power and
-// records it there. The matcher and the tracker are not running, so no
-// fill or sync competes with the requests; the paper broker's open-order
-// sum grows with b.N, so run it with a fixed count:
+// records it there. The paper broker's matcher runs, as in a server, so
+// the orders fill and the account holds one growing position; Tradekit's
+// order tracker and syncs do not, so that they do not compete with the
+// requests. The business plan allows 600 requests a minute, so run it
+// with a fixed count:
 //
 //	go test ./server -run '^$' -bench OrderPlace -benchtime 300x
 func BenchmarkOrderPlace(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		mustOrderAssets(b, db)
-		key, _ := benchKey(b, db)
+		key := mustKey(b, db, "trader@example.com", "business") // 600 requests a minute, 25 portfolios
 		ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go ts.Paper().Run(ctx)
 		conn := connectPaper(b, ts, key)
 		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
 		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",

@@ -196,12 +196,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 
 // handleAccount answers GET /v2/account.
 func (b *Broker) handleAccount(w http.ResponseWriter, r *http.Request, a account) error {
-	_, long, err := b.valuePositions(r.Context(), a)
+	vs, long, err := b.valuePositions(r.Context(), a)
 	if err != nil {
 		return err
 	}
-	today := b.today()
-	last, _, err := b.history(r.Context(), a, today, today)
+	last, err := b.lastEquity(r.Context(), a, vs)
 	if err != nil {
 		return err
 	}

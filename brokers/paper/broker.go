@@ -622,3 +622,85 @@ func (b *Broker) history(ctx context.Context, a account, start, end calendar.Dat
 	}
 	return base, pts, nil
 }
+
+// lastEquity returns the account's equity at the end of yesterday, as
+// [Broker.history] computes it, from its positions valued today (vs). It
+// undoes today's fills from the cash and the quantities rather than
+// replaying every fill since the account opened, so that reading the
+// account costs the same however long its history. When a holding of
+// yesterday has no close on or before yesterday and its average entry
+// price of yesterday is not known (it was bought today, or sold out), it
+// falls back to the replay.
+func (b *Broker) lastEquity(ctx context.Context, a account, vs []valued) (decimal.Decimal, error) {
+	today := b.today()
+	if !calendar.DateOf(a.CreatedAt).Before(today) {
+		return a.StartingCash, nil
+	}
+	var fills []order
+	err := b.db.NewSelect().Model(&fills).Where("account_id = ? AND status = ? AND filled_at >= ?", a.ID, statusFilled, today.Time(time.UTC)).
+		Scan(ctx)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("paper: today's fills of %s: %w", a.ID, err)
+	}
+	replay := func() (decimal.Decimal, error) {
+		base, _, err := b.history(ctx, a, today, today)
+		return base, err
+	}
+	type held struct {
+		qty, avg  decimal.Decimal
+		close     *decimal.Decimal // on or before yesterday
+		avgKnown  bool             // avg is yesterday's
+		closeRead bool
+	}
+	hs := make(map[string]*held, len(vs))
+	for _, v := range vs {
+		hs[v.Symbol] = &held{qty: v.Qty, avg: v.AvgEntryPrice, close: v.lastday, avgKnown: true, closeRead: true}
+	}
+	cash := a.Cash
+	for _, f := range fills {
+		if f.FilledAvgPrice == nil {
+			return replay()
+		}
+		h := hs[f.Symbol]
+		if h == nil {
+			h = &held{}
+			hs[f.Symbol] = h
+		}
+		notional := f.FilledQty.Mul(*f.FilledAvgPrice)
+		var commission decimal.Decimal
+		if f.Commission != nil {
+			commission = *f.Commission
+		}
+		if f.Side == string(brokers.Buy) {
+			cash, h.qty, h.avgKnown = cash.Add(notional).Add(commission), h.qty.Sub(f.FilledQty), false
+		} else {
+			cash, h.qty = cash.Sub(notional).Add(commission), h.qty.Add(f.FilledQty)
+		}
+	}
+	equity := cash
+	yesterday := today.AddDays(-1)
+	pr := newPricer(b.md)
+	for sym, h := range hs {
+		if h.qty.IsZero() {
+			continue
+		}
+		if !h.closeRead {
+			c, err := pr.load(ctx, sym, yesterday, yesterday)
+			if err != nil {
+				return decimal.Decimal{}, err
+			}
+			if p, ok := c.on(yesterday); ok {
+				h.close = &p
+			}
+		}
+		switch {
+		case h.close != nil:
+			equity = equity.Add(h.qty.Mul(*h.close))
+		case h.avgKnown:
+			equity = equity.Add(h.qty.Mul(h.avg))
+		default:
+			return replay()
+		}
+	}
+	return equity, nil
+}

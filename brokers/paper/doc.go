@@ -51,15 +51,53 @@
 // # The account
 //
 // The API (GET /v2/account, /v2/positions, /v2/orders and
-// /v2/account/portfolio/history) answers with the types of package
+// /v2/account/portfolio/history, and the order endpoints below) answers with the types of package
 // brokers/alpaca, decimals as JSON strings, and 401 {"code": 40110000,
 // "message": "request is not authorized"} for a missing, unknown,
 // expired or revoked access token.
 //
 // An account holds cash and long positions; there is no margin and no
-// short selling, so buying power is the cash. [Broker.Fill] records an
-// order filled at once and updates the cash and the position in one
-// transaction; the next issue places orders through it.
+// short selling, so buying power is the cash.
+//
+// # Orders
+//
+// POST /v2/orders takes Alpaca's body for market and limit orders on the
+// symbols of Tradekit assets that have a stored close; time in force day
+// or gtc is kept, and paper orders never expire. An order is open (status
+// new) until the matching engine fills it or the owner cancels it
+// (DELETE /v2/orders/{id}: 204, or 422 "order is not cancelable"). With
+// the account locked, placement refuses with 403 and Alpaca's code
+// 40310000 a buy whose cost, added to that of the account's open buys,
+// exceeds the cash ("insufficient buying power"), and a sell of more than
+// the position less the open sells ("insufficient qty available for
+// order"). An order's cost is its quantity at its limit price, or at the
+// fill price of the latest close for a market order, plus the
+// commission. A client_order_id is unique per account (422, code
+// 40010001, for a second order with it); GET
+// /v2/orders:by_client_order_id finds an order by it.
+//
+// The matching engine ([Broker.Match], run by [Broker.Run] every
+// Config.MatchInterval and at once after a placement) fills each open
+// order that can fill at its asset's latest stored close c, with s the
+// slippage (Config.SlippageBps / 10⁴):
+//
+//	market buy:  at c × (1 + s)
+//	market sell: at c × (1 − s)
+//	limit buy:   when c ≤ limit, at min(limit, c × (1 + s))
+//	limit sell:  when c ≥ limit, at max(limit, c × (1 − s))
+//
+// rounded half away from zero to 9 places, charging Config.Commission to
+// the cash. A fill moves the order from open to filled in the transaction
+// that changes the cash and the position, with the account locked, and
+// only if the order is still open: an order fills once however many
+// Brokers run on the database, and a cancel racing a fill wins or loses
+// as a whole. A fill the account can no longer pay for, or a sell of
+// more than it holds, rejects the order instead. With static prices, a
+// limit far from the close stays open.
+//
+// [Broker.Fill] records an order filled at once, at a given price and
+// without commission, and updates the cash and the position in one
+// transaction: a way to build an account's history directly.
 //
 // Positions are valued at Tradekit's stored daily closes (package
 // marketdata): a position's market value is its quantity times the latest
@@ -72,8 +110,8 @@
 //
 // The portfolio history has one point per calendar day (UTC), from the
 // day the account was opened, or the start of the requested period if
-// later, to today. It replays the filled orders in the order they were
-// recorded, from the starting cash, and values each day's holdings at the
+// later, to today. It replays the filled orders in the order they filled,
+// with their commissions, from the starting cash, and values each day's holdings at the
 // close on or before that day, or at their average entry price on that
 // day when none is stored. Weekends and holidays therefore repeat the
 // previous close. last_equity of /v2/account is the equity at the end of

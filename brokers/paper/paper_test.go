@@ -70,6 +70,8 @@ type env struct {
 	srv   *httptest.Server
 	conf  *oauth2.Config // the registered client, authenticating with Basic
 	ctx   context.Context
+	// lastToken is the access token of the account env.trader connected last.
+	lastToken string
 }
 
 // mustEnv starts a broker on db. cfg's Clients, Prefix and Now are set
