@@ -641,5 +641,24 @@ func TestOrderDailyLimitUnderLoad(t *testing.T) {
 		if n := countRows(t, db, "paper_orders"); n != 10 {
 			t.Errorf("the paper broker holds %d orders, want 10", n)
 		}
+		// Every instance's matcher and tracker ran: each accepted order
+		// filled once, and the portfolio holds 10.
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			r := servers[0].call(t, "GET", "/api/v1/brokers/orders?status=filled", alice)
+			pf := servers[0].call(t, "GET", "/api/v1/portfolios", alice).list(t)
+			held := "none"
+			if len(pf) == 1 && len(pf[0]["positions"].([]any)) == 1 {
+				held = num(t, pf[0]["positions"].([]any)[0].(map[string]any)["quantity"]).String()
+			}
+			total := r.body["meta"].(map[string]any)["total"]
+			if total == 10.0 && held == "10" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("15 s on: %v orders filled, %s held; want 10 and 10", total, held)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 }
