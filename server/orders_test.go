@@ -85,6 +85,17 @@ func startOrders(tb testing.TB, db *bun.DB, key []byte) tradingServer {
 	return ts
 }
 
+// orderFixture stores the order tests' assets, starts a server with its
+// background work on db, and connects a paper account of alice (on the
+// pro plan): it returns the server, alice's key and the connection id.
+func orderFixture(t *testing.T, db *bun.DB) (ts tradingServer, alice, conn string) {
+	t.Helper()
+	mustOrderAssets(t, db)
+	ts = startOrders(t, db, nil)
+	alice = mustKey(t, db, "alice@example.com", "pro")
+	return ts, alice, connectPaper(t, ts, alice)
+}
+
 // order sends POST /api/v1/brokers/orders with the parameters.
 func (ts tradingServer) order(tb testing.TB, key string, kv ...string) response {
 	tb.Helper()
@@ -131,10 +142,7 @@ func wantNum(tb testing.TB, what, raw, field, want string) {
 
 func TestOrderLifecycle(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		mustOrderAssets(t, db)
-		ts := startOrders(t, db, nil)
-		alice := mustKey(t, db, "alice@example.com", "pro")
-		conn := connectPaper(t, ts, alice)
+		ts, alice, conn := orderFixture(t, db)
 
 		// A market buy: pending at once, filled within a second at the
 		// latest close plus 5 bps, less a commission of 1.25.
@@ -353,10 +361,7 @@ func rejectDetails(tb testing.TB, what string, r response) map[string]any {
 
 func TestOrderGuardrails(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		mustOrderAssets(t, db)
-		ts := startOrders(t, db, nil)
-		alice := mustKey(t, db, "alice@example.com", "pro")
-		conn := connectPaper(t, ts, alice)
+		ts, alice, conn := orderFixture(t, db)
 		buy := func(kv ...string) response {
 			return ts.order(t, alice, append([]string{"connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market"}, kv...)...)
 		}
@@ -436,10 +441,7 @@ func TestOrderGuardrails(t *testing.T) {
 
 func TestOrderPreview(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		mustOrderAssets(t, db)
-		ts := startOrders(t, db, nil)
-		alice := mustKey(t, db, "alice@example.com", "pro")
-		conn := connectPaper(t, ts, alice)
+		ts, alice, conn := orderFixture(t, db)
 		ts.patchGuardrails(t, alice, "maxPositionSizePct", "5")
 		r := ts.order(t, alice, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "100",
 			"stopLossPrice", "55.25", "preview", "true", "clientOrderId", "looking")
