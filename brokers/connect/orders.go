@@ -78,7 +78,8 @@ type Placement struct {
 // when they differ.
 //
 // The guardrail check, the count of the day's orders and the recording
-// run under a lock per user held by every instance (see [lockUser]), so
+// run under a lock per user that every instance takes (a PostgreSQL
+// advisory transaction lock; SQLite serialises writers already), so
 // concurrent orders of one user are checked one after the other and
 // maxDailyTrades is exact. An order that breaks a guardrail is recorded
 // rejected, with every broken rule, and never sent. An order the broker
@@ -400,8 +401,9 @@ func (s *Service) reject(ctx context.Context, o *Order, reason string, now time.
 
 // TrackOrders does one round of the order tracker, which [Service.Run]
 // runs every Config.OrderInterval: it reads each pending order that is
-// due from its broker and records what it finds (see [Store] settle),
-// sends again the orders the broker never acknowledged, and starts a sync
+// due from its broker and records what it finds (a fill, a cancellation
+// or a rejection, once, whichever instance sees it first), sends again
+// the orders the broker never acknowledged, and starts a sync
 // of every connection with a newly filled order, so that its portfolio
 // shows the fill. Each order is claimed before it is read, so that one
 // instance at a time reads it. It returns how many orders it read.
