@@ -45,10 +45,13 @@ type Fill struct {
 	Time     time.Time
 }
 
-// EquityPoint is an account's equity at the close of a day.
+// EquityPoint is an account's equity at the close of a day, and the cash
+// moved into the account (positive) or out of it (negative) that day by
+// deposits, withdrawals and transfers: money that is not a return.
 type EquityPoint struct {
 	Date   time.Time // midnight UTC of the day
 	Equity decimal.Decimal
+	Flow   decimal.Decimal
 }
 
 // Broker is one user's account at a broker, reached with that user's

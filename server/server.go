@@ -16,6 +16,7 @@ import (
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -60,6 +61,7 @@ type Server struct {
 	studies   *studies.Service
 	paper     *paper.Broker
 	connect   *connect.Service
+	copy      *copytrading.Service
 	idPrefix  string
 	seq       atomic.Uint64
 }
@@ -108,6 +110,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		studies:   studies.NewService(db, cfg.Studies),
 	}
 	s.newTrading()
+	s.copy = copytrading.New(db, copytrading.Config{Now: s.now, Logger: s.log})
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))
 	for _, rt := range s.routes {

@@ -257,13 +257,15 @@ func fill(o OrderJSON) (brokers.Fill, error) {
 // History returns the account's daily equity over the past year, oldest
 // first, from GET /v2/account/portfolio/history?period=1A&timeframe=1D.
 // Each point's date is the UTC calendar day of its timestamp, at
-// midnight UTC; days whose equity is null are left out.
+// midnight UTC; days whose equity is null are left out. Each point's
+// flow is the sum of the day's cash movements of the types in
+// [FlowTypes] (cashflow_types), as the API reports them.
 //
 // Alpaca documents the timestamps as Unix seconds, but its own example
 // shows milliseconds; a timestamp too large to be seconds (after the
 // year 5000) is read as milliseconds.
 func (c *Client) History(ctx context.Context) ([]brokers.EquityPoint, error) {
-	q := url.Values{"period": {"1A"}, "timeframe": {"1D"}}
+	q := url.Values{"period": {"1A"}, "timeframe": {"1D"}, "cashflow_types": {strings.Join(FlowTypes, ",")}}
 	var h PortfolioHistoryJSON
 	if err := c.get(ctx, "/v2/account/portfolio/history", q, &h); err != nil {
 		return nil, err
@@ -282,10 +284,21 @@ func (c *Client) History(ctx context.Context) ([]brokers.EquityPoint, error) {
 			ts /= 1000
 		}
 		y, m, d := time.Unix(ts, 0).UTC().Date()
-		out = append(out, brokers.EquityPoint{Date: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), Equity: *e})
+		var flow decimal.Decimal
+		for _, amounts := range h.Cashflow {
+			if i < len(amounts) && amounts[i] != nil {
+				flow = flow.Add(*amounts[i])
+			}
+		}
+		out = append(out, brokers.EquityPoint{Date: time.Date(y, m, d, 0, 0, 0, 0, time.UTC), Equity: *e, Flow: flow})
 	}
 	return out, nil
 }
+
+// FlowTypes are the account activities that move money into or out of an
+// account rather than earn it: cash deposits (CSD), cash withdrawals (CSW)
+// and cash journals between accounts (JNLC).
+var FlowTypes = []string{"CSD", "CSW", "JNLC"}
 
 // get sends GET path?query with the user's token and decodes the
 // answer's JSON body into v; see [Client.do].

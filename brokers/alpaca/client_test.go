@@ -427,6 +427,13 @@ func TestHistory(t *testing.T) {
 			[]brokers.EquityPoint{{Date: day("2020-02-04"), Equity: d("27423.73")}}},
 		{"empty", `{"timestamp":[],"equity":[],"profit_loss":[],"profit_loss_pct":[],"base_value":0,"timeframe":"1D"}`,
 			[]brokers.EquityPoint{}},
+		{"cash flows, summed by day",
+			`{"timestamp":[1709856000,1709942400],"equity":[1000,2500.5],"profit_loss":[0,0.5],"profit_loss_pct":[0,0],
+			"base_value":1000,"timeframe":"1D","cashflow":{"CSD":[0,2000],"CSW":[null,-500],"JNLC":[0,0]}}`,
+			[]brokers.EquityPoint{
+				{Date: day("2024-03-08"), Equity: d("1000"), Flow: d("0")},
+				{Date: day("2024-03-09"), Equity: d("2500.5"), Flow: d("1500")},
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -438,7 +445,7 @@ func TestHistory(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("History() mismatch (-want +got):\n%s", diff)
 			}
-			wantQuery := url.Values{"period": {"1A"}, "timeframe": {"1D"}}
+			wantQuery := url.Values{"period": {"1A"}, "timeframe": {"1D"}, "cashflow_types": {"CSD,CSW,JNLC"}}
 			if diff := cmp.Diff(wantQuery, s.requests()[0].Query()); diff != "" {
 				t.Errorf("query mismatch (-want +got):\n%s", diff)
 			}

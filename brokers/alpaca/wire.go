@@ -101,6 +101,10 @@ type PortfolioHistoryJSON struct {
 	ProfitLossPct []*decimal.Decimal `json:"profit_loss_pct"`
 	BaseValue     decimal.Decimal    `json:"base_value"`
 	Timeframe     string             `json:"timeframe"` // "1D"
+	// Cashflow holds, by activity type (CSD deposits, CSW withdrawals,
+	// JNLC cash journals), one amount per bar, signed as it moved the
+	// cash, when the request names cashflow_types.
+	Cashflow map[string][]*decimal.Decimal `json:"cashflow,omitempty"`
 }
 
 // ErrorJSON is the body of an error answer: {"code": 40110000,

@@ -110,4 +110,5 @@ type EquityPoint struct {
 	PortfolioID uuid.UUID          `bun:"portfolio_id,pk"`
 	Date        marketdata.SQLDate `bun:"date,pk"`
 	Equity      decimal.Decimal    `bun:"equity"`
+	Flow        decimal.Decimal    `bun:"flow"` // deposits (+) and withdrawals (−) of the day
 }

@@ -549,11 +549,19 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	}
 	hs := make([]EquityPoint, 0, len(history))
 	for _, h := range history {
-		hs = append(hs, EquityPoint{Date: dateOf(h.Date), Equity: h.Equity})
+		hs = append(hs, EquityPoint{Date: dateOf(h.Date), Equity: h.Equity, Flow: h.Flow})
 	}
-	// Today's equity is the account's, whatever the history's last bar.
-	hs = slices.DeleteFunc(hs, func(e EquityPoint) bool { return e.Date == dateOf(s.cfg.Now()) })
-	hs = append(hs, EquityPoint{Date: dateOf(s.cfg.Now()), Equity: acct.Equity})
+	// Today's equity is the account's, whatever the history's last bar;
+	// today's flow is the bar's.
+	today := EquityPoint{Date: dateOf(s.cfg.Now()), Equity: acct.Equity}
+	hs = slices.DeleteFunc(hs, func(e EquityPoint) bool {
+		if e.Date == today.Date {
+			today.Flow = e.Flow
+			return true
+		}
+		return false
+	})
+	hs = append(hs, today)
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		return NewStore(tx).savePortfolio(ctx, &pf, fs, hs)
 	})

@@ -248,7 +248,7 @@ func (s *Store) savePortfolio(ctx context.Context, p *Portfolio, fills []Fill, h
 	}
 	if len(history) > 0 {
 		_, err := s.db.NewInsert().Model(&history).On("CONFLICT (portfolio_id, date) DO UPDATE").
-			Set("equity = EXCLUDED.equity").Exec(ctx)
+			Set("equity = EXCLUDED.equity, flow = EXCLUDED.flow").Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("connect: save history: %w", err)
 		}

@@ -1,0 +1,301 @@
+package copytrading
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/connect"
+)
+
+// ControlsPatch changes some of a follow's controls: nil fields keep
+// their values.
+type ControlsPatch struct {
+	ConnectionID    *uuid.UUID
+	AllocationPct   *decimal.Decimal // in (0, 100]
+	ScalingPct      *decimal.Decimal // in (0, 1000]
+	MaxPositionPct  *decimal.Decimal // in (0, 100]
+	CopyStopLossPct *decimal.Decimal // in (0, 100]
+}
+
+// FollowInput is what [Service.Follow] records.
+type FollowInput struct {
+	LeaderProfileID uuid.UUID
+	AutoSync        bool // false by default
+	Notifications   bool // true by default
+	Controls        ControlsPatch
+}
+
+// bounds are the ranges of the controls: (0, max].
+var bounds = []struct {
+	param string
+	max   decimal.Decimal
+	get   func(*ControlsPatch) *decimal.Decimal
+}{
+	{"allocationPct", decimal.New(100, 0), func(c *ControlsPatch) *decimal.Decimal { return c.AllocationPct }},
+	{"scalingPct", decimal.New(1000, 0), func(c *ControlsPatch) *decimal.Decimal { return c.ScalingPct }},
+	{"maxPositionPct", decimal.New(100, 0), func(c *ControlsPatch) *decimal.Decimal { return c.MaxPositionPct }},
+	{"copyStopLossPct", decimal.New(100, 0), func(c *ControlsPatch) *decimal.Decimal { return c.CopyStopLossPct }},
+}
+
+// check returns a *tradekit.ParamError for the first control out of its
+// range, or with more than 4 decimal places.
+func (c *ControlsPatch) check() error {
+	for _, b := range bounds {
+		v := b.get(c)
+		if v != nil && (!v.IsPositive() || v.GreaterThan(b.max) || !v.Equal(v.Truncate(4))) {
+			return &tradekit.ParamError{Param: b.param, Msg: fmt.Sprintf("must be above 0 and at most %s, with at most 4 decimals, not %s", b.max, v)}
+		}
+	}
+	return nil
+}
+
+// apply sets the given controls on c.
+func (p *ControlsPatch) apply(c *Controls) {
+	if p.ConnectionID != nil {
+		c.ConnectionID = p.ConnectionID
+	}
+	for _, set := range []struct {
+		from *decimal.Decimal
+		to   *decimal.Decimal
+	}{{p.AllocationPct, &c.AllocationPct}, {p.ScalingPct, &c.ScalingPct}, {p.MaxPositionPct, &c.MaxPositionPct}, {p.CopyStopLossPct, &c.CopyStopLossPct}} {
+		if set.from != nil {
+			*set.to = *set.from
+		}
+	}
+}
+
+// Follow records that the user follows a published leader. Controls not
+// given take [DefaultControls]. The error wraps [tradekit.ErrNotFound]
+// for a leader that is not published, or a connection that is not the
+// user's; [tradekit.ErrConflict] for following oneself, a leader the user
+// follows already, or auto-sync without an active connection; and
+// [tradekit.ErrInvalid] for a control out of range.
+func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) (Follow, error) {
+	if err := in.Controls.check(); err != nil {
+		return Follow{}, err
+	}
+	var leader Profile
+	err := s.db.NewSelect().Model(&leader).Where("id = ? AND unpublished_at IS NULL", in.LeaderProfileID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Follow{}, notFound("leader profile %s not found", in.LeaderProfileID)
+	}
+	if err != nil {
+		return Follow{}, fmt.Errorf("copytrading: leader: %w", err)
+	}
+	if leader.UserID == userID {
+		return Follow{}, conflict("you cannot follow yourself")
+	}
+	now := s.clock()
+	f := Follow{ID: uuid.New(), UserID: userID, LeaderProfileID: leader.ID, AutoSync: in.AutoSync, Notifications: in.Notifications,
+		Controls: DefaultControls(), FollowedAt: now, UpdatedAt: now}
+	in.Controls.apply(&f.Controls)
+	if err := s.checkConnection(ctx, &f); err != nil {
+		return Follow{}, err
+	}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		exists, err := tx.NewSelect().Model((*Follow)(nil)).
+			Where("user_id = ? AND leader_profile_id = ? AND unfollowed_at IS NULL", userID, leader.ID).Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("copytrading: follows: %w", err)
+		}
+		if exists {
+			return conflict("you follow %s already", tradekit.Quote(leader.Slug))
+		}
+		if _, err := tx.NewInsert().Model(&f).Exec(ctx); err != nil {
+			if isUniqueViolation(err) {
+				return conflict("you follow %s already", tradekit.Quote(leader.Slug))
+			}
+			return fmt.Errorf("copytrading: follow: %w", err)
+		}
+		return nil
+	})
+	return f, err
+}
+
+// checkConnection checks f's connection: the follower's own (else not
+// found), and, with auto-sync on, active. With auto-sync on and no
+// connection chosen, it chooses the follower's only active connection.
+func (s *Service) checkConnection(ctx context.Context, f *Follow) error {
+	st := connect.NewStore(s.db)
+	if f.ConnectionID != nil {
+		c, err := st.Connection(ctx, f.UserID, *f.ConnectionID)
+		if err != nil {
+			return err
+		}
+		if f.AutoSync && c.Status != connect.Active {
+			return conflict("auto-sync needs an active connection, and connection %s is %s", c.ID, c.Status)
+		}
+		return nil
+	}
+	if !f.AutoSync {
+		return nil
+	}
+	list, err := st.Connections(ctx, f.UserID)
+	if err != nil {
+		return err
+	}
+	var active []connect.Connection
+	for _, c := range list {
+		if c.Status == connect.Active {
+			active = append(active, c)
+		}
+	}
+	switch len(active) {
+	case 0:
+		return conflict("auto-sync needs an active broker connection to trade through; connect a broker first")
+	case 1:
+		f.ConnectionID = &active[0].ID
+		return nil
+	}
+	return &tradekit.ParamError{Param: "connectionId", Msg: fmt.Sprintf("you have %d active connections: say which the copies go through", len(active))}
+}
+
+// FollowView is a follow with its leader's slug and name.
+type FollowView struct {
+	Follow
+	LeaderSlug        string `bun:"leader_slug"`
+	LeaderDisplayName string `bun:"leader_display_name"`
+}
+
+// Following returns the user's live follows, oldest first.
+func (s *Service) Following(ctx context.Context, userID uuid.UUID) ([]FollowView, error) {
+	out := []FollowView{}
+	err := s.db.NewSelect().TableExpr("follows AS f").ColumnExpr("f.*").
+		ColumnExpr("lp.slug AS leader_slug, lp.display_name AS leader_display_name").
+		Join("JOIN leader_profiles AS lp ON lp.id = f.leader_profile_id").
+		Where("f.user_id = ? AND f.unfollowed_at IS NULL", userID).OrderExpr("f.followed_at, f.id").Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("copytrading: following: %w", err)
+	}
+	return out, nil
+}
+
+// follow returns the user's live follow id, for update in tx. The error
+// wraps [tradekit.ErrNotFound] when there is none.
+func follow(ctx context.Context, tx bun.IDB, userID, id uuid.UUID) (Follow, error) {
+	var f Follow
+	err := tx.NewSelect().Model(&f).Where("id = ? AND user_id = ? AND unfollowed_at IS NULL", id, userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Follow{}, notFound("follow %s not found", id)
+	}
+	if err != nil {
+		return Follow{}, fmt.Errorf("copytrading: follow %s: %w", id, err)
+	}
+	return f, nil
+}
+
+// Unfollow ends the user's follow id. The error wraps
+// [tradekit.ErrNotFound] for a follow that is not the user's or has ended.
+func (s *Service) Unfollow(ctx context.Context, userID, id uuid.UUID) (Follow, error) {
+	f, err := follow(ctx, s.db, userID, id)
+	if err != nil {
+		return Follow{}, err
+	}
+	now := s.clock()
+	f.UnfollowedAt, f.AutoSync, f.UpdatedAt = &now, false, now
+	res, err := s.db.NewUpdate().Model(&f).Column("unfollowed_at", "auto_sync", "updated_at").WherePK().Where("unfollowed_at IS NULL").Exec(ctx)
+	if err != nil {
+		return Follow{}, fmt.Errorf("copytrading: unfollow: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return Follow{}, notFound("follow %s not found", id)
+	}
+	return f, nil
+}
+
+// FollowPatch changes a follow: nil fields keep their values.
+type FollowPatch struct {
+	AutoSync      *bool
+	Notifications *bool
+	Controls      ControlsPatch
+}
+
+// UpdateFollow changes the user's follow id. Turning auto-sync on needs
+// an active connection, chosen as [Service.Follow] does, and clears the
+// reason it was last stopped. Its errors are Follow's.
+func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p FollowPatch) (Follow, error) {
+	if err := p.Controls.check(); err != nil {
+		return Follow{}, err
+	}
+	f, err := follow(ctx, s.db, userID, id)
+	if err != nil {
+		return Follow{}, err
+	}
+	if p.AutoSync != nil {
+		if *p.AutoSync && !f.AutoSync {
+			f.StoppedReason = ""
+		}
+		f.AutoSync = *p.AutoSync
+	}
+	if p.Notifications != nil {
+		f.Notifications = *p.Notifications
+	}
+	p.Controls.apply(&f.Controls)
+	if err := s.checkConnection(ctx, &f); err != nil {
+		return Follow{}, err
+	}
+	f.UpdatedAt = s.clock()
+	_, err = s.db.NewUpdate().Model(&f).Column("auto_sync", "notifications", "connection_id", "allocation_pct", "scaling_pct",
+		"max_position_pct", "copy_stop_loss_pct", "stopped_reason", "updated_at").WherePK().Where("unfollowed_at IS NULL").Exec(ctx)
+	if err != nil {
+		return Follow{}, fmt.Errorf("copytrading: update follow: %w", err)
+	}
+	return f, nil
+}
+
+// notify stores a notification for the user.
+func notify(ctx context.Context, db bun.IDB, userID uuid.UUID, kind, message string, at time.Time, data map[string]string) error {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("copytrading: encode a notification: %w", err)
+	}
+	n := Notification{ID: uuid.New(), UserID: userID, Kind: kind, Message: message, Data: string(b), CreatedAt: at}
+	if _, err := db.NewInsert().Model(&n).Exec(ctx); err != nil {
+		return fmt.Errorf("copytrading: notify: %w", err)
+	}
+	return nil
+}
+
+// Notifications returns a page of the user's notifications, newest first,
+// and how many they have; with unread, only those not read.
+func (s *Service) Notifications(ctx context.Context, userID uuid.UUID, unread bool, page, limit int) ([]Notification, int, error) {
+	list := []Notification{}
+	q := s.db.NewSelect().Model(&list).Where("user_id = ?", userID)
+	if unread {
+		q = q.Where("read_at IS NULL")
+	}
+	total, err := q.Order("created_at DESC", "id DESC").Limit(limit).Offset((page - 1) * limit).ScanAndCount(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("copytrading: notifications: %w", err)
+	}
+	return list, total, nil
+}
+
+// MarkRead marks the user's notification id read, once: marking it again
+// keeps the first time. The error wraps [tradekit.ErrNotFound] for a
+// notification that is not the user's.
+func (s *Service) MarkRead(ctx context.Context, userID, id uuid.UUID) (Notification, error) {
+	_, err := s.db.NewUpdate().Model((*Notification)(nil)).Set("read_at = ?", s.clock()).
+		Where("id = ? AND user_id = ? AND read_at IS NULL", id, userID).Exec(ctx)
+	if err != nil {
+		return Notification{}, fmt.Errorf("copytrading: mark read: %w", err)
+	}
+	var n Notification
+	err = s.db.NewSelect().Model(&n).Where("id = ? AND user_id = ?", id, userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Notification{}, notFound("notification %s not found", id)
+	}
+	if err != nil {
+		return Notification{}, fmt.Errorf("copytrading: notification %s: %w", id, err)
+	}
+	return n, nil
+}

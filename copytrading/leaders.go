@@ -1,0 +1,391 @@
+package copytrading
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// Config configures a [Service]; the zero value is usable.
+type Config struct {
+	Now    func() time.Time // time.Now when nil
+	Logger *slog.Logger     // slog.Default() when nil
+}
+
+// Service runs copy trading on a database. It is safe for concurrent use,
+// and several instances on one database behave as one.
+type Service struct {
+	db  *bun.DB
+	now func() time.Time
+	log *slog.Logger
+}
+
+// New returns a Service on db, which must be migrated.
+func New(db *bun.DB, cfg Config) *Service {
+	s := &Service{db: db, now: cfg.Now, log: cfg.Logger}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	return s
+}
+
+// clock returns the current time as stored: UTC, to the microsecond.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// The limits of a profile's text.
+const (
+	MaxDisplayName = 80
+	MaxBio         = 1000
+)
+
+// slugPattern is a slug: 3–40 characters of a–z, 0–9 and "-".
+var slugPattern = regexp.MustCompile(`^[a-z0-9-]{3,40}$`)
+
+// PublishInput is what [Service.Publish] publishes.
+type PublishInput struct {
+	PortfolioID uuid.UUID
+	DisplayName string // 1–80 characters
+	Slug        string // 3–40 of a–z, 0–9 and "-", unique among published profiles
+	Bio         string // at most 1,000 characters
+}
+
+// Publish publishes the user's portfolio as their leader profile and
+// computes its statistics. The error wraps [tradekit.ErrInvalid] (a
+// *tradekit.ParamError) for a bad slug, name or bio,
+// [tradekit.ErrNotFound] for a portfolio that is not the user's, and
+// [tradekit.ErrConflict] for a slug another published profile has or a
+// user already published.
+func (s *Service) Publish(ctx context.Context, userID uuid.UUID, in PublishInput) (Profile, error) {
+	in.DisplayName = strings.TrimSpace(in.DisplayName)
+	switch n := utf8.RuneCountInString(in.DisplayName); {
+	case !slugPattern.MatchString(in.Slug):
+		return Profile{}, &tradekit.ParamError{Param: "slug",
+			Msg: "must be 3 to 40 characters of lowercase letters, digits and hyphens, not " + tradekit.Quote(in.Slug)}
+	case n == 0:
+		return Profile{}, &tradekit.ParamError{Param: "displayName", Msg: "is required"}
+	case n > MaxDisplayName:
+		return Profile{}, &tradekit.ParamError{Param: "displayName", Msg: fmt.Sprintf("must be at most %d characters, not %d", MaxDisplayName, n)}
+	case utf8.RuneCountInString(in.Bio) > MaxBio:
+		return Profile{}, &tradekit.ParamError{Param: "bio", Msg: fmt.Sprintf("must be at most %d characters", MaxBio)}
+	}
+	if _, err := connect.NewStore(s.db).Portfolio(ctx, userID, in.PortfolioID); err != nil {
+		return Profile{}, err
+	}
+	p := Profile{ID: uuid.New(), UserID: userID, PortfolioID: in.PortfolioID, Slug: in.Slug, DisplayName: in.DisplayName,
+		Bio: in.Bio, PublishedAt: s.clock(), MonthlyReturns: "[]"}
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var live []Profile
+		err := tx.NewSelect().Model(&live).Where("unpublished_at IS NULL AND (user_id = ? OR slug = ?)", userID, in.Slug).Scan(ctx)
+		if err != nil {
+			return fmt.Errorf("copytrading: published profiles: %w", err)
+		}
+		for _, l := range live {
+			if l.UserID == userID {
+				return conflict("you have published the profile %s already; unpublish it first", tradekit.Quote(l.Slug))
+			}
+			return conflict("the slug %s is taken", tradekit.Quote(in.Slug))
+		}
+		if _, err := tx.NewInsert().Model(&p).Exec(ctx); err != nil {
+			return fmt.Errorf("copytrading: publish: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		if isUniqueViolation(err) {
+			return Profile{}, conflict("the slug %s is taken", tradekit.Quote(in.Slug))
+		}
+		return Profile{}, err
+	}
+	return p, s.refresh(ctx, &p)
+}
+
+// conflict returns an error wrapping [tradekit.ErrConflict] with a
+// message for users.
+func conflict(format string, args ...any) error {
+	return fmt.Errorf("copytrading: %w", tradekit.Errorf(tradekit.ErrConflict, format, args...))
+}
+
+// notFound returns an error wrapping [tradekit.ErrNotFound] with a
+// message for users.
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("copytrading: %w", tradekit.Errorf(tradekit.ErrNotFound, format, args...))
+}
+
+// isUniqueViolation reports whether err is a unique index's refusal, as
+// PostgreSQL (23505) and SQLite word it; two concurrent publishes with
+// one slug meet it on PostgreSQL.
+func isUniqueViolation(err error) bool {
+	m := err.Error()
+	return strings.Contains(m, "23505") || strings.Contains(m, "UNIQUE constraint failed")
+}
+
+// Unpublish takes the user's profile off the lists: its follows stop
+// copying and every follower is notified. The error wraps
+// [tradekit.ErrNotFound] when the user has no published profile.
+func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, error) {
+	var p Profile
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewSelect().Model(&p).Where("user_id = ? AND unpublished_at IS NULL", userID).Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("you have no published leader profile")
+		}
+		if err != nil {
+			return fmt.Errorf("copytrading: profile: %w", err)
+		}
+		now := s.clock()
+		p.UnpublishedAt = &now
+		if _, err := tx.NewUpdate().Model(&p).Column("unpublished_at").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("copytrading: unpublish: %w", err)
+		}
+		var follows []Follow
+		if err := tx.NewSelect().Model(&follows).Where("leader_profile_id = ? AND unfollowed_at IS NULL", p.ID).Scan(ctx); err != nil {
+			return fmt.Errorf("copytrading: followers: %w", err)
+		}
+		_, err = tx.NewUpdate().Model((*Follow)(nil)).
+			Set("auto_sync = ?, stopped_reason = ?, updated_at = ?", false, "the leader unpublished the profile", now).
+			Where("leader_profile_id = ? AND unfollowed_at IS NULL AND auto_sync", p.ID).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("copytrading: stop the copies: %w", err)
+		}
+		for _, f := range follows {
+			msg := fmt.Sprintf("%s (%s) unpublished their leader profile; copying from it has stopped", p.DisplayName, p.Slug)
+			if err := notify(ctx, tx, f.UserID, KindLeaderUnpublished, msg, now,
+				map[string]string{"leaderProfileId": p.ID.String(), "followId": f.ID.String()}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return p, err
+}
+
+// Leader is a published profile with what the lists show beside it.
+type Leader struct {
+	Profile
+	Followers int  `bun:"followers"` // active follows
+	Verified  bool `bun:"-"`         // the history comes from a broker connection
+}
+
+// Holding is a position's share of a leader's equity.
+type Holding struct {
+	Symbol        string
+	AllocationPct decimal.Decimal // market value / equity × 100, rounded to 2 places
+}
+
+// LeaderDetail is a leader with their figures in full.
+type LeaderDetail struct {
+	Leader
+	Monthly     []Month
+	TopHoldings []Holding // by allocation, largest first, at most TopHoldings
+}
+
+// TopHoldings is the most holdings a leader's detail shows.
+const TopHoldings = 10
+
+// The orders of the leaders list.
+const (
+	SortTotalReturn = "totalReturn"
+	SortSharpeRatio = "sharpeRatio"
+	SortFollowers   = "followers"
+)
+
+// SortOrders returns the sortBy values the leaders list takes.
+func SortOrders() []string { return []string{SortTotalReturn, SortSharpeRatio, SortFollowers} }
+
+// LeaderFilter selects and orders the leaders list.
+type LeaderFilter struct {
+	SortBy    string   // one of SortOrders; SortTotalReturn when ""
+	MinReturn *float64 // the least totalReturn, a fraction; nil for any
+	Page      int      // from 1
+	Limit     int      // leaders per page
+}
+
+// Leaders returns a page of the published profiles, best first by
+// f.SortBy, then by publication (oldest first) and id, so that ties keep
+// their order from page to page; and how many f selects. It refreshes
+// first the statistics of profiles whose portfolio synced since they were
+// computed.
+func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, error) {
+	if err := s.refreshStale(ctx); err != nil {
+		return nil, 0, err
+	}
+	order := "lp.total_return DESC"
+	switch f.SortBy {
+	case "", SortTotalReturn:
+	case SortSharpeRatio:
+		order = "lp.sharpe_ratio DESC"
+	case SortFollowers:
+		order = "followers DESC"
+	default:
+		return nil, 0, &tradekit.ParamError{Param: "sortBy", Msg: fmt.Sprintf("must be one of %v, not %s", SortOrders(), tradekit.Quote(f.SortBy))}
+	}
+	q := s.leaders().Where("lp.unpublished_at IS NULL")
+	if f.MinReturn != nil {
+		q = q.Where("lp.total_return >= ?", *f.MinReturn)
+	}
+	var out []Leader
+	if err := q.OrderExpr(order).OrderExpr("lp.published_at, lp.id").Limit(f.Limit).Offset((f.Page-1)*f.Limit).Scan(ctx, &out); err != nil {
+		return nil, 0, fmt.Errorf("copytrading: leaders: %w", err)
+	}
+	cq := s.db.NewSelect().TableExpr("leader_profiles AS lp").Where("lp.unpublished_at IS NULL")
+	if f.MinReturn != nil {
+		cq = cq.Where("lp.total_return >= ?", *f.MinReturn)
+	}
+	total, err := cq.Count(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("copytrading: count leaders: %w", err)
+	}
+	for i := range out {
+		out[i].Verified = true
+	}
+	return out, total, nil
+}
+
+// leaders selects profiles with their active follows counted.
+func (s *Service) leaders() *bun.SelectQuery {
+	return s.db.NewSelect().TableExpr("leader_profiles AS lp").ColumnExpr("lp.*").
+		ColumnExpr("(SELECT count(*) FROM follows AS f WHERE f.leader_profile_id = lp.id AND f.unfollowed_at IS NULL) AS followers")
+}
+
+// LeaderBySlug returns the published profile with the slug, its figures
+// refreshed. The error wraps [tradekit.ErrNotFound] when none has it.
+func (s *Service) LeaderBySlug(ctx context.Context, slug string) (LeaderDetail, error) {
+	var l Leader
+	err := s.leaders().Where("lp.slug = ? AND lp.unpublished_at IS NULL", slug).Scan(ctx, &l)
+	if errors.Is(err, sql.ErrNoRows) {
+		return LeaderDetail{}, notFound("no published leader has the slug %s", tradekit.Quote(slug))
+	}
+	if err != nil {
+		return LeaderDetail{}, fmt.Errorf("copytrading: leader %s: %w", slug, err)
+	}
+	if err := s.refresh(ctx, &l.Profile); err != nil {
+		return LeaderDetail{}, err
+	}
+	l.Verified = true
+	d := LeaderDetail{Leader: l}
+	if err := json.Unmarshal([]byte(l.MonthlyReturns), &d.Monthly); err != nil {
+		return LeaderDetail{}, fmt.Errorf("copytrading: monthly returns of %s: %w", slug, err)
+	}
+	pf, err := connect.NewStore(s.db).Portfolio(ctx, l.UserID, l.PortfolioID)
+	if err != nil {
+		return LeaderDetail{}, err
+	}
+	valued, equity, err := connect.Value(ctx, marketdata.NewStore(s.db), pf)
+	if err != nil {
+		return LeaderDetail{}, err
+	}
+	d.TopHoldings = []Holding{}
+	if equity.IsPositive() {
+		for _, v := range valued {
+			d.TopHoldings = append(d.TopHoldings, Holding{Symbol: v.Symbol, AllocationPct: v.MarketValue.Shift(2).DivRound(equity, 2)})
+		}
+	}
+	slices.SortStableFunc(d.TopHoldings, func(a, b Holding) int {
+		if c := b.AllocationPct.Cmp(a.AllocationPct); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Symbol, b.Symbol)
+	})
+	if len(d.TopHoldings) > TopHoldings {
+		d.TopHoldings = d.TopHoldings[:TopHoldings]
+	}
+	return d, nil
+}
+
+// Transaction is a fill of a leader's portfolio, as its broker reported it.
+type Transaction struct {
+	ID         string // the broker's id
+	Symbol     string
+	Side       string
+	Quantity   decimal.Decimal
+	Price      decimal.Decimal
+	ExecutedAt time.Time
+	Verified   bool // from the broker, not the user's word
+}
+
+// Transactions returns the fills of the published profile with the slug,
+// newest first. The error wraps [tradekit.ErrNotFound] when no published
+// profile has the slug.
+func (s *Service) Transactions(ctx context.Context, slug string) ([]Transaction, error) {
+	var p Profile
+	err := s.db.NewSelect().Model(&p).Where("slug = ? AND unpublished_at IS NULL", slug).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("no published leader has the slug %s", tradekit.Quote(slug))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("copytrading: leader %s: %w", slug, err)
+	}
+	var fills []connect.Fill
+	if err := s.db.NewSelect().Model(&fills).Where("portfolio_id = ?", p.PortfolioID).Order("filled_at DESC", "broker_id DESC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("copytrading: fills of %s: %w", slug, err)
+	}
+	out := make([]Transaction, len(fills))
+	for i, f := range fills {
+		out[i] = Transaction{ID: f.BrokerID, Symbol: f.Symbol, Side: f.Side, Quantity: f.Quantity, Price: f.Price, ExecutedAt: f.FilledAt, Verified: true}
+	}
+	return out, nil
+}
+
+// refreshStale refreshes the statistics of every published profile whose
+// portfolio synced after they were computed.
+func (s *Service) refreshStale(ctx context.Context) error {
+	var stale []Profile
+	err := s.db.NewSelect().Model(&stale).
+		Where("unpublished_at IS NULL").
+		Where("(stats_at IS NULL OR stats_at < (SELECT p.updated_at FROM portfolios AS p WHERE p.id = profile.portfolio_id))").
+		Scan(ctx)
+	if err != nil {
+		return fmt.Errorf("copytrading: stale statistics: %w", err)
+	}
+	for i := range stale {
+		if err := s.refresh(ctx, &stale[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refresh computes p's statistics from its portfolio's daily equity and
+// stores them.
+func (s *Service) refresh(ctx context.Context, p *Profile) error {
+	var points []connect.EquityPoint
+	if err := s.db.NewSelect().Model(&points).Where("portfolio_id = ?", p.PortfolioID).Order("date").Scan(ctx); err != nil {
+		return fmt.Errorf("copytrading: history of %s: %w", p.Slug, err)
+	}
+	days := make([]Day, len(points))
+	for i, e := range points {
+		days[i] = Day{Date: calendar.Date(e.Date), Equity: e.Equity, Flow: e.Flow}
+	}
+	st := Compute(days)
+	monthly, err := json.Marshal(st.MonthlyReturns)
+	if err != nil {
+		return fmt.Errorf("copytrading: encode monthly returns: %w", err)
+	}
+	now := s.clock()
+	p.TotalReturn, p.SharpeRatio, p.MaxDrawdown, p.MonthlyReturns, p.StatsAt = st.TotalReturn, st.SharpeRatio, st.MaxDrawdown, string(monthly), &now
+	_, err = s.db.NewUpdate().Model(p).Column("total_return", "sharpe_ratio", "max_drawdown", "monthly_returns", "stats_at").WherePK().Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("copytrading: store statistics of %s: %w", p.Slug, err)
+	}
+	return nil
+}

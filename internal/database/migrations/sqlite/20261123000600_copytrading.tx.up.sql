@@ -1,0 +1,93 @@
+-- Package copytrading: leader profiles (a published portfolio, its
+-- statistics cached from the portfolio's history), follows with their
+-- copy controls, notifications, and published strategies. A profile, a
+-- follow or a strategy is never deleted: unpublishing or unfollowing
+-- stamps it, and the partial unique indexes hold among the live ones.
+-- portfolio_equity gains the day's net external cash flow (deposits
+-- positive, withdrawals negative), so that returns exclude it.
+ALTER TABLE portfolio_equity ADD COLUMN flow TEXT NOT NULL DEFAULT '0';
+
+--bun:split
+
+CREATE TABLE leader_profiles (
+    id              TEXT PRIMARY KEY,
+    user_id         TEXT NOT NULL REFERENCES users (id),
+    portfolio_id    TEXT NOT NULL REFERENCES portfolios (id),
+    slug            TEXT NOT NULL,
+    display_name    TEXT NOT NULL,
+    bio             TEXT NOT NULL DEFAULT '',
+    published_at    TIMESTAMP NOT NULL,
+    unpublished_at  TIMESTAMP,
+    total_return    REAL NOT NULL DEFAULT 0,
+    sharpe_ratio    REAL NOT NULL DEFAULT 0,
+    max_drawdown    REAL NOT NULL DEFAULT 0,
+    monthly_returns TEXT NOT NULL DEFAULT '[]',
+    stats_at        TIMESTAMP
+);
+
+--bun:split
+
+CREATE UNIQUE INDEX leader_profiles_slug_idx ON leader_profiles (slug) WHERE unpublished_at IS NULL;
+
+--bun:split
+
+CREATE UNIQUE INDEX leader_profiles_user_idx ON leader_profiles (user_id) WHERE unpublished_at IS NULL;
+
+--bun:split
+
+CREATE TABLE follows (
+    id                 TEXT PRIMARY KEY,
+    user_id            TEXT NOT NULL REFERENCES users (id),
+    leader_profile_id  TEXT NOT NULL REFERENCES leader_profiles (id),
+    auto_sync          BOOLEAN NOT NULL,
+    notifications      BOOLEAN NOT NULL,
+    connection_id      TEXT REFERENCES broker_connections (id),
+    allocation_pct     TEXT NOT NULL,
+    scaling_pct        TEXT NOT NULL,
+    max_position_pct   TEXT NOT NULL,
+    copy_stop_loss_pct TEXT NOT NULL,
+    followed_at        TIMESTAMP NOT NULL,
+    updated_at         TIMESTAMP NOT NULL,
+    unfollowed_at      TIMESTAMP,
+    stopped_reason     TEXT NOT NULL DEFAULT ''
+);
+
+--bun:split
+
+CREATE UNIQUE INDEX follows_live_idx ON follows (user_id, leader_profile_id) WHERE unfollowed_at IS NULL;
+
+--bun:split
+
+CREATE INDEX follows_leader_idx ON follows (leader_profile_id) WHERE unfollowed_at IS NULL;
+
+--bun:split
+
+CREATE TABLE notifications (
+    id         TEXT PRIMARY KEY,
+    user_id    TEXT NOT NULL REFERENCES users (id),
+    kind       TEXT NOT NULL,
+    message    TEXT NOT NULL,
+    data       TEXT NOT NULL DEFAULT '{}',
+    created_at TIMESTAMP NOT NULL,
+    read_at    TIMESTAMP
+);
+
+--bun:split
+
+CREATE INDEX notifications_user_idx ON notifications (user_id, created_at);
+
+--bun:split
+
+CREATE TABLE published_strategies (
+    id             TEXT PRIMARY KEY,
+    user_id        TEXT NOT NULL REFERENCES users (id),
+    strategy_hash  TEXT NOT NULL,
+    name           TEXT NOT NULL,
+    description    TEXT NOT NULL DEFAULT '',
+    published_at   TIMESTAMP NOT NULL,
+    unpublished_at TIMESTAMP
+);
+
+--bun:split
+
+CREATE UNIQUE INDEX published_strategies_live_idx ON published_strategies (user_id, strategy_hash) WHERE unpublished_at IS NULL;
