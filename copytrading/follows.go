@@ -96,7 +96,7 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 	}
 	now := s.clock()
 	f := Follow{ID: uuid.New(), UserID: userID, LeaderProfileID: leader.ID, AutoSync: in.AutoSync, Notifications: in.Notifications,
-		Controls: DefaultControls(), FollowedAt: now, UpdatedAt: now}
+		Controls: DefaultControls(), FollowedAt: now, CopySince: now, UpdatedAt: now}
 	in.Controls.apply(&f.Controls)
 	if err := s.checkConnection(ctx, &f); err != nil {
 		return Follow{}, err
@@ -220,8 +220,9 @@ type FollowPatch struct {
 }
 
 // UpdateFollow changes the user's follow id. Turning auto-sync on needs
-// an active connection, chosen as [Service.Follow] does, and clears the
-// reason it was last stopped. Its errors are Follow's.
+// an active connection, chosen as [Service.Follow] does, clears the
+// reason it was last stopped, and copies the leader's fills from then on
+// only. Its errors are Follow's.
 func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p FollowPatch) (Follow, error) {
 	if err := p.Controls.check(); err != nil {
 		return Follow{}, err
@@ -230,9 +231,11 @@ func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p Foll
 	if err != nil {
 		return Follow{}, err
 	}
+	now := s.clock()
 	if p.AutoSync != nil {
 		if *p.AutoSync && !f.AutoSync {
-			f.StoppedReason = ""
+			// Copying resumes from now, not from the fills it missed.
+			f.StoppedReason, f.CopySince = "", now
 		}
 		f.AutoSync = *p.AutoSync
 	}
@@ -243,9 +246,9 @@ func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p Foll
 	if err := s.checkConnection(ctx, &f); err != nil {
 		return Follow{}, err
 	}
-	f.UpdatedAt = s.clock()
+	f.UpdatedAt = now
 	_, err = s.db.NewUpdate().Model(&f).Column("auto_sync", "notifications", "connection_id", "allocation_pct", "scaling_pct",
-		"max_position_pct", "copy_stop_loss_pct", "stopped_reason", "updated_at").WherePK().Where("unfollowed_at IS NULL").Exec(ctx)
+		"max_position_pct", "copy_stop_loss_pct", "stopped_reason", "copy_since", "updated_at").WherePK().Where("unfollowed_at IS NULL").Exec(ctx)
 	if err != nil {
 		return Follow{}, fmt.Errorf("copytrading: update follow: %w", err)
 	}

@@ -23,23 +23,35 @@ import (
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
-// Config configures a [Service]; the zero value is usable.
+// Config configures a [Service]; the zero value is usable, without
+// auto-sync.
 type Config struct {
-	Now    func() time.Time // time.Now when nil
-	Logger *slog.Logger     // slog.Default() when nil
+	// Orders places the mirrored orders of auto-sync; nil turns the copy
+	// engine off.
+	Orders OrderPlacer
+	// CopyInterval is how often [Service.Run] looks for leader fills;
+	// DefaultCopyInterval when zero.
+	CopyInterval time.Duration
+	Now          func() time.Time // time.Now when nil
+	Logger       *slog.Logger     // slog.Default() when nil
 }
 
 // Service runs copy trading on a database. It is safe for concurrent use,
 // and several instances on one database behave as one.
 type Service struct {
-	db  *bun.DB
-	now func() time.Time
-	log *slog.Logger
+	db        *bun.DB
+	orders    OrderPlacer
+	copyEvery time.Duration
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // New returns a Service on db, which must be migrated.
 func New(db *bun.DB, cfg Config) *Service {
-	s := &Service{db: db, now: cfg.Now, log: cfg.Logger}
+	s := &Service{db: db, orders: cfg.Orders, copyEvery: cfg.CopyInterval, now: cfg.Now, log: cfg.Logger}
+	if s.copyEvery <= 0 {
+		s.copyEvery = DefaultCopyInterval
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -40,7 +40,10 @@ type Follow struct {
 	AutoSync        bool      `bun:"auto_sync"`
 	Notifications   bool      `bun:"notifications"`
 	Controls
-	FollowedAt   time.Time  `bun:"followed_at"`
+	FollowedAt time.Time `bun:"followed_at"`
+	// CopySince is when the follow began, or auto-sync was last turned on:
+	// the leader's fills from then on are copied (and notified).
+	CopySince    time.Time  `bun:"copy_since"`
 	UpdatedAt    time.Time  `bun:"updated_at"`
 	UnfollowedAt *time.Time `bun:"unfollowed_at"`
 	// StoppedReason says why auto-sync was last turned off by Tradekit

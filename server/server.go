@@ -110,7 +110,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		studies:   studies.NewService(db, cfg.Studies),
 	}
 	s.newTrading()
-	s.copy = copytrading.New(db, copytrading.Config{Now: s.now, Logger: s.log})
+	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log})
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))
 	for _, rt := range s.routes {
@@ -152,15 +152,16 @@ func (s *Server) Studies() *studies.Service {
 // [studies.Service.Watch]), giving back the unused part of rate-limit
 // leases when their minute ends, the pruning of old rate-limit
 // counters, scheduled broker syncs and the order tracker (see
-// [connect.Service.Run]), and the paper broker's matching engine (see
-// [paper.Broker.Run]). It returns once that work has stopped, the last
+// [connect.Service.Run]), the paper broker's matching engine (see
+// [paper.Broker.Run]) and the copy-trading engine (see
+// [copytrading.Service.Run]). It returns once that work has stopped, the last
 // key-use times written, every lease given back and every sync it started
 // finished. [Server.Serve] runs it; tests that use [Server.Handler]
 // directly may.
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(4)
+	wg.Add(5)
 	go func() {
 		defer wg.Done()
 		s.auth.Run(ctx)
@@ -168,6 +169,10 @@ func (s *Server) Maintain(ctx context.Context) {
 	go func() {
 		defer wg.Done()
 		s.paper.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		s.copy.Run(ctx)
 	}()
 	go func() {
 		defer wg.Done()

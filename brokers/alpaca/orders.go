@@ -101,7 +101,8 @@ func (c *Client) CancelOrder(ctx context.Context, id string) error {
 }
 
 // Status maps an Alpaca order status onto Tradekit's: filled is
-// [brokers.Filled]; canceled and expired are [brokers.Cancelled];
+// [brokers.Filled]; canceled, expired and replaced (a replaced order
+// never fills: its replacement does) are [brokers.Cancelled];
 // rejected is [brokers.Rejected]; every other status (new, accepted,
 // pending_new, partially_filled, done_for_day, pending_cancel, held, …)
 // is an order still working, [brokers.Pending].
@@ -109,7 +110,7 @@ func Status(s string) brokers.OrderStatus {
 	switch s {
 	case "filled":
 		return brokers.Filled
-	case "canceled", "expired":
+	case "canceled", "expired", "replaced":
 		return brokers.Cancelled
 	case "rejected":
 		return brokers.Rejected

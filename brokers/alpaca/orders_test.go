@@ -142,7 +142,7 @@ func TestStatus(t *testing.T) {
 	for s, want := range map[string]brokers.OrderStatus{
 		"new": brokers.Pending, "accepted": brokers.Pending, "pending_new": brokers.Pending, "partially_filled": brokers.Pending,
 		"done_for_day": brokers.Pending, "pending_cancel": brokers.Pending, "held": brokers.Pending,
-		"filled": brokers.Filled, "canceled": brokers.Cancelled, "expired": brokers.Cancelled, "rejected": brokers.Rejected,
+		"filled": brokers.Filled, "canceled": brokers.Cancelled, "expired": brokers.Cancelled, "replaced": brokers.Cancelled, "rejected": brokers.Rejected,
 	} {
 		if got := alpaca.Status(s); got != want {
 			t.Errorf("Status(%q) = %s, want %s", s, got, want)

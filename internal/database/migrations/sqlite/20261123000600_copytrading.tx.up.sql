@@ -47,6 +47,7 @@ CREATE TABLE follows (
     max_position_pct   TEXT NOT NULL,
     copy_stop_loss_pct TEXT NOT NULL,
     followed_at        TIMESTAMP NOT NULL,
+    copy_since         TIMESTAMP NOT NULL,
     updated_at         TIMESTAMP NOT NULL,
     unfollowed_at      TIMESTAMP,
     stopped_reason     TEXT NOT NULL DEFAULT ''
@@ -59,6 +60,22 @@ CREATE UNIQUE INDEX follows_live_idx ON follows (user_id, leader_profile_id) WHE
 --bun:split
 
 CREATE INDEX follows_leader_idx ON follows (leader_profile_id) WHERE unfollowed_at IS NULL;
+
+--bun:split
+
+-- One row per (follow, leader fill) the copy engine took up: claimed
+-- first, so that one instance handles it, then placed (order_id),
+-- rejected, skipped (nothing to copy) or notified (no auto-sync).
+CREATE TABLE copy_events (
+    follow_id  TEXT NOT NULL REFERENCES follows (id),
+    fill_id    TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    order_id   TEXT,
+    reason     TEXT NOT NULL DEFAULT '',
+    created_at TIMESTAMP NOT NULL,
+    updated_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (follow_id, fill_id)
+);
 
 --bun:split
 
