@@ -7,7 +7,9 @@
 // A leader's figures come from the portfolio's daily equity as its
 // broker reports it (package brokers/connect keeps it), never from the
 // user's word: a profile is verified when its portfolio belongs to a
-// broker connection, which every portfolio does today.
+// broker connection. The demo leaders ([LoadDemoLeaders]) are not: their
+// histories are simulated over the synthetic demo prices, and their bios
+// say so.
 //
 // Money moved in or out of the account (deposits, withdrawals) is not a
 // return. Returns are time-weighted: with E_t the equity at the end of day

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // ControlsPatch changes some of a follow's controls: nil fields keep
@@ -111,7 +112,7 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 			return conflict("you follow %s already", tradekit.Quote(leader.Slug))
 		}
 		if _, err := tx.NewInsert().Model(&f).Exec(ctx); err != nil {
-			if isUniqueViolation(err) {
+			if database.IsUniqueViolation(err) {
 				return conflict("you follow %s already", tradekit.Quote(leader.Slug))
 			}
 			return fmt.Errorf("copytrading: follow: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -123,7 +124,7 @@ func (s *Service) Publish(ctx context.Context, userID uuid.UUID, in PublishInput
 		return nil
 	})
 	if err != nil {
-		if isUniqueViolation(err) {
+		if database.IsUniqueViolation(err) {
 			return Profile{}, conflict("the slug %s is taken", tradekit.Quote(in.Slug))
 		}
 		return Profile{}, err
@@ -141,14 +142,6 @@ func conflict(format string, args ...any) error {
 // message for users.
 func notFound(format string, args ...any) error {
 	return fmt.Errorf("copytrading: %w", tradekit.Errorf(tradekit.ErrNotFound, format, args...))
-}
-
-// isUniqueViolation reports whether err is a unique index's refusal, as
-// PostgreSQL (23505) and SQLite word it; two concurrent publishes with
-// one slug meet it on PostgreSQL.
-func isUniqueViolation(err error) bool {
-	m := err.Error()
-	return strings.Contains(m, "23505") || strings.Contains(m, "UNIQUE constraint failed")
 }
 
 // Unpublish takes the user's profile off the lists: its follows stop
@@ -194,8 +187,11 @@ func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, err
 // Leader is a published profile with what the lists show beside it.
 type Leader struct {
 	Profile
-	Followers int  `bun:"followers"` // active follows
-	Verified  bool `bun:"-"`         // the history comes from a broker connection
+	Followers int    `bun:"followers"` // active follows
+	Provider  string `bun:"provider"`  // the provider of the portfolio's connection
+	// Verified reports that the history comes from a broker connection:
+	// every provider's but the demo leaders' ([DemoProvider]).
+	Verified bool `bun:"-"`
 }
 
 // Holding is a position's share of a leader's equity.
@@ -268,7 +264,7 @@ func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, e
 		return nil, 0, fmt.Errorf("copytrading: count leaders: %w", err)
 	}
 	for i := range out {
-		out[i].Verified = true
+		out[i].Verified = out[i].Provider != DemoProvider
 	}
 	return out, total, nil
 }
@@ -276,7 +272,8 @@ func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, e
 // leaders selects profiles with their active follows counted.
 func (s *Service) leaders() *bun.SelectQuery {
 	return s.db.NewSelect().TableExpr("leader_profiles AS lp").ColumnExpr("lp.*").
-		ColumnExpr("(SELECT count(*) FROM follows AS f WHERE f.leader_profile_id = lp.id AND f.unfollowed_at IS NULL) AS followers")
+		ColumnExpr("(SELECT count(*) FROM follows AS f WHERE f.leader_profile_id = lp.id AND f.unfollowed_at IS NULL) AS followers").
+		ColumnExpr("(SELECT c.provider FROM portfolios AS p JOIN broker_connections AS c ON c.id = p.connection_id WHERE p.id = lp.portfolio_id) AS provider")
 }
 
 // LeaderBySlug returns the published profile with the slug, its figures
@@ -293,7 +290,7 @@ func (s *Service) LeaderBySlug(ctx context.Context, slug string) (LeaderDetail, 
 	if err := s.refresh(ctx, &l.Profile); err != nil {
 		return LeaderDetail{}, err
 	}
-	l.Verified = true
+	l.Verified = l.Provider != DemoProvider
 	d := LeaderDetail{Leader: l}
 	if err := json.Unmarshal([]byte(l.MonthlyReturns), &d.Monthly); err != nil {
 		return LeaderDetail{}, fmt.Errorf("copytrading: monthly returns of %s: %w", slug, err)
@@ -332,15 +329,15 @@ type Transaction struct {
 	Quantity   decimal.Decimal
 	Price      decimal.Decimal
 	ExecutedAt time.Time
-	Verified   bool // from the broker, not the user's word
+	Verified   bool // reported by a broker, not simulated
 }
 
 // Transactions returns the fills of the published profile with the slug,
 // newest first. The error wraps [tradekit.ErrNotFound] when no published
 // profile has the slug.
 func (s *Service) Transactions(ctx context.Context, slug string) ([]Transaction, error) {
-	var p Profile
-	err := s.db.NewSelect().Model(&p).Where("slug = ? AND unpublished_at IS NULL", slug).Scan(ctx)
+	var p Leader
+	err := s.leaders().Where("lp.slug = ? AND lp.unpublished_at IS NULL", slug).Scan(ctx, &p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("no published leader has the slug %s", tradekit.Quote(slug))
 	}
@@ -353,7 +350,8 @@ func (s *Service) Transactions(ctx context.Context, slug string) ([]Transaction,
 	}
 	out := make([]Transaction, len(fills))
 	for i, f := range fills {
-		out[i] = Transaction{ID: f.BrokerID, Symbol: f.Symbol, Side: f.Side, Quantity: f.Quantity, Price: f.Price, ExecutedAt: f.FilledAt, Verified: true}
+		out[i] = Transaction{ID: f.BrokerID, Symbol: f.Symbol, Side: f.Side, Quantity: f.Quantity, Price: f.Price, ExecutedAt: f.FilledAt,
+			Verified: p.Provider != DemoProvider}
 	}
 	return out, nil
 }

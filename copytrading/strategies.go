@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // hashPattern is a strategy hash: 1–128 characters of letters, digits and
@@ -49,7 +50,7 @@ func (s *Service) PublishStrategy(ctx context.Context, userID uuid.UUID, hash, n
 		if !taken {
 			_, err = tx.NewInsert().Model(&st).Exec(ctx)
 		}
-		if taken || err != nil && isUniqueViolation(err) {
+		if taken || err != nil && database.IsUniqueViolation(err) {
 			return conflict("you have published the strategy %s already", tradekit.Quote(hash))
 		}
 		if err != nil {

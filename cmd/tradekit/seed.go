@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/demo"
 )
@@ -32,7 +37,8 @@ func (e *env) seed(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "loaded the demo data set in %s: %d assets, %d daily price records from %s to %s, %d industries, %d indexes\n",
 		time.Since(start).Round(time.Millisecond), len(set.Assets), len(set.Prices), demo.Start, demo.End, len(set.Industries), len(set.Indexes))
-	fmt.Fprintln(e.stdout, "note: demo prices are SYNTHETIC; the companies, coins and funds are fictional")
+	fmt.Fprintln(e.stdout, "note: demo prices are SYNTHETIC; the companies, coins and funds are fictional, and so are the")
+	fmt.Fprintf(e.stdout, "%d demo leaders of copy trading, whose trades are simulated\n", len(copytrading.DemoLeaders))
 	return nil
 }
 
@@ -48,7 +54,35 @@ func loadDemo(ctx context.Context, db *bun.DB) (*demo.Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seed: %w", err)
 	}
+	if err := loadDemoLeaders(ctx, db); err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
 	return set, nil
+}
+
+// loadDemoLeaders stores the demo leaders (see copytrading.DemoLeaders),
+// each a user of the free plan with the email <slug>@demo.tradekit.example
+// and no API key.
+func loadDemoLeaders(ctx context.Context, db *bun.DB) error {
+	st := billing.NewStore(db)
+	plan, err := st.Plan(ctx, "free")
+	if err != nil {
+		return err
+	}
+	users := make([]uuid.UUID, len(copytrading.DemoLeaders))
+	for i, l := range copytrading.DemoLeaders {
+		email := l.Slug + "@demo.tradekit.example"
+		u, err := st.UserByEmail(ctx, email)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			u = billing.User{Email: email, Name: l.DisplayName, PlanID: plan.ID}
+			err = st.CreateUser(ctx, &u)
+		}
+		if err != nil {
+			return err
+		}
+		users[i] = u.ID
+	}
+	return copytrading.LoadDemoLeaders(ctx, db, users, time.Now())
 }
 
 // seedIfEmpty loads the demo data set into the database of dsn when it

@@ -1,0 +1,267 @@
+package copytrading
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// DemoProvider is the provider of the demo leaders' connections. Their
+// histories are simulated, not reported by a broker, so their profiles
+// are not verified.
+const DemoProvider = "demo"
+
+// DemoLeader is a fictional leader of the demo data set: a trend
+// follower over a basket of demo assets. Each day it holds, in equal
+// shares of its equity, the assets whose close is above their average
+// close of the last Lookback days, trading whole units at the close.
+type DemoLeader struct {
+	Slug        string
+	DisplayName string
+	Bio         string
+	Symbols     []string
+	Lookback    int
+}
+
+// DemoLeaders are the demo data set's leaders.
+var DemoLeaders = []DemoLeader{
+	{"demo-trend-hunter", "Demo: Trend Hunter", "technology stocks above their 50-day average", []string{"QNTC", "NWSC", "CLDR", "PXLM"}, 50},
+	{"demo-steady-income", "Demo: Steady Income", "defensive stocks above their 100-day average", []string{"VLTG", "PLNH", "MRDN", "BRKN"}, 100},
+	{"demo-fast-rotator", "Demo: Fast Rotator", "industrials and energy above their 20-day average", []string{"HLXI", "CSTL", "GRNF", "AUXM"}, 20},
+}
+
+// demoCash is a demo leader's starting cash; demoDays how many days of
+// history it trades, ending at the last stored close.
+var demoCash = decimal.New(100000, 0)
+
+const demoDays = 365
+
+// demoNamespace derives the demo rows' ids, so that loading again finds
+// them.
+var demoNamespace = uuid.MustParse("5b0c3f4e-2f43-4d36-9a5c-00000000de00")
+
+// LoadDemoLeaders simulates each of [DemoLeaders] over the stored prices
+// and stores it for the user of the same index in users: a disconnected
+// connection of provider "demo", its portfolio with positions, fills and
+// daily equity, and the published profile, whose bio says the leader and
+// its trades are SYNTHETIC. A leader already stored is left as it is; a
+// leader whose assets are not stored is skipped.
+func LoadDemoLeaders(ctx context.Context, db bun.IDB, users []uuid.UUID, now time.Time) error {
+	md := marketdata.NewStore(db)
+	for i, l := range DemoLeaders {
+		if i >= len(users) {
+			break
+		}
+		connID := uuid.NewSHA1(demoNamespace, []byte("connection:"+l.Slug))
+		exists, err := db.NewSelect().Model((*connect.Connection)(nil)).Where("id = ?", connID).Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
+		}
+		if exists {
+			continue
+		}
+		sim, err := simulate(ctx, md, l)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := storeDemo(ctx, db, l, users[i], connID, sim, now.UTC().Truncate(time.Microsecond)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// simulation is a demo leader's simulated account.
+type simulation struct {
+	cash     decimal.Decimal
+	held     map[string]decimal.Decimal
+	assets   map[string]uuid.UUID
+	avg      map[string]decimal.Decimal
+	fills    []connect.Fill
+	equity   []connect.EquityPoint
+	lastDate calendar.Date
+}
+
+// simulate runs leader l over the stored closes of its symbols.
+func simulate(ctx context.Context, md *marketdata.Store, l DemoLeader) (*simulation, error) {
+	closes := map[string]map[calendar.Date]decimal.Decimal{}
+	sim := &simulation{cash: demoCash, held: map[string]decimal.Decimal{}, assets: map[string]uuid.UUID{}, avg: map[string]decimal.Decimal{}}
+	var dates []calendar.Date
+	seen := map[calendar.Date]bool{}
+	series := map[string][]marketdata.Price{}
+	for _, sym := range l.Symbols {
+		a, err := md.AssetBySymbol(ctx, sym)
+		if err != nil {
+			return nil, err
+		}
+		bars, err := md.Prices(ctx, a.ID, calendar.Date{}, calendar.Date{})
+		if err != nil {
+			return nil, err
+		}
+		if len(bars) <= l.Lookback {
+			return nil, fmt.Errorf("copytrading: %w", tradekit.Errorf(tradekit.ErrNotFound, "%s has too few prices", sym))
+		}
+		sim.assets[sym], series[sym], closes[sym] = a.ID, bars, map[calendar.Date]decimal.Decimal{}
+		for _, b := range bars {
+			closes[sym][b.Date] = b.Close
+			if !seen[b.Date] {
+				seen[b.Date] = true
+				dates = append(dates, b.Date)
+			}
+		}
+	}
+	sort.Slice(dates, func(i, j int) bool { return dates[i].Before(dates[j]) })
+	last := dates[len(dates)-1]
+	first := last.AddDays(-demoDays)
+	lastClose := map[string]decimal.Decimal{}
+	sum := map[string]decimal.Decimal{} // the sum of the last Lookback closes
+	idx := map[string]int{}
+	seq := 0
+	for _, d := range dates {
+		above := map[string]bool{}
+		for _, sym := range l.Symbols {
+			bars := series[sym]
+			for idx[sym] < len(bars) && !bars[idx[sym]].Date.After(d) {
+				b := bars[idx[sym]]
+				sum[sym] = sum[sym].Add(b.Close)
+				if idx[sym] >= l.Lookback {
+					sum[sym] = sum[sym].Sub(bars[idx[sym]-l.Lookback].Close)
+				}
+				lastClose[sym] = b.Close
+				idx[sym]++
+			}
+			if idx[sym] >= l.Lookback {
+				above[sym] = lastClose[sym].Mul(decimal.NewFromInt(int64(l.Lookback))).GreaterThan(sum[sym])
+			}
+		}
+		if d.Before(first) {
+			continue
+		}
+		equity := sim.value(lastClose)
+		target := decimal.Zero
+		if n := len(above); n > 0 {
+			k := 0
+			for _, on := range above {
+				if on {
+					k++
+				}
+			}
+			if k > 0 {
+				target = equity.Div(decimal.NewFromInt(int64(len(l.Symbols))))
+			}
+		}
+		// Sells first, so that the buys have the cash.
+		for pass := 0; pass < 2; pass++ {
+			for _, sym := range l.Symbols {
+				c, ok := closes[sym][d]
+				if !ok {
+					continue
+				}
+				want := decimal.Zero
+				if above[sym] {
+					want = target.Div(c).Floor()
+				}
+				delta := want.Sub(sim.held[sym])
+				if pass == 0 && delta.IsNegative() || pass == 1 && delta.IsPositive() {
+					if pass == 1 {
+						delta = decimal.Min(delta, sim.cash.Div(c).Floor())
+					}
+					if !delta.IsZero() {
+						seq++
+						sim.trade(l, sym, delta, c, d, seq)
+					}
+				}
+			}
+		}
+		sim.equity = append(sim.equity, connect.EquityPoint{Date: marketdata.SQLDate(d), Equity: sim.value(lastClose)})
+		sim.lastDate = d
+	}
+	return sim, nil
+}
+
+// value returns the cash plus the holdings at the closes.
+func (s *simulation) value(closes map[string]decimal.Decimal) decimal.Decimal {
+	v := s.cash
+	for sym, q := range s.held {
+		v = v.Add(q.Mul(closes[sym]))
+	}
+	return v
+}
+
+// trade buys (delta > 0) or sells delta units of sym at price c on d.
+func (s *simulation) trade(l DemoLeader, sym string, delta, c decimal.Decimal, d calendar.Date, seq int) {
+	side, q := "buy", delta
+	if delta.IsNegative() {
+		side, q = "sell", delta.Neg()
+	}
+	if side == "buy" {
+		held := s.held[sym]
+		s.avg[sym] = held.Mul(s.avg[sym]).Add(q.Mul(c)).DivRound(held.Add(q), 18)
+	}
+	s.cash = s.cash.Sub(delta.Mul(c))
+	s.held[sym] = s.held[sym].Add(delta)
+	at := d.Time(time.UTC).Add(20*time.Hour + time.Duration(seq%60)*time.Second) // after the close in New York
+	s.fills = append(s.fills, connect.Fill{BrokerID: fmt.Sprintf("%s-%05d", l.Slug, seq), Symbol: sym, Side: side, Quantity: q, Price: c, FilledAt: at})
+}
+
+// storeDemo writes the simulated leader.
+func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uuid.UUID, sim *simulation, now time.Time) error {
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		c := connect.Connection{ID: connID, UserID: userID, Provider: DemoProvider, Status: connect.Disconnected,
+			RedirectURL: "https://demo.tradekit.example/", AccountName: "DEMO-" + l.Slug, CreatedAt: now, UpdatedAt: now}
+		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
+			return fmt.Errorf("copytrading: demo connection: %w", err)
+		}
+		last := sim.equity[len(sim.equity)-1].Equity
+		pf := connect.Portfolio{ID: uuid.NewSHA1(demoNamespace, []byte("portfolio:"+l.Slug)), UserID: userID, ConnectionID: connID,
+			Currency: "USD", Cash: sim.cash, Equity: last, UpdatedAt: now}
+		if _, err := tx.NewInsert().Model(&pf).Exec(ctx); err != nil {
+			return fmt.Errorf("copytrading: demo portfolio: %w", err)
+		}
+		for _, sym := range l.Symbols {
+			if q := sim.held[sym]; q.IsPositive() {
+				id := sim.assets[sym]
+				p := connect.Position{PortfolioID: pf.ID, Symbol: sym, AssetID: &id, Quantity: q, AverageCost: sim.avg[sym]}
+				if _, err := tx.NewInsert().Model(&p).Exec(ctx); err != nil {
+					return fmt.Errorf("copytrading: demo position: %w", err)
+				}
+			}
+		}
+		for i := range sim.fills {
+			sim.fills[i].PortfolioID = pf.ID
+		}
+		for i := range sim.equity {
+			sim.equity[i].PortfolioID = pf.ID
+		}
+		if len(sim.fills) > 0 {
+			if _, err := tx.NewInsert().Model(&sim.fills).Exec(ctx); err != nil {
+				return fmt.Errorf("copytrading: demo fills: %w", err)
+			}
+		}
+		if _, err := tx.NewInsert().Model(&sim.equity).Exec(ctx); err != nil {
+			return fmt.Errorf("copytrading: demo equity: %w", err)
+		}
+		p := Profile{ID: uuid.NewSHA1(demoNamespace, []byte("profile:"+l.Slug)), UserID: userID, PortfolioID: pf.ID, Slug: l.Slug,
+			DisplayName: l.DisplayName, PublishedAt: now, MonthlyReturns: "[]",
+			Bio: "SYNTHETIC demo leader: a fictional trader of the synthetic demo prices, holding " + l.Bio +
+				", traded by a deterministic simulation; not a real person, not real performance."}
+		if _, err := tx.NewInsert().Model(&p).Exec(ctx); err != nil {
+			return fmt.Errorf("copytrading: demo profile: %w", err)
+		}
+		return nil
+	})
+}
