@@ -78,6 +78,7 @@ type work struct {
 	Price       decimal.Decimal `bun:"fill_price"`
 	FilledAt    time.Time       `bun:"fill_at"`
 	EventStatus *string         `bun:"event_status"`
+	EventAt     *time.Time      `bun:"event_at"`
 }
 
 // Run copies leader fills every Config.CopyInterval, and checks the copy
@@ -116,9 +117,11 @@ func (s *Service) Run(ctx context.Context) {
 // follower's connection and guardrails. Fills are taken in the order they
 // filled, from the time the follow began or its auto-sync was last turned
 // on. Each (fill, follow) is claimed in the database first, so that it is
-// taken up once however many instances run Copy; a claim left unfinished
-// for 30 seconds (its instance stopped) is taken up again, and the order
-// it places then carries the same client order id, so it is never placed
+// taken up once however many instances run Copy, and an instance leaves a
+// follow alone for the pass when another holds a claim of it, so that a
+// follow's copies are placed in fill order. A claim left unfinished for
+// 30 seconds (its instance stopped) is taken up again, and the order it
+// places then carries the same client order id, so it is never placed
 // twice. It returns how many pairs it took up.
 func (s *Service) Copy(ctx context.Context) (int, error) {
 	now := s.clock()
@@ -126,27 +129,40 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 	err := s.db.NewSelect().TableExpr("follows AS follow").ColumnExpr("follow.*").
 		ColumnExpr("lp.slug, lp.display_name, lp.portfolio_id AS leader_portfolio_id").
 		ColumnExpr("pf.broker_id AS fill_id, pf.symbol AS fill_symbol, pf.side AS fill_side, pf.quantity AS fill_quantity").
-		ColumnExpr("pf.price AS fill_price, pf.filled_at AS fill_at, ce.status AS event_status").
+		ColumnExpr("pf.price AS fill_price, pf.filled_at AS fill_at, ce.status AS event_status, ce.updated_at AS event_at").
 		Join("JOIN leader_profiles AS lp ON lp.id = follow.leader_profile_id AND lp.unpublished_at IS NULL").
 		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.filled_at >= follow.copy_since").
 		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = pf.broker_id").
 		Where("follow.unfollowed_at IS NULL AND (follow.auto_sync OR follow.notifications)").
-		Where("(ce.follow_id IS NULL OR (ce.status = ? AND ce.updated_at < ?))", eventClaimed, now.Add(-claimTimeout)).
+		Where("(ce.follow_id IS NULL OR ce.status = ?)", eventClaimed).
 		OrderExpr("pf.filled_at, pf.broker_id, follow.id").Limit(copyBatch).Scan(ctx, &todo)
 	if err != nil {
 		return 0, fmt.Errorf("copytrading: fills to copy: %w", err)
 	}
+	// A follow's fills are taken up one at a time, in order: a follow
+	// another instance is at (a live claim, or a claim lost to it) waits
+	// for the next pass.
+	busy := map[uuid.UUID]bool{}
 	n := 0
 	for i := range todo {
-		ok, err := s.claim(ctx, &todo[i], now)
+		w := &todo[i]
+		if busy[w.ID] {
+			continue
+		}
+		if w.EventAt != nil && w.EventAt.After(now.Add(-claimTimeout)) {
+			busy[w.ID] = true
+			continue
+		}
+		ok, err := s.claim(ctx, w, now)
 		if err != nil {
 			return n, err
 		}
 		if !ok {
+			busy[w.ID] = true
 			continue
 		}
 		n++
-		if err := s.take(ctx, &todo[i]); err != nil {
+		if err := s.take(ctx, w); err != nil {
 			return n, err
 		}
 	}
