@@ -21,7 +21,7 @@ import (
 
 // mustPortfolio connects a paper account for the key's owner, syncs it
 // and returns its portfolio id and the connection id.
-func mustPortfolio(t *testing.T, ts tradingServer, key string) (portfolio, conn string) {
+func mustPortfolio(t testing.TB, ts tradingServer, key string) (portfolio, conn string) {
 	t.Helper()
 	conn = connectPaper(t, ts, key)
 	ts.call(t, "POST", "/api/v1/brokers/connections/"+conn+"/sync", key).object(t)
@@ -272,6 +272,10 @@ func TestCopyTradingLeaders(t *testing.T) {
 			if len(items) != 1 || items[0]["kind"] != "leader_unpublished" || items[0]["readAt"] != nil ||
 				!strings.Contains(items[0]["message"].(string), "alice-t") {
 				t.Fatalf("notifications: %s", n.raw)
+			}
+			// Another user's notification is not found.
+			if r := ts.call(t, "POST", "/api/v1/notifications/"+items[0]["id"].(string)+"/read", alice); r.status != http.StatusNotFound {
+				t.Errorf("alice reads another's notification: %d", r.status)
 			}
 			read := ts.call(t, "POST", "/api/v1/notifications/"+items[0]["id"].(string)+"/read", key).object(t)
 			if read["readAt"] == nil {
