@@ -277,7 +277,8 @@ func (s *Service) leaders() *bun.SelectQuery {
 }
 
 // LeaderBySlug returns the published profile with the slug, its figures
-// refreshed. The error wraps [tradekit.ErrNotFound] when none has it.
+// refreshed if its portfolio synced since they were computed. The error
+// wraps [tradekit.ErrNotFound] when none has it.
 func (s *Service) LeaderBySlug(ctx context.Context, slug string) (LeaderDetail, error) {
 	var l Leader
 	err := s.leaders().Where("lp.slug = ? AND lp.unpublished_at IS NULL", slug).Scan(ctx, &l)
@@ -287,17 +288,19 @@ func (s *Service) LeaderBySlug(ctx context.Context, slug string) (LeaderDetail, 
 	if err != nil {
 		return LeaderDetail{}, fmt.Errorf("copytrading: leader %s: %w", slug, err)
 	}
-	if err := s.refresh(ctx, &l.Profile); err != nil {
+	pf, err := connect.NewStore(s.db).Portfolio(ctx, l.UserID, l.PortfolioID)
+	if err != nil {
 		return LeaderDetail{}, err
+	}
+	if l.StatsAt == nil || l.StatsAt.Before(pf.UpdatedAt) {
+		if err := s.refresh(ctx, &l.Profile); err != nil {
+			return LeaderDetail{}, err
+		}
 	}
 	l.Verified = l.Provider != DemoProvider
 	d := LeaderDetail{Leader: l}
 	if err := json.Unmarshal([]byte(l.MonthlyReturns), &d.Monthly); err != nil {
 		return LeaderDetail{}, fmt.Errorf("copytrading: monthly returns of %s: %w", slug, err)
-	}
-	pf, err := connect.NewStore(s.db).Portfolio(ctx, l.UserID, l.PortfolioID)
-	if err != nil {
-		return LeaderDetail{}, err
 	}
 	valued, equity, err := connect.Value(ctx, marketdata.NewStore(s.db), pf)
 	if err != nil {
