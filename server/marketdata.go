@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -360,7 +361,8 @@ func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request)
 // ---- 4.4 prices ----
 
 // handlePriceList serves GET /api/v1/market-data/prices/asset/:assetId?from=&to=:
-// the daily records in the range (both bounds included), oldest first.
+// the daily records in the range (both bounds included), oldest first,
+// sliced from the asset's cached price document (see priceDoc).
 func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) error {
 	id, err := pathUUID(req, "assetId")
 	if err != nil {
@@ -370,45 +372,36 @@ func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) e
 	if err != nil {
 		return err
 	}
-	ps, err := marketdata.NewStore(s.db).Prices(req.Context(), id, from, to)
-	if err != nil {
-		return err
+	doc, etag, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
+	if err != nil || doc == nil {
+		return err // nil doc: answered 304
 	}
-	return s.writeData(w, priceList(ps))
+	w.Header().Set("ETag", etag)
+	return s.writeAppended(w, func(b []byte) ([]byte, error) {
+		return doc.appendRange(b, from, to), nil
+	})
 }
 
-// priceList writes price records as the JSON array of Price record
-// objects that newPriceJSON gives, without reflection: a year of prices
-// is hundreds of records.
-type priceList []marketdata.Price
-
-// MarshalJSON implements [json.Marshaler].
-func (l priceList) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 64+len(l)*190)
-	b = append(b, '[')
-	for i, p := range l {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"id":"`...)
-		b = appendUUID(b, p.ID)
-		b = append(b, `","assetId":"`...)
-		b = appendUUID(b, p.AssetID)
-		b = append(b, `","date":"`...)
-		b = append(b, p.Date.String()...)
-		b = append(b, `","open":`...)
-		b = appendDecimal(b, p.Open)
-		b = append(b, `,"high":`...)
-		b = appendDecimal(b, p.High)
-		b = append(b, `,"low":`...)
-		b = appendDecimal(b, p.Low)
-		b = append(b, `,"close":`...)
-		b = appendDecimal(b, p.Close)
-		b = append(b, `,"volume":`...)
-		b = strconv.AppendInt(b, p.Volume, 10)
-		b = append(b, '}')
-	}
-	return append(b, ']'), nil
+// appendPrice appends p as the Price record object that newPriceJSON
+// gives, without reflection.
+func appendPrice(b []byte, p marketdata.Price) []byte {
+	b = append(b, `{"id":"`...)
+	b = appendUUID(b, p.ID)
+	b = append(b, `","assetId":"`...)
+	b = appendUUID(b, p.AssetID)
+	b = append(b, `","date":"`...)
+	b = append(b, p.Date.String()...)
+	b = append(b, `","open":`...)
+	b = appendDecimal(b, p.Open)
+	b = append(b, `,"high":`...)
+	b = appendDecimal(b, p.High)
+	b = append(b, `,"low":`...)
+	b = appendDecimal(b, p.Low)
+	b = append(b, `,"close":`...)
+	b = appendDecimal(b, p.Close)
+	b = append(b, `,"volume":`...)
+	b = strconv.AppendInt(b, p.Volume, 10)
+	return append(b, '}')
 }
 
 // appendDecimal appends d as decimal.Decimal.String writes it, without
@@ -464,21 +457,23 @@ func appendUUID(b []byte, id uuid.UUID) []byte {
 	return append(b, buf[:]...)
 }
 
-// handlePriceLatest serves GET /api/v1/market-data/prices/asset/:assetId/latest.
+// handlePriceLatest serves GET /api/v1/market-data/prices/asset/:assetId/latest,
+// the last record of the asset's cached price document.
 func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request) error {
 	id, err := pathUUID(req, "assetId")
 	if err != nil {
 		return err
 	}
-	st := marketdata.NewStore(s.db)
-	if _, err := st.Asset(req.Context(), id); err != nil {
+	doc, etag, err := s.priceDoc(w, req, id, "latest")
+	if err != nil || doc == nil {
 		return err
 	}
-	p, err := st.LatestPrice(req.Context(), id)
-	if err != nil {
-		return err
+	last, ok := doc.latest()
+	if !ok {
+		return fmt.Errorf("server: %w", tradekit.Errorf(tradekit.ErrNotFound, "asset %s has no prices", id))
 	}
-	return s.writeData(w, newPriceJSON(p))
+	w.Header().Set("ETag", etag)
+	return s.writeRawData(w, last)
 }
 
 // handlePriceGet serves GET /api/v1/market-data/prices/:id.

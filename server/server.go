@@ -17,6 +17,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -62,6 +63,7 @@ type Server struct {
 	paper     *paper.Broker
 	connect   *connect.Service
 	copy      *copytrading.Service
+	priceDocs *lru.Cache // of *priceDocument, by asset
 	idPrefix  string
 	seq       atomic.Uint64
 }
@@ -110,6 +112,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		studies:   studies.NewService(db, cfg.Studies),
 	}
 	s.newTrading()
+	s.priceDocs = lru.New(priceDocBytes)
 	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log})
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))

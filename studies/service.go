@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -33,7 +34,7 @@ type Config struct {
 type Service struct {
 	db       bun.IDB
 	versions *marketdata.Versions // nil on a transaction
-	cache    *cache
+	cache    *lru.Cache
 }
 
 // NewService returns a Service reading prices from db.
@@ -41,7 +42,7 @@ func NewService(db bun.IDB, cfg Config) *Service {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}
-	s := &Service{db: db, cache: newCache(cfg.CacheBytes)}
+	s := &Service{db: db, cache: lru.New(cfg.CacheBytes)}
 	if db, ok := db.(*bun.DB); ok {
 		s.versions = marketdata.NewVersions(db, marketdata.VersionsConfig{Logger: cfg.Logger})
 	}
@@ -63,6 +64,13 @@ func (s *Service) Watch(ctx context.Context) {
 // at the moment.
 func (s *Service) Watching() bool { return s.versions != nil && s.versions.Listening() }
 
+// PriceVersion returns the asset's price version: from memory while
+// [Service.Watch] listens, else from the database. The error wraps
+// tradekit.ErrNotFound for an unknown asset.
+func (s *Service) PriceVersion(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error) {
+	return s.priceVersion(ctx, assetID)
+}
+
 // priceVersion returns the asset's price version.
 func (s *Service) priceVersion(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error) {
 	if s.versions != nil {
@@ -79,7 +87,7 @@ func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata
 		return Bars{}, v, err
 	}
 	key := "bars/" + assetID.String()
-	if b, ok := s.cache.get(key, v.Version); ok {
+	if b, ok := s.cache.Get(key, v.Version); ok {
 		return b.(Bars), v, nil
 	}
 	// Read after the version: the prices are at least as new as it, so
@@ -89,7 +97,7 @@ func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata
 		return Bars{}, v, err
 	}
 	b := Bars(c)
-	s.cache.put(key, v.Version, b, b.size())
+	s.cache.Put(key, v.Version, b, b.size())
 	return b, v, nil
 }
 
@@ -108,7 +116,7 @@ func (s *Service) Series(ctx context.Context, assetID uuid.UUID, spec Spec, tf s
 // series returns spec over b in timeframe tf, from the cache when it can.
 func (s *Service) series(assetID uuid.UUID, b Bars, v marketdata.PriceVersion, spec Spec, tf string) (Output, error) {
 	key := "series/" + assetID.String() + "/" + tf + "/" + spec.key()
-	if o, ok := s.cache.get(key, v.Version); ok {
+	if o, ok := s.cache.Get(key, v.Version); ok {
 		return o.(Output), nil
 	}
 	rb, err := b.Resample(tf)
@@ -116,7 +124,7 @@ func (s *Service) series(assetID uuid.UUID, b Bars, v marketdata.PriceVersion, s
 		return Output{}, err
 	}
 	o := Compute(spec, rb)
-	s.cache.put(key, v.Version, o, o.size())
+	s.cache.Put(key, v.Version, o, o.size())
 	return o, nil
 }
 
@@ -129,7 +137,7 @@ func (s *Service) SeriesJSON(ctx context.Context, b []byte, assetID uuid.UUID, s
 		return nil, err
 	}
 	key := "json/" + assetID.String() + "/" + tf + "/" + spec.key()
-	if e, ok := s.cache.get(key, v.Version); ok {
+	if e, ok := s.cache.Get(key, v.Version); ok {
 		return e.(*Encoded).AppendWindow(b, from, to), nil
 	}
 	o, err := s.series(assetID, bars, v, spec, tf)
@@ -137,7 +145,7 @@ func (s *Service) SeriesJSON(ctx context.Context, b []byte, assetID uuid.UUID, s
 		return nil, err
 	}
 	e := Encode(o)
-	s.cache.put(key, v.Version, e, e.size())
+	s.cache.Put(key, v.Version, e, e.size())
 	return e.AppendWindow(b, from, to), nil
 }
 
@@ -205,7 +213,7 @@ func (s *Service) EvaluateJSON(ctx context.Context, b []byte, userID, id, assetI
 	}
 	// Keyed by the formula text: an edit is a new entry.
 	key := "custom/" + assetID.String() + "/" + c.Formula
-	if e, ok := s.cache.get(key, v.Version); ok {
+	if e, ok := s.cache.Get(key, v.Version); ok {
 		return e.(*Encoded).AppendWindow(b, from, to), nil
 	}
 	expr, err := c.Parse()
@@ -217,7 +225,7 @@ func (s *Service) EvaluateJSON(ctx context.Context, b []byte, userID, id, assetI
 		return nil, err
 	}
 	e := Encode(Output{Dates: bars.Dates, Value: vals})
-	s.cache.put(key, v.Version, e, e.size())
+	s.cache.Put(key, v.Version, e, e.size())
 	return e.AppendWindow(b, from, to), nil
 }
 

@@ -97,32 +97,6 @@ func TestOutputWindow(t *testing.T) {
 	}
 }
 
-func TestCache(t *testing.T) {
-	c := newCache(100)
-	c.put("a", 1, "A", 40)
-	c.put("b", 1, "B", 40)
-	if v, ok := c.get("a", 1); !ok || v != "A" {
-		t.Fatal("a missing")
-	}
-	c.put("c", 1, "C", 40) // evicts b, the least recently used
-	if _, ok := c.get("b", 1); ok {
-		t.Error("b survived past the bound")
-	}
-	if _, ok := c.get("a", 2); ok {
-		t.Error("a served for another price version")
-	}
-	if _, ok := c.get("a", 1); ok {
-		t.Error("a's stale entry was not dropped on the version miss")
-	}
-	c.put("huge", 1, "H", 101)
-	if _, ok := c.get("huge", 1); ok || c.used > c.max {
-		t.Errorf("an entry larger than the cache was kept (used %d)", c.used)
-	}
-	if c.len() != 1 || c.used != 40 {
-		t.Errorf("len %d used %d, want 1 and 40", c.len(), c.used)
-	}
-}
-
 func TestComputeUndefinedIsNaN(t *testing.T) {
 	b := Bars{Dates: make([]calendar.Date, 5), Open: []float64{1, 2, 3, 4, 5}, High: []float64{1, 2, 3, 4, 5},
 		Low: []float64{1, 2, 3, 4, 5}, Close: []float64{1, 2, 3, 4, 5}, Volume: make([]float64, 5)}

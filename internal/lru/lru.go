@@ -1,16 +1,19 @@
-package studies
+// Package lru is a least-recently-used cache bounded by the bytes of its
+// values, whose entries are tagged with the price version they were
+// computed from.
+package lru
 
 import (
 	"container/list"
 	"sync"
 )
 
-// cache is a least-recently-used cache bounded by the bytes its values
+// Cache is a least-recently-used cache bounded by the bytes its values
 // hold. Every value carries the price version it was computed from; a
 // lookup with another version misses, so an asset's entries are invalid
 // as soon as its prices change, on every instance, with no message
 // between them. It is safe for concurrent use.
-type cache struct {
+type Cache struct {
 	mu    sync.Mutex
 	max   int // bytes
 	used  int
@@ -25,12 +28,14 @@ type cacheEntry struct {
 	size    int
 }
 
-func newCache(maxBytes int) *cache {
-	return &cache{max: maxBytes, order: list.New(), byKey: make(map[string]*list.Element)}
+// New returns a Cache holding at most maxBytes of values.
+func New(maxBytes int) *Cache {
+	return &Cache{max: maxBytes, order: list.New(), byKey: make(map[string]*list.Element)}
 }
 
-// get returns the value stored under key for version.
-func (c *cache) get(key string, version int64) (any, bool) {
+// Get returns the value stored under key for version. An entry of
+// another version is dropped.
+func (c *Cache) Get(key string, version int64) (any, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
@@ -46,10 +51,10 @@ func (c *cache) get(key string, version int64) (any, bool) {
 	return e.value, true
 }
 
-// put stores value of the given size under key for version, evicting the
+// Put stores value of the given size under key for version, evicting the
 // least recently used entries beyond the bound. A value larger than the
 // whole cache is not stored.
-func (c *cache) put(key string, version int64, value any, size int) {
+func (c *Cache) Put(key string, version int64, value any, size int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[key]; ok {
@@ -65,14 +70,14 @@ func (c *cache) put(key string, version int64, value any, size int) {
 	}
 }
 
-func (c *cache) remove(el *list.Element) {
+func (c *Cache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*cacheEntry)
 	delete(c.byKey, e.key)
 	c.used -= e.size
 }
 
-// len returns the number of entries.
-func (c *cache) len() int {
+// Len returns the number of entries.
+func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
