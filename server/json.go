@@ -74,6 +74,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.WriteString(`{"error":{"code":"INTERNAL","message":"internal error"}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
 }

@@ -119,7 +119,7 @@ func New(cfg Config, db *bun.DB) *Server {
 	for _, rt := range s.routes {
 		s.routeSet[routeKey{rt.method, rt.path}] = true
 	}
-	s.handler = s.logRequests(s.screen(s.mount(s.router(s.routes))))
+	s.handler = s.logRequests(s.screen(s.mount(gzipJSON(s.router(s.routes)))))
 	return s
 }
 
