@@ -235,7 +235,9 @@ func TestBrokerConnectionFlow(t *testing.T) {
 		}
 		t.Logf("create → consent → callback → active: %v", time.Since(start))
 
-		// The paper account buys 10 ACME, then a sync pulls it in.
+		// Connecting started the first sync; once it is done, the paper
+		// account buys 10 ACME, then a sync pulls it in.
+		ts.Connections().Wait()
 		c, err := connect.NewStore(db).Connection(context.Background(), userID(t, db, "trader@example.com"), uuid.MustParse(id))
 		if err != nil {
 			t.Fatal(err)
@@ -251,7 +253,8 @@ func TestBrokerConnectionFlow(t *testing.T) {
 		}
 		ts.Connections().Wait()
 		logs := ts.call(t, "GET", "/api/v1/brokers/connections/"+id+"/logs", key).list(t)
-		if len(logs) != 1 || logs[0]["status"] != "completed" || logs[0]["positionsSynced"] != 1.0 || logs[0]["completedAt"] == nil {
+		if len(logs) != 2 || logs[0]["status"] != "completed" || logs[0]["positionsSynced"] != 1.0 || logs[0]["completedAt"] == nil ||
+			logs[1]["positionsSynced"] != 0.0 {
 			t.Fatalf("logs %v", logs)
 		}
 		t.Logf("sync: %v; whole flow %v", time.Since(syncStart), time.Since(start))
@@ -279,11 +282,11 @@ func TestBrokerConnectionFlow(t *testing.T) {
 			t.Errorf("after the sync: %v", got)
 		}
 
-		// A second sync reads the fills again from a month before the last
+		// Another sync reads the fills again from a month before the last
 		// one, and keeps each once.
 		ts.call(t, "POST", "/api/v1/brokers/connections/"+id+"/sync", key)
 		ts.Connections().Wait()
-		if l := ts.call(t, "GET", "/api/v1/brokers/connections/"+id+"/logs", key).list(t); len(l) != 2 || l[0]["status"] != "completed" {
+		if l := ts.call(t, "GET", "/api/v1/brokers/connections/"+id+"/logs", key).list(t); len(l) != 3 || l[0]["status"] != "completed" {
 			t.Fatalf("logs after the second sync: %v", l)
 		}
 		if n, err := db.NewSelect().Table("portfolio_fills").Count(context.Background()); err != nil || n != 1 {

@@ -18,6 +18,7 @@
 //     state or a failed exchange leaves the connection pending with its
 //     reason in LastError; either way the browser goes on to the
 //     connection's redirect URL with connectionId and status, or error.
+//     An active connection's first sync starts at once.
 //  3. [Service.Disconnect] revokes the tokens at the broker (RFC 7009)
 //     where it can, forgets them and keeps the row, disconnected.
 //

@@ -286,6 +286,11 @@ func (s *Service) Callback(ctx context.Context, state, code, errCode, errDesc st
 		"access_token", "refresh_token", "token_expiry"); err != nil {
 		return "", err
 	}
+	// The first sync starts at once, so that the portfolio is there
+	// within moments of connecting, not at the next scheduled round.
+	if _, err := s.StartSync(ctx, c.UserID, c.ID); err != nil {
+		s.cfg.Logger.Warn("the first sync of a new connection did not start", "connection_id", c.ID, "err", err)
+	}
 	return withQuery(c.RedirectURL, "connectionId", c.ID.String(), "status", c.Status), nil
 }
 
