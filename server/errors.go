@@ -94,6 +94,9 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 		w.WriteHeader(statusClientClosed)
 		return
 	}
+	// An error is never the tagged representation a handler may have
+	// announced before it failed.
+	w.Header().Del("ETag")
 	body := errorJSON{Code: "INTERNAL", Message: "internal error"}
 	status := http.StatusInternalServerError
 	known := false

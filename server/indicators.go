@@ -39,6 +39,13 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if err != nil {
 		return err
 	}
+	v, err := s.studies.PriceVersion(req.Context(), id)
+	if err != nil {
+		return err
+	}
+	if notModified(w, req, requestTag("i", v.Version, req)) {
+		return nil
+	}
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
 		return s.studies.SeriesJSON(req.Context(), b, id, spec, studies.Daily, from, to)
 	})

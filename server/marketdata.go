@@ -372,11 +372,10 @@ func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) e
 	if err != nil {
 		return err
 	}
-	doc, etag, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
+	doc, _, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
 	if err != nil || doc == nil {
 		return err // nil doc: answered 304
 	}
-	w.Header().Set("ETag", etag)
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
 		return doc.appendRange(b, from, to), nil
 	})
@@ -464,7 +463,7 @@ func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request)
 	if err != nil {
 		return err
 	}
-	doc, etag, err := s.priceDoc(w, req, id, "latest")
+	doc, _, err := s.priceDoc(w, req, id, "latest")
 	if err != nil || doc == nil {
 		return err
 	}
@@ -472,7 +471,6 @@ func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request)
 	if !ok {
 		return fmt.Errorf("server: %w", tradekit.Errorf(tradekit.ErrNotFound, "asset %s has no prices", id))
 	}
-	w.Header().Set("ETag", etag)
 	return s.writeRawData(w, last)
 }
 

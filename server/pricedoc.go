@@ -1,6 +1,7 @@
 package server
 
 import (
+	"hash/fnv"
 	"net/http"
 	"sort"
 	"strconv"
@@ -88,9 +89,7 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 		return nil, "", err
 	}
 	etag := `"p` + strconv.FormatInt(v.Version, 10) + "-" + what + `"`
-	if etagMatches(req.Header.Get("If-None-Match"), etag) {
-		w.Header().Set("ETag", etag)
-		w.WriteHeader(http.StatusNotModified)
+	if notModified(w, req, etag) {
 		return nil, etag, nil
 	}
 	key := "prices/" + assetID.String()
@@ -107,6 +106,26 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 	d := newPriceDocument(ps)
 	s.priceDocs.Put(key, v.Version, d, d.size())
 	return d, etag, nil
+}
+
+// notModified sets the answer's ETag and, when the request's
+// If-None-Match names it, answers 304 without a body and reports true.
+func notModified(w http.ResponseWriter, req bunrouter.Request, etag string) bool {
+	w.Header().Set("ETag", etag)
+	if !etagMatches(req.Header.Get("If-None-Match"), etag) {
+		return false
+	}
+	w.WriteHeader(http.StatusNotModified)
+	return true
+}
+
+// requestTag returns an ETag for the request's URL query under a version:
+// a prefix naming the resource kind, the version, and an FNV-1a hash of
+// the raw query, so that it changes with either.
+func requestTag(kind string, version int64, req bunrouter.Request) string {
+	h := fnv.New64a()
+	h.Write([]byte(req.URL.RawQuery))
+	return `"` + kind + strconv.FormatInt(version, 10) + "-" + strconv.FormatUint(h.Sum64(), 36) + `"`
 }
 
 // etagMatches reports whether an If-None-Match header names etag: "*",

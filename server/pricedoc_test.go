@@ -95,7 +95,25 @@ func TestPriceDocuments(t *testing.T) {
 		if r := sendIfNoneMatch(h, base+"/latest", key, latestTag); r.Code != 200 || !strings.Contains(r.Body.String(), "61.125") {
 			t.Errorf("latest after a price change: %d %s", r.Code, r.Body)
 		}
-		if r := get(t, h, "/api/v1/market-data/prices/asset/"+bareID.String()+"/latest", key); r.status != 404 ||
+		// Indicator series too: 304 while the prices stay, 200 after.
+		sma := "/api/v1/indicators/asset/" + widgID.String() + "?indicator=SMA&params=%7B%22period%22%3A5%7D"
+		r = sendIfNoneMatch(h, sma, key, "")
+		tag := r.Header().Get("ETag")
+		if r.Code != 200 || tag == "" || sendIfNoneMatch(h, sma, key, tag).Code != http.StatusNotModified {
+			t.Errorf("indicator ETag: %d %q", r.Code, tag)
+		}
+		if r := sendIfNoneMatch(h, sma+"&from="+first.String(), key, tag); r.Code != 200 {
+			t.Errorf("another indicator request with the first one's ETag: %d", r.Code)
+		}
+		c2 := decimal.RequireFromString("62")
+		if err := marketdata.NewStore(db).SavePrices(context.Background(), []marketdata.Price{{AssetID: widgID, Date: today,
+			Open: c2, High: c2, Low: c2, Close: c2, Volume: 8}}); err != nil {
+			t.Fatal(err)
+		}
+		if r := sendIfNoneMatch(h, sma, key, tag); r.Code != 200 || r.Header().Get("ETag") == tag {
+			t.Errorf("indicator after a price change: %d", r.Code)
+		}
+		if r := get(t, h, "/api/v1/market-data/prices/asset/"+bareID.String()+"/latest", key); r.status != 404 || r.header.Get("ETag") != "" ||
 			!strings.Contains(r.errorMessage(), "has no prices") {
 			t.Errorf("latest without prices: %d %s", r.status, r.raw)
 		}

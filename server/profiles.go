@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
@@ -36,6 +37,9 @@ func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request
 	}
 	if err != nil {
 		return err
+	}
+	if notModified(w, req, `"a`+strconv.FormatInt(rec.UpdatedAt.UnixMicro(), 36)+`"`) {
+		return nil
 	}
 	body := rec.JSON
 	if len(body) < 3 || body[0] != '{' || body[len(body)-1] != '}' || !json.Valid(body) {

@@ -119,6 +119,10 @@ func TestAssetProfileGet(t *testing.T) {
 		if diff := cmp.Diff(walkWant, r.object(t)); diff != "" {
 			t.Errorf("WALK's profile (-want +got):\n%s", diff)
 		}
+		// The ETag follows the profile's build time: 304 until it is rebuilt.
+		if tag := r.header.Get("ETag"); tag == "" || sendIfNoneMatch(h, "/api/v1/asset-profiles/"+indAsset.String(), key, tag).Code != http.StatusNotModified {
+			t.Errorf("profile ETag %q", tag)
+		}
 		if !strings.HasPrefix(r.raw, `{"data":{"assetId":"`+indAsset.String()+`","symbol":"WALK","regimePatterns":{"current":`) ||
 			!strings.HasSuffix(r.raw, `,"updatedAt":"2026-11-22T10:00:00.000Z"}}`+"\n") {
 			t.Errorf("field order is not assetId, symbol, …, updatedAt: %.120s … %s", r.raw, r.raw[len(r.raw)-60:])
