@@ -82,6 +82,9 @@ func (g *gzipWriter) WriteHeader(code int) {
 		if n, err := strconv.Atoi(h.Get("Content-Length")); err != nil || n >= gzipMin {
 			h.Del("Content-Length")
 			h.Set("Content-Encoding", "gzip")
+			if tag := h.Get("ETag"); tag != "" {
+				h.Set("ETag", gzipTag(tag))
+			}
 			g.gz = gzipWriters.Get().(*gzip.Writer)
 			g.gz.Reset(g.ResponseWriter)
 		}
@@ -108,4 +111,10 @@ func (g *gzipWriter) close() {
 		gzipWriters.Put(g.gz)
 		g.gz = nil
 	}
+}
+
+// gzipTag returns the ETag of the gzip form of the representation tagged
+// etag: a strong validator names one content coding (RFC 9110 8.8.3).
+func gzipTag(etag string) string {
+	return strings.TrimSuffix(etag, `"`) + `-gzip"`
 }

@@ -3,13 +3,17 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -33,9 +37,17 @@ func TestGzip(t *testing.T) {
 		if plain.Header().Get("Content-Encoding") != "" || plain.Header().Get("Vary") != "Accept-Encoding" {
 			t.Errorf("identity: %v", plain.Header())
 		}
-		for _, accept := range []string{"gzip", "deflate, gzip;q=0.5", "br;q=1, *"} {
-			r := fetch(list, accept)
-			if r.Header().Get("Content-Encoding") != "gzip" || r.Header().Get("Content-Length") != "" {
+		for _, c := range []struct{ path, accept string }{
+			{list, "gzip"}, {list, "deflate, gzip;q=0.5"}, {list, "br;q=1, *"},
+			{list + "?from=" + calendar.DateOf(time.Now().UTC()).AddDays(-20).String(), "gzip"}, // a range: gzipped per request
+		} {
+			path, accept := c.path, c.accept
+			if path != list {
+				plain = fetch(path, "")
+			}
+			r := fetch(path, accept)
+			if cl := r.Header().Get("Content-Length"); r.Header().Get("Content-Encoding") != "gzip" || cl != "" && cl != fmt.Sprint(r.Body.Len()) ||
+				!strings.HasSuffix(r.Header().Get("ETag"), `-gzip"`) {
 				t.Fatalf("%s: %v", accept, r.Header())
 			}
 			zipped := r.Body.Len()
@@ -48,6 +60,16 @@ func TestGzip(t *testing.T) {
 				t.Errorf("%s: the gzip body decodes to %d bytes, not the %d of identity (%v)", accept, len(body), plain.Body.Len(), err)
 			}
 			t.Logf("%d bytes, %d gzipped", plain.Body.Len(), zipped)
+			// The gzip form's own ETag is matched by a conditional request.
+			req := httptest.NewRequest("GET", path, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Accept-Encoding", accept)
+			req.Header.Set("If-None-Match", r.Header().Get("ETag"))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != 304 {
+				t.Errorf("%s: If-None-Match with the gzip ETag: %d", path, rec.Code)
+			}
 		}
 		for _, c := range []struct{ path, accept string }{
 			{list, "gzip;q=0"}, {list, "identity"}, {list, "*;q=0"},

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"hash/fnv"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
@@ -25,6 +28,12 @@ type priceDocument struct {
 	starts []int  // record i is body[starts[i]:ends[i]]
 	ends   []int  // records are separated by one comma
 	body   []byte // the records, without the brackets
+
+	// gzipOnce makes gzipped, the whole answer of the full history
+	// ({"data": [...]}), gzipped once on first demand and then served to
+	// every client that takes gzip.
+	gzipOnce sync.Once
+	gzipped  []byte
 }
 
 // priceDocBytes bounds the memory of the cached price documents: a full
@@ -46,8 +55,10 @@ func newPriceDocument(ps []marketdata.Price) *priceDocument {
 	return d
 }
 
-// size is the document's memory, roughly, for the cache's bound.
-func (d *priceDocument) size() int { return len(d.body) + len(d.dates)*(8+16) + 64 }
+// size is the document's memory, roughly, for the cache's bound: the
+// body, a gzipped copy of it (a sixth to a quarter of its size), and the
+// index.
+func (d *priceDocument) size() int { return len(d.body)*5/4 + len(d.dates)*(8+16) + 64 }
 
 // appendRange appends the JSON array of the records from from to to, both
 // included; a zero bound is open.
@@ -65,6 +76,21 @@ func (d *priceDocument) appendRange(b []byte, from, to calendar.Date) []byte {
 		b = append(b, d.body[d.starts[i]:d.ends[j-1]]...)
 	}
 	return append(b, ']')
+}
+
+// fullGzip returns the gzipped answer of the whole history, made on the
+// first call.
+func (d *priceDocument) fullGzip() []byte {
+	d.gzipOnce.Do(func() {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
+		zw.Write([]byte(`{"data":`))
+		zw.Write(d.appendRange(nil, calendar.Date{}, calendar.Date{}))
+		zw.Write([]byte("}\n"))
+		zw.Close()
+		d.gzipped = buf.Bytes()
+	})
+	return d.gzipped
 }
 
 // latest returns the last record, and whether there is one.
@@ -109,10 +135,16 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 }
 
 // notModified sets the answer's ETag and, when the request's
-// If-None-Match names it, answers 304 without a body and reports true.
+// If-None-Match names it or its gzip form's (see gzipJSON), answers 304
+// without a body, tagged as the client has it, and reports true.
 func notModified(w http.ResponseWriter, req bunrouter.Request, etag string) bool {
 	w.Header().Set("ETag", etag)
-	if !etagMatches(req.Header.Get("If-None-Match"), etag) {
+	inm := req.Header.Get("If-None-Match")
+	switch {
+	case etagMatches(inm, etag):
+	case etagMatches(inm, gzipTag(etag)):
+		w.Header().Set("ETag", gzipTag(etag))
+	default:
 		return false
 	}
 	w.WriteHeader(http.StatusNotModified)
