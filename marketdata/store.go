@@ -816,9 +816,46 @@ func (s *Store) LatestPrice(ctx context.Context, assetID uuid.UUID) (Price, erro
 // Price returns the price record with the given id (see [PriceID]). The
 // error wraps [tradekit.ErrNotFound] when there is none.
 func (s *Store) Price(ctx context.Context, id uuid.UUID) (Price, error) {
+	assets, date, err := s.priceAssets(ctx, id)
+	if err != nil {
+		return Price{}, err
+	}
+	for _, a := range assets {
+		out, err := s.queryPrices(ctx, a, "date = ?", "", SQLDate(date))
+		if err != nil {
+			return Price{}, fmt.Errorf("marketdata: price %s: %w", id, err)
+		}
+		if len(out) > 0 {
+			return out[0], nil
+		}
+	}
+	return Price{}, priceNotFound(id)
+}
+
+// PriceLocation returns the asset and the date of the price record with
+// the given id, read from the id and the assets, without reading the
+// record: callers that hold the asset's prices find it there. The error
+// wraps [tradekit.ErrNotFound] when no asset can hold such a record; the
+// asset may still have no record on that date.
+func (s *Store) PriceLocation(ctx context.Context, id uuid.UUID) (uuid.UUID, calendar.Date, error) {
+	assets, date, err := s.priceAssets(ctx, id)
+	if err != nil {
+		return uuid.UUID{}, calendar.Date{}, err
+	}
+	if len(assets) == 0 {
+		return uuid.UUID{}, calendar.Date{}, priceNotFound(id)
+	}
+	// Assets whose ids share a price id's twelve bytes are refused when
+	// stored (checkPriceIDPrefix): there is one.
+	return assets[0], date, nil
+}
+
+// priceAssets returns the assets that a price id can belong to (almost
+// always one) and its date.
+func (s *Store) priceAssets(ctx context.Context, id uuid.UUID) ([]uuid.UUID, calendar.Date, error) {
 	asset, date, ok := parsePriceID(id)
 	if !ok {
-		return Price{}, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
+		return nil, calendar.Date{}, priceNotFound(id)
 	}
 	// The assets whose ids start with the id's first six bytes (the bytes
 	// before the version nibble): almost always exactly one.
@@ -830,21 +867,20 @@ func (s *Store) Price(ctx context.Context, id uuid.UUID) (Price, error) {
 	}
 	var candidates []uuid.UUID
 	if err := s.db.NewRaw("SELECT id FROM assets WHERE id >= ? AND id <= ?", lo, hi).Scan(ctx, &candidates); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return Price{}, fmt.Errorf("marketdata: price %s: %w", id, err)
+		return nil, calendar.Date{}, fmt.Errorf("marketdata: price %s: %w", id, err)
 	}
+	out := candidates[:0]
 	for _, a := range candidates {
-		if !matchesPriceID(a, asset) {
-			continue
-		}
-		out, err := s.queryPrices(ctx, a, "date = ?", "", SQLDate(date))
-		if err != nil {
-			return Price{}, fmt.Errorf("marketdata: price %s: %w", id, err)
-		}
-		if len(out) > 0 {
-			return out[0], nil
+		if matchesPriceID(a, asset) {
+			out = append(out, a)
 		}
 	}
-	return Price{}, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
+	return out, date, nil
+}
+
+// priceNotFound is the error for a price id that names no record.
+func priceNotFound(id uuid.UUID) error {
+	return fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
 }
 
 // CountPrices returns the number of price records of the asset.

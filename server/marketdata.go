@@ -487,17 +487,26 @@ func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request)
 	return s.writeRawData(w, last)
 }
 
-// handlePriceGet serves GET /api/v1/market-data/prices/:id.
+// handlePriceGet serves GET /api/v1/market-data/prices/:id: the record of
+// the asset's cached price document on the date the id names.
 func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request) error {
 	id, err := pathUUID(req, "id")
 	if err != nil {
 		return err
 	}
-	p, err := marketdata.NewStore(s.db).Price(req.Context(), id)
+	assetID, date, err := marketdata.NewStore(s.db).PriceLocation(req.Context(), id)
 	if err != nil {
 		return err
 	}
-	return s.writeData(w, newPriceJSON(p))
+	doc, _, err := s.priceDoc(w, req, assetID, "day/"+date.String())
+	if err != nil || doc == nil {
+		return err
+	}
+	rec, ok := doc.on(date)
+	if !ok {
+		return fmt.Errorf("server: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
+	}
+	return s.writeRawData(w, rec)
 }
 
 // ---- 4.5 exchanges ----

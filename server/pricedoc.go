@@ -93,6 +93,15 @@ func (d *priceDocument) fullGzip() []byte {
 	return d.gzipped
 }
 
+// on returns the record of date d, and whether there is one.
+func (d *priceDocument) on(day calendar.Date) ([]byte, bool) {
+	i := sort.Search(len(d.dates), func(k int) bool { return !d.dates[k].Before(day) })
+	if i == len(d.dates) || d.dates[i] != day {
+		return nil, false
+	}
+	return d.body[d.starts[i]:d.ends[i]], true
+}
+
 // latest returns the last record, and whether there is one.
 func (d *priceDocument) latest() ([]byte, bool) {
 	if len(d.dates) == 0 {

@@ -65,6 +65,18 @@ func TestPriceDocuments(t *testing.T) {
 		if l["date"] != today.String() || l["close"] != 57.25 {
 			t.Errorf("latest: %v", l)
 		}
+		// By id, from the same document: the record, and 404 for a day
+		// without one.
+		byID := "/api/v1/market-data/prices/" + priceID(widgID, first.String())
+		if p := get(t, h, byID, key).object(t); p["date"] != first.String() || p["close"] != 50.0 || p["id"] != priceID(widgID, first.String()) {
+			t.Errorf("by id: %v", p)
+		}
+		if r := get(t, h, "/api/v1/market-data/prices/"+priceID(widgID, first.AddDays(-1).String()), key); r.status != 404 {
+			t.Errorf("by id, a day without a record: %d", r.status)
+		}
+		if r := get(t, h, "/api/v1/market-data/prices/"+priceID(bareID, first.String()), key); r.status != 404 {
+			t.Errorf("by id, an asset without prices: %d", r.status)
+		}
 
 		// Conditional requests: 304 without a body while the prices stay,
 		// 200 with a new ETag after any change.
