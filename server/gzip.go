@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"compress/gzip"
 	"net/http"
 	"strconv"
@@ -117,4 +118,39 @@ func (g *gzipWriter) close() {
 // etag: a strong validator names one content coding (RFC 9110 8.8.3).
 func gzipTag(etag string) string {
 	return strings.TrimSuffix(etag, `"`) + `-gzip"`
+}
+
+// writeGzipCached writes the answer whose body build appends (the {"data":
+// …} envelope included) gzipped, from the cache of gzipped answers under
+// key and version when it is there, else built, gzipped at the best
+// compression and cached. It serves the largest cached answers, whole
+// histories, that would otherwise be compressed again on every request.
+// The caller has checked that the client takes gzip, and has set the
+// identity ETag, which this turns into the gzip form's.
+func (s *Server) writeGzipCached(w http.ResponseWriter, key string, version int64, build func([]byte) ([]byte, error)) error {
+	var body []byte
+	if v, ok := s.priceDocs.Get(key, version); ok {
+		body = v.([]byte)
+	} else {
+		raw, err := build(nil)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
+		zw.Write(raw)
+		zw.Close()
+		body = buf.Bytes()
+		s.priceDocs.Put(key, version, body, len(body))
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Content-Encoding", "gzip")
+	if tag := h.Get("ETag"); tag != "" {
+		h.Set("ETag", gzipTag(tag))
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(body)
+	return err
 }

@@ -46,6 +46,13 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if notModified(w, req, requestTag("i", v.Version, req)) {
 		return nil
 	}
+	if !from.IsValid() && !to.IsValid() && acceptsGzip(req.Header.Get("Accept-Encoding")) {
+		return s.writeGzipCached(w, "gzip/series/"+id.String()+"/"+req.URL.RawQuery, v.Version, func(b []byte) ([]byte, error) {
+			b = append(b, `{"data":`...)
+			b, err := s.studies.SeriesJSON(req.Context(), b, id, spec, studies.Daily, from, to)
+			return append(b, "}\n"...), err
+		})
+	}
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
 		return s.studies.SeriesJSON(req.Context(), b, id, spec, studies.Daily, from, to)
 	})

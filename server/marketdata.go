@@ -372,22 +372,17 @@ func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) e
 	if err != nil {
 		return err
 	}
-	doc, _, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
+	doc, version, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
 	if err != nil || doc == nil {
 		return err // nil doc: answered 304
 	}
 	if !from.IsValid() && !to.IsValid() && acceptsGzip(req.Header.Get("Accept-Encoding")) {
 		// The full history, the largest answer, is gzipped once per
 		// price version, not per request.
-		body := doc.fullGzip()
-		h := w.Header()
-		h.Set("Content-Type", "application/json; charset=utf-8")
-		h.Set("Content-Encoding", "gzip")
-		h.Set("ETag", gzipTag(h.Get("ETag")))
-		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
-		_, err := w.Write(body)
-		return err
+		return s.writeGzipCached(w, "gzip/prices/"+id.String(), version, func(b []byte) ([]byte, error) {
+			b = append(b, `{"data":`...)
+			return append(doc.appendRange(b, from, to), "}\n"...), nil
+		})
 	}
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
 		return doc.appendRange(b, from, to), nil

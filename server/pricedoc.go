@@ -1,14 +1,11 @@
 package server
 
 import (
-	"bytes"
-	"compress/gzip"
 	"hash/fnv"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
@@ -28,16 +25,11 @@ type priceDocument struct {
 	starts []int  // record i is body[starts[i]:ends[i]]
 	ends   []int  // records are separated by one comma
 	body   []byte // the records, without the brackets
-
-	// gzipOnce makes gzipped, the whole answer of the full history
-	// ({"data": [...]}), gzipped once on first demand and then served to
-	// every client that takes gzip.
-	gzipOnce sync.Once
-	gzipped  []byte
 }
 
-// priceDocBytes bounds the memory of the cached price documents: a full
-// history of 2,770 days is about 750 KB, and its gzip form 85 KB.
+// priceDocBytes bounds the memory of the cached price documents and
+// gzipped answers: a full history of 2,770 days is about 750 KB, and its
+// gzip form 85 KB.
 const priceDocBytes = 64 << 20
 
 // newPriceDocument encodes ps, oldest first.
@@ -55,10 +47,8 @@ func newPriceDocument(ps []marketdata.Price) *priceDocument {
 	return d
 }
 
-// size is the document's memory, roughly, for the cache's bound: the
-// body, a gzipped copy of it (a sixth to a quarter of its size), and the
-// index.
-func (d *priceDocument) size() int { return len(d.body)*5/4 + len(d.dates)*(8+16) + 64 }
+// size is the document's memory, roughly, for the cache's bound.
+func (d *priceDocument) size() int { return len(d.body) + len(d.dates)*(8+16) + 64 }
 
 // appendRange appends the JSON array of the records from from to to, both
 // included; a zero bound is open.
@@ -76,21 +66,6 @@ func (d *priceDocument) appendRange(b []byte, from, to calendar.Date) []byte {
 		b = append(b, d.body[d.starts[i]:d.ends[j-1]]...)
 	}
 	return append(b, ']')
-}
-
-// fullGzip returns the gzipped answer of the whole history, made on the
-// first call.
-func (d *priceDocument) fullGzip() []byte {
-	d.gzipOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
-		zw.Write([]byte(`{"data":`))
-		zw.Write(d.appendRange(nil, calendar.Date{}, calendar.Date{}))
-		zw.Write([]byte("}\n"))
-		zw.Close()
-		d.gzipped = buf.Bytes()
-	})
-	return d.gzipped
 }
 
 // on returns the record of date d, and whether there is one.
@@ -111,36 +86,36 @@ func (d *priceDocument) latest() ([]byte, bool) {
 	return d.body[d.starts[n]:d.ends[n]], true
 }
 
-// priceDoc returns the asset's price document and the ETag of the
-// request, named by what (the part of the document it serves): derived
-// from the price version, so that it changes with any price. When the
-// request's If-None-Match holds that ETag, priceDoc answers 304 itself
-// and returns a nil document. The error wraps tradekit.ErrNotFound for an
+// priceDoc returns the asset's price document and its price version, and
+// sets the answer's ETag, named by what (the part of the document the
+// request serves) and derived from the version, so that it changes with
+// any price. When the request's If-None-Match holds that ETag, priceDoc
+// answers 304 itself and returns a nil document. The error wraps tradekit.ErrNotFound for an
 // unknown asset.
-func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID uuid.UUID, what string) (*priceDocument, string, error) {
+func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID uuid.UUID, what string) (*priceDocument, int64, error) {
 	ctx := req.Context()
 	v, err := s.studies.PriceVersion(ctx, assetID)
 	if err != nil {
-		return nil, "", err
+		return nil, 0, err
 	}
 	etag := `"p` + strconv.FormatInt(v.Version, 10) + "-" + what + `"`
 	if notModified(w, req, etag) {
-		return nil, etag, nil
+		return nil, v.Version, nil
 	}
 	key := "prices/" + assetID.String()
 	if d, ok := s.priceDocs.Get(key, v.Version); ok {
-		return d.(*priceDocument), etag, nil
+		return d.(*priceDocument), v.Version, nil
 	}
 	// Read after the version: the records are at least as new as it, so
 	// nothing stale is cached under a newer version. One statement reads
 	// one snapshot, so a concurrent import is seen whole or not at all.
 	ps, err := marketdata.NewStore(s.db).Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
 	if err != nil {
-		return nil, "", err
+		return nil, 0, err
 	}
 	d := newPriceDocument(ps)
 	s.priceDocs.Put(key, v.Version, d, d.size())
-	return d, etag, nil
+	return d, v.Version, nil
 }
 
 // notModified sets the answer's ETag and, when the request's

@@ -63,7 +63,7 @@ type Server struct {
 	paper     *paper.Broker
 	connect   *connect.Service
 	copy      *copytrading.Service
-	priceDocs *lru.Cache // of *priceDocument, by asset
+	priceDocs *lru.Cache // of *priceDocument by asset, and of gzipped whole answers ([]byte)
 	idPrefix  string
 	seq       atomic.Uint64
 }
