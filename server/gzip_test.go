@@ -39,7 +39,7 @@ func TestGzip(t *testing.T) {
 		}
 		for _, c := range []struct{ path, accept string }{
 			{list, "gzip"}, {list, "deflate, gzip;q=0.5"}, {list, "br;q=1, *"},
-			{list + "?from=" + calendar.DateOf(time.Now().UTC()).AddDays(-20).String(), "gzip"}, // a range: gzipped per request
+			{list + "?from=" + calendar.DateOf(time.Now().UTC()).AddDays(-20).String(), "gzip"},                      // a range: gzipped per request
 			{"/api/v1/indicators/asset/" + widgID.String() + "?indicator=SMA&params=%7B%22period%22%3A3%7D", "gzip"}, // a whole series: cached
 			{"/api/v1/indicators/asset/" + widgID.String() + "?indicator=SMA&params=%7B%22period%22%3A3%7D", "gzip"}, // from the cache
 		} {
