@@ -12,12 +12,21 @@
 //	indicators/formula   the custom-indicator language
 //	marketdata           assets, industries, indexes, exchanges, daily prices
 //	marketdata/calendar  exchange trading holidays computed by rule
+//	marketdata/demo      the deterministic, synthetic demo universe
+//	profiles             per-asset analytics profiles (regimes, volatility, seasonality, …)
+//	studies              indicator series of stored assets, custom indicators, their cache
+//	brokers              orders and the pre-trade guardrail checks; the broker interfaces
+//	brokers/alpaca       the client of Alpaca's Trading API v2
+//	brokers/connect      broker connections, syncs, portfolios, order placement
+//	brokers/paper        the built-in paper broker
+//	copytrading          leaders, follows, auto-sync, notifications, strategies
 //	knowledge            blog, glossary and roadmap from an embedded content pack
 //	billing              accounts, API keys, plans and rate limits
 //	server               the /api/v1 HTTP JSON interface
 //	cmd/tradekit         the tradekit binary
 //
 // Dependencies point one way: cmd → server → domain packages → internal and
-// this package. Pure engines (indicators, formula, calendar) import no
-// database package, so they can be used on their own.
+// this package; copytrading sits above brokers and marketdata. Pure engines
+// (indicators, formula, calendar, the brokers checks) import no database
+// package, so they can be used on their own.
 package tradekit
