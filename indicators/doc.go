@@ -83,10 +83,10 @@
 // would return without changing the stream, for a bar that is still
 // forming. Streams are not safe for concurrent use.
 //
-// # Resampling
+// # Bars and timeframes
 //
-// [Weekly] and [Monthly] turn ascending daily [Bar]s into ISO-week and
-// calendar-month bars: first open, highest high, lowest low, last close,
-// summed volume, dated on the last trading day present in the period.
-// [Columns] splits bars into the float64 slices the indicators take.
+// The functions take bare columns. Bars with their dates travel as
+// ohlcv.Series (github.com/tradekit/tradekit/ohlcv), whose Resample turns
+// daily bars into weekly and monthly ones: pass a series' Close (or High,
+// Low, …) to any function here.
 package indicators

@@ -2,7 +2,6 @@ package indicators_test
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/tradekit/tradekit/indicators"
 )
@@ -87,19 +86,4 @@ func ExampleSMAStream() {
 	// 5
 	// 4
 	// 3
-}
-
-func ExampleWeekly() {
-	d := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
-	daily := []indicators.Bar{
-		{Date: d("2024-01-02"), Open: 10, High: 11, Low: 9, Close: 10.5, Volume: 100},
-		{Date: d("2024-01-05"), Open: 10.5, High: 12, Low: 10, Close: 11.5, Volume: 200},
-		{Date: d("2024-01-08"), Open: 11.5, High: 13, Low: 11, Close: 12, Volume: 300},
-	}
-	for _, w := range indicators.Weekly(daily) {
-		fmt.Println(w.Date.Format(time.DateOnly), w.Open, w.High, w.Low, w.Close, w.Volume)
-	}
-	// Output:
-	// 2024-01-05 10 12 9 11.5 300
-	// 2024-01-08 11.5 13 11 12 300
 }

@@ -14,20 +14,12 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
-// Columns is an asset's daily history as float64 columns, oldest first:
-// the form the indicator and analytics engines take.
-type Columns struct {
-	Dates                          []calendar.Date
-	Open, High, Low, Close, Volume []float64
-}
-
-// Len returns the number of days.
-func (c Columns) Len() int { return len(c.Dates) }
-
 // PriceColumns returns the asset's whole daily history as float64
-// columns, each price the float64 nearest its stored decimal. The error
+// columns with their dates (all five columns), each price the float64
+// nearest its stored decimal. The error
 // wraps [tradekit.ErrNotFound] when the asset does not exist.
 //
 // It reads a derived copy of the prices kept in a few values per asset
@@ -39,12 +31,12 @@ func (c Columns) Len() int { return len(c.Dates) }
 // rebuilds it from the price records and stores it for the next reader.
 // The pure-Go SQLite driver pays a mutex round trip per value it hands
 // over, so a few values are several times faster than 2,500 rows.
-func (s *Store) PriceColumns(ctx context.Context, assetID uuid.UUID) (Columns, error) {
+func (s *Store) PriceColumns(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT a.prices_version, pc.version, pc.data
 		FROM assets AS a LEFT JOIN price_columns AS pc ON pc.asset_id = a.id
 		WHERE a.id = ? ORDER BY pc.chunk`, assetID)
 	if err != nil {
-		return Columns{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
 	}
 	var current int64
 	var data []byte
@@ -54,7 +46,7 @@ func (s *Store) PriceColumns(ctx context.Context, assetID uuid.UUID) (Columns, e
 		var chunk sql.RawBytes // valid until Next: copied into data at once
 		if err := rows.Scan(&current, &version, &chunk); err != nil {
 			rows.Close()
-			return Columns{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+			return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
 		}
 		found = true
 		fresh = fresh && version.Valid && version.Int64 == current
@@ -69,10 +61,10 @@ func (s *Store) PriceColumns(ctx context.Context, assetID uuid.UUID) (Columns, e
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return Columns{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
 	}
 	if !found {
-		return Columns{}, fmt.Errorf("marketdata: asset %s: %w", assetID, tradekit.ErrNotFound)
+		return ohlcv.Series{}, fmt.Errorf("marketdata: asset %s: %w", assetID, tradekit.ErrNotFound)
 	}
 	if fresh {
 		if c, err := decodeColumns(data); err == nil {
@@ -84,12 +76,12 @@ func (s *Store) PriceColumns(ctx context.Context, assetID uuid.UUID) (Columns, e
 
 	c, err := s.readColumns(ctx, assetID)
 	if err != nil {
-		return Columns{}, err
+		return ohlcv.Series{}, err
 	}
 	// Tagged with the version read before the prices: if they changed in
 	// between, the tag is already old and the next reader rebuilds.
 	if err := s.saveColumns(ctx, assetID, current, encodeColumns(c)); err != nil {
-		return Columns{}, err
+		return ohlcv.Series{}, err
 	}
 	return c, nil
 }
@@ -136,30 +128,30 @@ func (s *Store) saveColumns(ctx context.Context, assetID uuid.UUID, version int6
 }
 
 // readColumns reads the asset's price records as columns.
-func (s *Store) readColumns(ctx context.Context, assetID uuid.UUID) (Columns, error) {
+func (s *Store) readColumns(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, error) {
 	// One text value per row, split here, rather than six values.
 	rows, err := s.db.QueryContext(ctx, "SELECT "+priceLine+" FROM prices WHERE asset_id = ? ORDER BY date", assetID)
 	if err != nil {
-		return Columns{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
 	}
 	defer rows.Close()
-	var c Columns
+	var c ohlcv.Series
 	var line string
 	var f [5]float64
 	for rows.Next() {
 		if err := rows.Scan(&line); err != nil {
-			return Columns{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+			return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
 		}
 		d, err := parseColumns(line, &f)
 		if err != nil {
-			return Columns{}, fmt.Errorf("marketdata: price columns of %s: %q: %w", assetID, line, err)
+			return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %q: %w", assetID, line, err)
 		}
 		c.Dates = append(c.Dates, d)
 		c.Open, c.High, c.Low = append(c.Open, f[0]), append(c.High, f[1]), append(c.Low, f[2])
 		c.Close, c.Volume = append(c.Close, f[3]), append(c.Volume, f[4])
 	}
 	if err := rows.Err(); err != nil {
-		return Columns{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
 	}
 	return c, nil
 }
@@ -186,4 +178,19 @@ func parseColumns(line string, f *[5]float64) (calendar.Date, error) {
 		rest = tail
 	}
 	return d, nil
+}
+
+// PriceSeries returns the prices ps, which must be one asset's in
+// ascending date order, as columns: each price the float64 nearest its
+// decimal, as [Store.PriceColumns] gives them.
+func PriceSeries(ps []Price) ohlcv.Series {
+	n := len(ps)
+	s := ohlcv.Series{Dates: make([]calendar.Date, n), Open: make([]float64, n), High: make([]float64, n),
+		Low: make([]float64, n), Close: make([]float64, n), Volume: make([]float64, n)}
+	for i, p := range ps {
+		s.Dates[i] = p.Date
+		s.Open[i], s.High[i], s.Low[i] = p.Open.InexactFloat64(), p.High.InexactFloat64(), p.Low.InexactFloat64()
+		s.Close[i], s.Volume[i] = p.Close.InexactFloat64(), float64(p.Volume)
+	}
+	return s
 }

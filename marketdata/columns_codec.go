@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
-// columnsFormat is the first byte of an encoded Columns. Format 1, raw
+// columnsFormat is the first byte of an encoded ohlcv.Series. Format 1, raw
 // int32 days and float64 bits, is no longer read: such a copy fails to
 // decode and is rebuilt.
 const columnsFormat = 2
@@ -65,7 +66,7 @@ var errCorruptColumns = errors.New("marketdata: corrupt price columns")
 // encodeColumns panics if the dates decrease or a column's length is not
 // the number of dates: both are programmer errors, as PriceColumns reads
 // one row per date in date order.
-func encodeColumns(c Columns) []byte {
+func encodeColumns(c ohlcv.Series) []byte {
 	n := c.Len()
 	b := make([]byte, columnsHeader, columnsHeader+5+16*n)
 	b[0] = columnsFormat
@@ -143,25 +144,25 @@ func scaleFits(x float64, s int) bool {
 // decodeColumns reads what encodeColumns wrote. It returns an error, and
 // never panics, on any other input: another format, a wrong length,
 // truncated or trailing bytes, an overlong varint or a date out of range.
-func decodeColumns(b []byte) (Columns, error) {
+func decodeColumns(b []byte) (ohlcv.Series, error) {
 	if len(b) < columnsHeader || b[0] != columnsFormat {
-		return Columns{}, errors.New("marketdata: unknown price columns format")
+		return ohlcv.Series{}, errors.New("marketdata: unknown price columns format")
 	}
 	n := binary.LittleEndian.Uint32(b[1:])
 	if uint64(binary.LittleEndian.Uint32(b[5:])) != uint64(len(b)) {
-		return Columns{}, errors.New("marketdata: price columns of the wrong length")
+		return ohlcv.Series{}, errors.New("marketdata: price columns of the wrong length")
 	}
 	b = b[columnsHeader:]
 	// Each day takes at least one byte for its date and one in each column,
 	// and each column a header byte: this bounds what a corrupt n allocates.
 	if len(b) < 5 || uint64(n) > uint64(len(b)-5)/6 {
-		return Columns{}, errCorruptColumns
+		return ohlcv.Series{}, errCorruptColumns
 	}
-	c := Columns{Dates: make([]calendar.Date, n)}
+	c := ohlcv.Series{Dates: make([]calendar.Date, n)}
 	if n > 0 {
 		day, k := binary.Varint(b)
 		if k <= 0 || day < -maxDay || day > maxDay {
-			return Columns{}, errCorruptColumns
+			return ohlcv.Series{}, errCorruptColumns
 		}
 		b = b[k:]
 		d := epoch.AddDays(int(day))
@@ -169,7 +170,7 @@ func decodeColumns(b []byte) (Columns, error) {
 		for i := 1; i < len(c.Dates); i++ {
 			step, k := uvarint(b)
 			if k <= 0 || step > uint64(maxDay-day) {
-				return Columns{}, errCorruptColumns
+				return ohlcv.Series{}, errCorruptColumns
 			}
 			b = b[k:]
 			day += int64(step)
@@ -182,11 +183,11 @@ func decodeColumns(b []byte) (Columns, error) {
 		col := cols[i*int(n) : (i+1)*int(n) : (i+1)*int(n)]
 		var ok bool
 		if b, ok = decodeColumn(col, b); !ok {
-			return Columns{}, errCorruptColumns
+			return ohlcv.Series{}, errCorruptColumns
 		}
 	}
 	if len(b) != 0 {
-		return Columns{}, errCorruptColumns
+		return ohlcv.Series{}, errCorruptColumns
 	}
 	c.Open, c.High, c.Low, c.Close, c.Volume = cols[:n:n], cols[n:2*n:2*n], cols[2*n:3*n:3*n], cols[3*n:4*n:4*n], cols[4*n:]
 	return c, nil

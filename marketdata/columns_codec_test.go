@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // randomDates returns n ascending dates from start, mostly a few days
@@ -106,7 +107,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 				t.Errorf("columnScale = %d, want %d", got, tt.wantScale)
 			}
 			m := len(tt.col)
-			c := Columns{Dates: randomDates(r, calendar.NewDate(1950+r.IntN(60), 1, 1), m),
+			c := ohlcv.Series{Dates: randomDates(r, calendar.NewDate(1950+r.IntN(60), 1, 1), m),
 				Open: tt.col, High: decimals(fixed(2))[:m], Low: tt.col, Close: volumes[:m], Volume: tt.col}
 			got, err := decodeColumns(encodeColumns(c))
 			if err != nil {
@@ -117,7 +118,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 	}
 
 	t.Run("n=0", func(t *testing.T) {
-		b := encodeColumns(Columns{})
+		b := encodeColumns(ohlcv.Series{})
 		got, err := decodeColumns(b)
 		if err != nil || got.Len() != 0 || len(got.Open) != 0 || len(got.Volume) != 0 {
 			t.Errorf("decodeColumns(%v) = %+v, %v", b, got, err)
@@ -125,7 +126,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 	})
 	t.Run("n=1", func(t *testing.T) {
 		for _, d := range []calendar.Date{calendar.NewDate(1969, 12, 31), epoch, calendar.NewDate(2024, 2, 29), calendar.NewDate(1, 1, 1)} {
-			c := Columns{Dates: []calendar.Date{d}, Open: []float64{187.15}, High: []float64{math.NaN()},
+			c := ohlcv.Series{Dates: []calendar.Date{d}, Open: []float64{187.15}, High: []float64{math.NaN()},
 				Low: []float64{-3}, Close: []float64{0}, Volume: []float64{82488700}}
 			got, err := decodeColumns(encodeColumns(c))
 			if err != nil {
@@ -141,7 +142,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 func TestColumnsSize(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	const n = 2520
-	c := Columns{Dates: make([]calendar.Date, 0, n)}
+	c := ohlcv.Series{Dates: make([]calendar.Date, 0, n)}
 	for d := calendar.NewDate(2015, 1, 2); len(c.Dates) < n; d = d.AddDays(1) {
 		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
 			c.Dates = append(c.Dates, d)
@@ -178,7 +179,7 @@ func TestColumnsSize(t *testing.T) {
 }
 
 func TestDecodeColumnsRejects(t *testing.T) {
-	c := Columns{Dates: []calendar.Date{calendar.NewDate(1969, 12, 31), calendar.NewDate(2100, 12, 31)},
+	c := ohlcv.Series{Dates: []calendar.Date{calendar.NewDate(1969, 12, 31), calendar.NewDate(2100, 12, 31)},
 		Open: []float64{1.5, -2}, High: []float64{3, 4}, Low: []float64{0.1, 0.2}, Close: []float64{5, math.NaN()}, Volume: []float64{0, 1e12}}
 	good := encodeColumns(c)
 	if _, err := decodeColumns(good); err != nil {
@@ -249,7 +250,7 @@ func TestNextDate(t *testing.T) {
 func BenchmarkDecodeColumns(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const n = 2520
-	c := Columns{Dates: randomDates(r, calendar.NewDate(2015, 1, 2), n)}
+	c := ohlcv.Series{Dates: randomDates(r, calendar.NewDate(2015, 1, 2), n)}
 	for _, col := range []*[]float64{&c.Open, &c.High, &c.Low, &c.Close} {
 		*col = make([]float64, n)
 		for i := range *col {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // FuzzDecodeColumns: decodeColumns never panics, and whatever it accepts
@@ -21,13 +22,13 @@ func FuzzDecodeColumns(f *testing.F) {
 		}
 		return col
 	}
-	ten := Columns{Dates: randomDates(r, calendar.NewDate(2020, 12, 28), 10), Open: prices(10, 2), High: prices(10, 3),
+	ten := ohlcv.Series{Dates: randomDates(r, calendar.NewDate(2020, 12, 28), 10), Open: prices(10, 2), High: prices(10, 3),
 		Low: prices(10, 0), Close: prices(10, 6), Volume: prices(10, 0)}
 	ten.Low[4] = math.NaN() // one raw column
 	f.Add(encodeColumns(ten))
 	f.Add(encodeColumnsV1(ten))
-	f.Add(encodeColumns(Columns{}))
-	f.Add(encodeColumns(Columns{Dates: []calendar.Date{calendar.NewDate(1969, 12, 31)}, Open: []float64{-1.5},
+	f.Add(encodeColumns(ohlcv.Series{}))
+	f.Add(encodeColumns(ohlcv.Series{Dates: []calendar.Date{calendar.NewDate(1969, 12, 31)}, Open: []float64{-1.5},
 		High: []float64{math.Inf(1)}, Low: []float64{0}, Close: []float64{1e-9}, Volume: []float64{1e12}}))
 	f.Add([]byte{})
 	f.Add([]byte{columnsFormat, 1, 0, 0, 0, 15, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f, 0, 0, 0, 0, 0})

@@ -15,6 +15,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // mustColumnsAsset stores an asset with n weekday bars of a random walk.
@@ -66,6 +67,7 @@ func TestPriceColumns(t *testing.T) {
 						t.Fatalf("%s, read %d, day %d: %v %v, want %v %v", what, round, i, c.Dates[i], got, p.Date, want)
 					}
 				}
+				mustEqualColumns(t, c, PriceSeries(ps))
 			}
 		}
 		check("first", ps)
@@ -166,7 +168,7 @@ func mustStoredColumns(tb testing.TB, db bun.IDB, id uuid.UUID) []byte {
 // encodeColumnsV1 is format 1, as encodeColumns wrote it before format 2:
 // the format byte 1, n as a uint32, n int32 days since 1970-01-01, then
 // the five columns as n float64 bits each; little endian.
-func encodeColumnsV1(c Columns) []byte {
+func encodeColumnsV1(c ohlcv.Series) []byte {
 	b := binary.LittleEndian.AppendUint32([]byte{1}, uint32(c.Len()))
 	for _, d := range c.Dates {
 		b = binary.LittleEndian.AppendUint32(b, uint32(int32(d.Sub(epoch))))
@@ -181,7 +183,7 @@ func encodeColumnsV1(c Columns) []byte {
 
 // mustEqualColumns fails unless got and want have the same dates and the
 // same float64 bits in every column.
-func mustEqualColumns(tb testing.TB, got, want Columns) {
+func mustEqualColumns(tb testing.TB, got, want ohlcv.Series) {
 	tb.Helper()
 	if got.Len() != want.Len() {
 		tb.Fatalf("%d days, want %d", got.Len(), want.Len())

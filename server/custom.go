@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/studies"
 )
 
@@ -108,10 +109,25 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	if err != nil {
 		return err
 	}
+	ctx := req.Context()
+	c, err := studies.NewStore(s.db).CustomIndicator(ctx, principal(ctx).UserID, id)
+	if err != nil {
+		return err
+	}
+	v, err := s.studies.PriceVersion(ctx, assetID)
+	if err != nil {
+		return err
+	}
+	// Keyed by the formula's text: an edit is a new entry.
+	doc, err := s.seriesDoc("custom/"+assetID.String()+"/"+c.Formula, v.Version, func() (studies.Output, marketdata.PriceVersion, error) {
+		return s.studies.Evaluate(ctx, c, assetID)
+	})
+	if err != nil {
+		return err
+	}
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
 		b = append(b, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
-		b, err := s.studies.EvaluateJSON(req.Context(), b, principal(req.Context()).UserID, id, assetID, from, to)
-		return append(b, '}'), err
+		return append(doc.appendWindow(b, from, to), '}'), nil
 	})
 }
 

@@ -129,7 +129,7 @@ func gzipTag(etag string) string {
 // identity ETag, which this turns into the gzip form's.
 func (s *Server) writeGzipCached(w http.ResponseWriter, key string, version int64, build func([]byte) ([]byte, error)) error {
 	var body []byte
-	if v, ok := s.priceDocs.Get(key, version); ok {
+	if v, ok := s.docs.Get(key, version); ok {
 		body = v.([]byte)
 	} else {
 		raw, err := build(nil)
@@ -141,7 +141,7 @@ func (s *Server) writeGzipCached(w http.ResponseWriter, key string, version int6
 		zw.Write(raw)
 		zw.Close()
 		body = buf.Bytes()
-		s.priceDocs.Put(key, version, body, len(body))
+		s.docs.Put(key, version, body, len(body))
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")

@@ -2,13 +2,14 @@ package server
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/studies"
 )
 
@@ -18,7 +19,7 @@ type float float64
 
 // MarshalJSON implements [json.Marshaler].
 func (f float) MarshalJSON() ([]byte, error) {
-	return studies.AppendFloat(nil, float64(f)), nil
+	return appendFloat(nil, float64(f)), nil
 }
 
 // handleIndicatorSeries serves GET /api/v1/indicators/asset/:assetId.
@@ -46,15 +47,20 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if notModified(w, req, requestTag("i", v.Version, req)) {
 		return nil
 	}
+	doc, err := s.seriesDoc("series/"+id.String()+"/"+spec.Key(), v.Version, func() (studies.Output, marketdata.PriceVersion, error) {
+		return s.studies.Series(req.Context(), id, spec, ohlcv.Daily)
+	})
+	if err != nil {
+		return err
+	}
 	if !from.IsValid() && !to.IsValid() && acceptsGzip(req.Header.Get("Accept-Encoding")) {
-		return s.writeGzipCached(w, "gzip/series/"+id.String()+"/"+req.URL.RawQuery, v.Version, func(b []byte) ([]byte, error) {
+		return s.writeGzipCached(w, "gzip/series/"+id.String()+"/"+spec.Key(), v.Version, func(b []byte) ([]byte, error) {
 			b = append(b, `{"data":`...)
-			b, err := s.studies.SeriesJSON(req.Context(), b, id, spec, studies.Daily, from, to)
-			return append(b, "}\n"...), err
+			return append(doc.appendWindow(b, from, to), "}\n"...), nil
 		})
 	}
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
-		return s.studies.SeriesJSON(req.Context(), b, id, spec, studies.Daily, from, to)
+		return doc.appendWindow(b, from, to), nil
 	})
 }
 
@@ -76,7 +82,7 @@ func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Req
 	if err != nil {
 		return err
 	}
-	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, []string{studies.Daily})
+	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, []ohlcv.Timeframe{ohlcv.Daily})
 	if err != nil {
 		return err
 	}
@@ -102,15 +108,15 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 		return err
 	}
 	q := req.URL.Query()
-	names, tfs := splitList(q.Get("indicators")), splitList(q.Get("timeframes"))
+	names, tfNames := splitList(q.Get("indicators")), splitList(q.Get("timeframes"))
 	if len(names) == 0 {
 		return invalidParam("indicators", "is required: a comma-separated list such as RSI,MACD,SMA_50")
 	}
 	if len(names) > maxOverlays {
 		return invalidParam("indicators", "lists %d indicators; at most %d are allowed", len(names), maxOverlays)
 	}
-	if len(tfs) == 0 {
-		return invalidParam("timeframes", "is required: a comma-separated list of %s", strings.Join(studies.Timeframes, ", "))
+	if len(tfNames) == 0 {
+		return invalidParam("timeframes", "is required: a comma-separated list of %s", timeframeList())
 	}
 	var specs []studies.Spec
 	for _, n := range names {
@@ -120,9 +126,10 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 		}
 		specs = append(specs, spec)
 	}
-	for _, tf := range tfs {
-		if !slices.Contains(studies.Timeframes, tf) {
-			return invalidParam("timeframes", "unknown timeframe %s; want %s", tradekit.Quote(tf), strings.Join(studies.Timeframes, ", "))
+	tfs := make([]ohlcv.Timeframe, len(tfNames))
+	for i, name := range tfNames {
+		if tfs[i], err = ohlcv.ParseTimeframe(name); err != nil {
+			return invalidParam("timeframes", "unknown timeframe %s; want %s", tradekit.Quote(name), timeframeList())
 		}
 	}
 
@@ -137,10 +144,19 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 			if overlays[name] == nil {
 				overlays[name] = make(map[string]any, len(tfs))
 			}
-			overlays[name][tf] = latestJSON(l)
+			overlays[name][string(tf)] = latestJSON(l)
 		}
 	}
 	return s.writeData(w, map[string]any{"assetId": id.String(), "updatedAt": s.pricesUpdatedAt(v.UpdatedAt), "overlays": overlays})
+}
+
+// timeframeList lists the timeframes for error messages: "1d, 1w, 1M".
+func timeframeList() string {
+	var names []string
+	for _, tf := range ohlcv.Timeframes() {
+		names = append(names, string(tf))
+	}
+	return strings.Join(names, ", ")
 }
 
 // pricesUpdatedAt is the updatedAt of computed values: when the asset's

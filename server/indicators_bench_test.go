@@ -34,7 +34,7 @@ func BenchmarkIndicators(b *testing.B) {
 		srv := server.New(server.Config{Logger: quietLogger()}, db)
 		go srv.Maintain(ctx)
 		cached := srv.Handler()
-		uncached := server.New(server.Config{Logger: quietLogger(), Studies: studies.Config{CacheBytes: 1}}, db).Handler()
+		uncached := server.New(server.Config{Logger: quietLogger(), CacheBytes: 1, Studies: studies.Config{CacheBytes: 1}}, db).Handler()
 		if db.Dialect().Name() == dialect.PG {
 			for start := time.Now(); !srv.Studies().Watching(); time.Sleep(time.Millisecond) {
 				if time.Since(start) > 5*time.Second {

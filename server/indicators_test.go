@@ -231,13 +231,20 @@ func TestIndicatorSummaryAndOverlays(t *testing.T) {
 		checkObj("summary MACD", ind["MACD"], map[string]float64{"value": macd[last], "signal": sig[last], "histogram": hist[last]})
 		checkObj("summary BB_20", ind["BB_20"], map[string]float64{"upper": up[last], "middle": mid[last], "lower": lo[last]})
 
-		// Weekly and monthly bars resampled independently here.
-		var daily []indicators.Bar
+		// Weekly and monthly closes worked out independently here: the last
+		// close of each ISO week and of each month.
+		var wclose, mclose []float64
 		for i, d := range w.dates {
-			daily = append(daily, indicators.Bar{Date: d.Time(time.UTC), Open: w.open[i], High: w.high[i], Low: w.low[i], Close: w.close[i], Volume: w.volume[i]})
+			y, wk := d.Time(time.UTC).ISOWeek()
+			if i == 0 || func() bool { py, pw := w.dates[i-1].Time(time.UTC).ISOWeek(); return py != y || pw != wk }() {
+				wclose = append(wclose, 0)
+			}
+			wclose[len(wclose)-1] = w.close[i]
+			if i == 0 || d.Month != w.dates[i-1].Month {
+				mclose = append(mclose, 0)
+			}
+			mclose[len(mclose)-1] = w.close[i]
 		}
-		_, _, _, wclose, _ := indicators.Columns(indicators.Weekly(daily))
-		_, _, _, mclose, _ := indicators.Columns(indicators.Monthly(daily))
 
 		path := "/api/v1/indicators/asset/" + indAsset.String() + "/multi-timeframe?indicators=RSI,MACD,SMA_50&timeframes=1d,1w,1M"
 		ov := send(t, h, "GET", path, key).object(t)

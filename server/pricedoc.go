@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // priceDocument is an asset's whole daily history encoded once as the
@@ -26,11 +27,6 @@ type priceDocument struct {
 	ends   []int  // records are separated by one comma
 	body   []byte // the records, without the brackets
 }
-
-// priceDocBytes bounds the memory of the cached price documents and
-// gzipped answers: a full history of 2,770 days is about 750 KB, and its
-// gzip form 85 KB.
-const priceDocBytes = 64 << 20
 
 // newPriceDocument encodes ps, oldest first.
 func newPriceDocument(ps []marketdata.Price) *priceDocument {
@@ -53,14 +49,7 @@ func (d *priceDocument) size() int { return len(d.body) + len(d.dates)*(8+16) + 
 // appendRange appends the JSON array of the records from from to to, both
 // included; a zero bound is open.
 func (d *priceDocument) appendRange(b []byte, from, to calendar.Date) []byte {
-	i := 0
-	if from.IsValid() {
-		i = sort.Search(len(d.dates), func(k int) bool { return !d.dates[k].Before(from) })
-	}
-	j := len(d.dates) // one past the last
-	if to.IsValid() {
-		j = sort.Search(len(d.dates), func(k int) bool { return d.dates[k].After(to) })
-	}
+	i, j := ohlcv.Between(d.dates, from, to)
 	b = append(b, '[')
 	if i < j {
 		b = append(b, d.body[d.starts[i]:d.ends[j-1]]...)
@@ -103,7 +92,7 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 		return nil, v.Version, nil
 	}
 	key := "prices/" + assetID.String()
-	if d, ok := s.priceDocs.Get(key, v.Version); ok {
+	if d, ok := s.docs.Get(key, v.Version); ok {
 		return d.(*priceDocument), v.Version, nil
 	}
 	// Read after the version: the records are at least as new as it, so
@@ -114,7 +103,7 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 		return nil, 0, err
 	}
 	d := newPriceDocument(ps)
-	s.priceDocs.Put(key, v.Version, d, d.size())
+	s.docs.Put(key, v.Version, d, d.size())
 	return d, v.Version, nil
 }
 

@@ -37,6 +37,11 @@ type Config struct {
 	// Now is the clock of the rate limits and of scheduled blog posts.
 	// Default time.Now.
 	Now func() time.Time
+	// CacheBytes bounds the memory of the encoded answers the server
+	// keeps per price version: price lists, indicator series and their
+	// gzip forms (a full history of 2,770 days is about 750 KB as JSON,
+	// 85 KB gzipped; 10 years of an indicator about 110 KB). Default 64 MiB.
+	CacheBytes int
 	// Studies tunes the indicator service and its cache.
 	Studies studies.Config
 	// Knowledge is the blog, glossary and roadmap content. Default: the
@@ -63,7 +68,7 @@ type Server struct {
 	paper     *paper.Broker
 	connect   *connect.Service
 	copy      *copytrading.Service
-	priceDocs *lru.Cache // of *priceDocument by asset, and of gzipped whole answers ([]byte)
+	docs      *lru.Cache // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
 	idPrefix  string
 	seq       atomic.Uint64
 }
@@ -100,6 +105,9 @@ func New(cfg Config, db *bun.DB) *Server {
 	if cfg.Studies.Logger == nil {
 		cfg.Studies.Logger = cfg.Logger
 	}
+	if cfg.CacheBytes <= 0 {
+		cfg.CacheBytes = 64 << 20
+	}
 	s := &Server{
 		db:        db,
 		cfg:       cfg,
@@ -112,7 +120,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		studies:   studies.NewService(db, cfg.Studies),
 	}
 	s.newTrading()
-	s.priceDocs = lru.New(priceDocBytes)
+	s.docs = lru.New(cfg.CacheBytes)
 	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log})
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))

@@ -12,10 +12,11 @@
 // never on the requested range. Values follow the indicators package, which
 // matches TA-Lib's C library.
 //
-// Weekly and monthly series resample the daily bars (ISO weeks, calendar
-// months; first open, highest high, lowest low, last close, summed volume)
-// and date each bar on the last trading day it holds; the current week or
-// month is included while it is still forming.
+// Weekly and monthly series resample the daily bars with
+// ohlcv.Series.Resample (ISO weeks, calendar months; first open, highest
+// high, lowest low, last close, summed volume) and date each bar on the
+// last trading day it holds; the current week or month is included while
+// it is still forming.
 //
 // # Parameters
 //
@@ -39,6 +40,6 @@
 //
 //	svc := studies.NewService(db, studies.Config{})
 //	spec, err := studies.ParseSpec("RSI", `{"period":14}`)
-//	out, _, err := svc.Series(ctx, assetID, spec, studies.Daily)
+//	out, _, err := svc.Series(ctx, assetID, spec, ohlcv.Daily)
 //	year := out.Window(calendar.NewDate(2025, 1, 1), calendar.NewDate(2025, 12, 31))
 package studies

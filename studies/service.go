@@ -3,7 +3,6 @@ package studies
 import (
 	"context"
 	"log/slog"
-	"math"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -11,6 +10,7 @@ import (
 	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // Config tunes a [Service]. The zero value gives the defaults.
@@ -81,72 +81,49 @@ func (s *Service) priceVersion(ctx context.Context, assetID uuid.UUID) (marketda
 
 // Bars returns the asset's whole daily history and its price version. The
 // error wraps tradekit.ErrNotFound for an unknown asset.
-func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (Bars, marketdata.PriceVersion, error) {
+func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, marketdata.PriceVersion, error) {
 	v, err := s.priceVersion(ctx, assetID)
 	if err != nil {
-		return Bars{}, v, err
+		return ohlcv.Series{}, v, err
 	}
 	key := "bars/" + assetID.String()
 	if b, ok := s.cache.Get(key, v.Version); ok {
-		return b.(Bars), v, nil
+		return b.(ohlcv.Series), v, nil
 	}
 	// Read after the version: the prices are at least as new as it, so
 	// nothing stale is ever cached under a newer version.
-	c, err := marketdata.NewStore(s.db).PriceColumns(ctx, assetID)
+	b, err := marketdata.NewStore(s.db).PriceColumns(ctx, assetID)
 	if err != nil {
-		return Bars{}, v, err
+		return ohlcv.Series{}, v, err
 	}
-	b := Bars(c)
-	s.cache.Put(key, v.Version, b, b.size())
+	s.cache.Put(key, v.Version, b, barsSize(b))
 	return b, v, nil
 }
 
+// barsSize is the memory b holds, for the cache's accounting.
+func barsSize(b ohlcv.Series) int { return b.Len() * (8*5 + 24) }
+
 // Series returns spec computed over the asset's whole history in timeframe
-// tf (see [Bars.Resample]), and the price version. Windowing it afterwards
-// (see [Output.Window]) gives values that never depend on the window.
-func (s *Service) Series(ctx context.Context, assetID uuid.UUID, spec Spec, tf string) (Output, marketdata.PriceVersion, error) {
+// tf (see [ohlcv.Series.Resample]), and the price version. Windowing it
+// afterwards (see [Output.Window]) gives values that never depend on the
+// window.
+func (s *Service) Series(ctx context.Context, assetID uuid.UUID, spec Spec, tf ohlcv.Timeframe) (Output, marketdata.PriceVersion, error) {
 	b, v, err := s.Bars(ctx, assetID)
 	if err != nil {
 		return Output{}, v, err
 	}
-	o, err := s.series(assetID, b, v, spec, tf)
-	return o, v, err
+	return s.series(assetID, b, v, spec, tf), v, nil
 }
 
 // series returns spec over b in timeframe tf, from the cache when it can.
-func (s *Service) series(assetID uuid.UUID, b Bars, v marketdata.PriceVersion, spec Spec, tf string) (Output, error) {
-	key := "series/" + assetID.String() + "/" + tf + "/" + spec.key()
+func (s *Service) series(assetID uuid.UUID, b ohlcv.Series, v marketdata.PriceVersion, spec Spec, tf ohlcv.Timeframe) Output {
+	key := "series/" + assetID.String() + "/" + string(tf) + "/" + spec.Key()
 	if o, ok := s.cache.Get(key, v.Version); ok {
-		return o.(Output), nil
+		return o.(Output)
 	}
-	rb, err := b.Resample(tf)
-	if err != nil {
-		return Output{}, err
-	}
-	o := Compute(spec, rb)
+	o := Compute(spec, b.Resample(tf))
 	s.cache.Put(key, v.Version, o, o.size())
-	return o, nil
-}
-
-// SeriesJSON is [Service.Series] encoded: the JSON list of spec's data
-// points dated from from to to (inclusive; a zero bound is open), newest
-// first, appended to b. The whole series' encoding is cached beside it.
-func (s *Service) SeriesJSON(ctx context.Context, b []byte, assetID uuid.UUID, spec Spec, tf string, from, to calendar.Date) ([]byte, error) {
-	bars, v, err := s.Bars(ctx, assetID)
-	if err != nil {
-		return nil, err
-	}
-	key := "json/" + assetID.String() + "/" + tf + "/" + spec.key()
-	if e, ok := s.cache.Get(key, v.Version); ok {
-		return e.(*Encoded).AppendWindow(b, from, to), nil
-	}
-	o, err := s.series(assetID, bars, v, spec, tf)
-	if err != nil {
-		return nil, err
-	}
-	e := Encode(o)
-	s.cache.Put(key, v.Version, e, e.size())
-	return e.AppendWindow(b, from, to), nil
+	return o
 }
 
 // Latest is an indicator's values at an asset's latest bar; NaN where
@@ -178,7 +155,7 @@ var SummarySpecs = []Spec{
 // Latest returns specs at the asset's latest bar in each timeframe of
 // tfs: out[i][j] is specs[j] in tfs[i]. It also returns the price version,
 // whose UpdatedAt is when the prices last changed.
-func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, tfs []string) ([][]Latest, marketdata.PriceVersion, error) {
+func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, tfs []ohlcv.Timeframe) ([][]Latest, marketdata.PriceVersion, error) {
 	b, v, err := s.Bars(ctx, assetID)
 	if err != nil {
 		return nil, v, err
@@ -187,47 +164,29 @@ func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, t
 	for i, tf := range tfs {
 		out[i] = make([]Latest, len(specs))
 		for j, spec := range specs {
-			o, err := s.series(assetID, b, v, spec, tf)
-			if err != nil {
-				return nil, v, err
-			}
-			out[i][j] = latest(spec, o)
+			out[i][j] = latest(spec, s.series(assetID, b, v, spec, tf))
 		}
 	}
 	return out, v, nil
 }
 
-// EvaluateJSON evaluates the user's custom indicator id over the asset's
-// whole history and appends its defined values dated from from to to
-// (inclusive; a zero bound is open) to b as a JSON list of {date, value},
-// newest first. The encoding is cached per asset, price version and
-// formula. Errors as [Store.CustomIndicator] and [Service.Bars].
-func (s *Service) EvaluateJSON(ctx context.Context, b []byte, userID, id, assetID uuid.UUID, from, to calendar.Date) ([]byte, error) {
-	c, err := NewStore(s.db).CustomIndicator(ctx, userID, id)
-	if err != nil {
-		return nil, err
-	}
-	bars, v, err := s.Bars(ctx, assetID)
-	if err != nil {
-		return nil, err
-	}
-	// Keyed by the formula text: an edit is a new entry.
-	key := "custom/" + assetID.String() + "/" + c.Formula
-	if e, ok := s.cache.Get(key, v.Version); ok {
-		return e.(*Encoded).AppendWindow(b, from, to), nil
-	}
+// Evaluate evaluates the custom indicator c over the asset's whole daily
+// history: the result's Value holds one value per bar, NaN where the
+// formula is undefined. It also returns the price version the history was
+// read at. The error is c's parse error (a *tradekit.ParamError naming the
+// formula), or as [Service.Bars].
+func (s *Service) Evaluate(ctx context.Context, c CustomIndicator, assetID uuid.UUID) (Output, marketdata.PriceVersion, error) {
 	expr, err := c.Parse()
 	if err != nil {
-		return nil, err
+		return Output{}, marketdata.PriceVersion{}, err
 	}
-	vals, err := expr.Eval(formulaSeries(bars))
+	b, v, err := s.Bars(ctx, assetID)
 	if err != nil {
-		return nil, err
+		return Output{}, v, err
 	}
-	e := Encode(Output{Dates: bars.Dates, Value: vals})
-	s.cache.Put(key, v.Version, e, e.size())
-	return e.AppendWindow(b, from, to), nil
+	vals, err := expr.Eval(b)
+	if err != nil {
+		return Output{}, v, err
+	}
+	return Output{Dates: b.Dates, Value: vals}, v, nil
 }
-
-// IsDefined reports whether x is a value: not NaN and not ±Inf.
-func IsDefined(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

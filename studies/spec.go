@@ -183,7 +183,8 @@ func ParseName(param, name string) (Spec, error) {
 	return s, nil
 }
 
-// key identifies the spec in caches.
-func (s Spec) key() string {
+// Key identifies the spec, parameters included, for caches: two specs
+// have the same key exactly when they compute the same series.
+func (s Spec) Key() string {
 	return fmt.Sprintf("%s/%d/%d/%d/%d/%g", s.Kind, s.Period, s.Fast, s.Slow, s.Signal, s.K)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -98,7 +99,7 @@ func TestOutputWindow(t *testing.T) {
 }
 
 func TestComputeUndefinedIsNaN(t *testing.T) {
-	b := Bars{Dates: make([]calendar.Date, 5), Open: []float64{1, 2, 3, 4, 5}, High: []float64{1, 2, 3, 4, 5},
+	b := ohlcv.Series{Dates: make([]calendar.Date, 5), Open: []float64{1, 2, 3, 4, 5}, High: []float64{1, 2, 3, 4, 5},
 		Low: []float64{1, 2, 3, 4, 5}, Close: []float64{1, 2, 3, 4, 5}, Volume: make([]float64, 5)}
 	o := Compute(Spec{Kind: SMA, Period: 10}, b)
 	for i, v := range o.Value {
@@ -109,40 +110,5 @@ func TestComputeUndefinedIsNaN(t *testing.T) {
 	l := latest(Spec{Kind: MACD}, Output{})
 	if !math.IsNaN(l.Value) || !math.IsNaN(l.Signal) || l.Date.IsValid() {
 		t.Errorf("latest of nothing = %+v", l)
-	}
-}
-
-// TestEncodedWindow checks every window of a cached encoding against the
-// encoding of the windowed output, on a series with undefined values at
-// the start and in the middle.
-func TestEncodedWindow(t *testing.T) {
-	n := 12
-	o := Output{Dates: make([]calendar.Date, n), Value: make([]float64, n), Signal: make([]float64, n), Histogram: make([]float64, n)}
-	for i := range o.Dates {
-		o.Dates[i] = calendar.NewDate(2024, 3, 1).AddDays(2 * i)
-		o.Value[i], o.Signal[i], o.Histogram[i] = float64(i)+0.5, -float64(i), 1e-9*float64(i)
-	}
-	o.Value[0], o.Value[1], o.Value[6] = math.NaN(), math.NaN(), math.Inf(1)
-	e := Encode(o)
-	bound := func(k int) calendar.Date { // -1 is open; odd days fall between dates
-		if k < 0 {
-			return calendar.Date{}
-		}
-		return calendar.NewDate(2024, 3, 1).AddDays(k)
-	}
-	for f := -1; f < 2*n+1; f++ {
-		for to := -1; to < 2*n+1; to++ {
-			got := string(e.AppendWindow(nil, bound(f), bound(to)))
-			want := string(Encode(o.Window(bound(f), bound(to))).AppendWindow(nil, calendar.Date{}, calendar.Date{}))
-			if got != want {
-				t.Fatalf("window %v..%v:\n got %s\nwant %s", bound(f), bound(to), got, want)
-			}
-		}
-	}
-	if got := string(e.AppendWindow(nil, calendar.Date{}, calendar.NewDate(2024, 3, 3))); got != "[]" {
-		t.Errorf("window over undefined values only = %s, want []", got)
-	}
-	if got := string(e.AppendWindow(nil, calendar.NewDate(2024, 3, 5), calendar.NewDate(2024, 3, 5))); got != `[{"date":"2024-03-05","value":2.5,"signal":-2,"histogram":2e-9}]` {
-		t.Errorf("one point = %s", got)
 	}
 }

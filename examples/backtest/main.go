@@ -33,7 +33,7 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bars := toSeries(ps)
+	bars := marketdata.PriceSeries(ps)
 
 	entryExpr, err := formula.Parse(*entry)
 	if err != nil {
@@ -117,17 +117,6 @@ func load(csvPath, symbol string) (string, []marketdata.Price, error) {
 		}
 	}
 	return asset.Symbol + " (demo data: SYNTHETIC prices)", ps, nil
-}
-
-func toSeries(ps []marketdata.Price) formula.Series {
-	n := len(ps)
-	s := formula.Series{Open: make([]float64, n), High: make([]float64, n), Low: make([]float64, n),
-		Close: make([]float64, n), Volume: make([]float64, n)}
-	for i, p := range ps {
-		s.Open[i], s.High[i], s.Low[i] = p.Open.InexactFloat64(), p.High.InexactFloat64(), p.Low.InexactFloat64()
-		s.Close[i], s.Volume[i] = p.Close.InexactFloat64(), float64(p.Volume)
-	}
-	return s
 }
 
 // startSignal is an entry signal on the first bar only: buy and hold.

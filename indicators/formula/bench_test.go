@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // zscoreLoop is the hand-written Go equivalent of the formula
@@ -41,7 +43,7 @@ const zscoreSrc = "(close - sma(close, 20)) / stddev(close, 20)"
 func TestZScoreMatchesLoop(t *testing.T) {
 	s := randomBars(5000, 11)
 	want := zscoreLoop(s.Close, 20)
-	got := mustEval(t, zscoreSrc, Series{Close: s.Close})
+	got := mustEval(t, zscoreSrc, ohlcv.Series{Close: s.Close})
 	// Running sums of squares lose digits: compare to 1e-6.
 	if diff := cmp.Diff(want, got, approxLoose...); diff != "" {
 		t.Errorf("formula and loop differ (-loop +formula):\n%s", diff)
@@ -53,7 +55,7 @@ func TestZScoreMatchesLoop(t *testing.T) {
 func BenchmarkZScore(b *testing.B) {
 	e := mustParse(b, zscoreSrc)
 	for _, n := range []int{1e1, 1e3, 1e5, 1e6} {
-		s := Series{Close: randomBars(n, 1).Close}
+		s := ohlcv.Series{Close: randomBars(n, 1).Close}
 		b.Run(fmt.Sprintf("formula/%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

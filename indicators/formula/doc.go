@@ -6,7 +6,7 @@
 //	if err != nil {
 //		return err // a *formula.SyntaxError such as "1:12: sma expects 2 arguments, got 1"
 //	}
-//	z, err := e.Eval(formula.Series{Close: closes}) // one value per bar, NaN where undefined
+//	z, err := e.Eval(ohlcv.Series{Close: closes}) // one value per bar, NaN where undefined
 //
 // # Grammar
 //

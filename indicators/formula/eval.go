@@ -5,23 +5,8 @@ import (
 	"math"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/ohlcv"
 )
-
-// Series holds the bars a formula is evaluated on, one slice per field,
-// oldest bar first. Every non-nil field must have the same length; a field
-// the formula does not read may be nil.
-type Series struct {
-	Open, High, Low, Close, Volume []float64
-}
-
-// Len returns the number of bars: the length of the longest field.
-func (s Series) Len() int {
-	n := 0
-	for _, f := range [...][]float64{s.Open, s.High, s.Low, s.Close, s.Volume} {
-		n = max(n, len(f))
-	}
-	return n
-}
 
 // Eval evaluates the formula over every bar of s at once and returns one
 // value per bar, in a new slice of length s.Len(). Bars where the value is
@@ -32,7 +17,7 @@ func (s Series) Len() int {
 // Eval returns an error wrapping [tradekit.ErrInvalid] when the non-nil
 // fields of s differ in length, or when the formula reads a field that is
 // nil while s has bars.
-func (e *Expr) Eval(s Series) ([]float64, error) {
+func (e *Expr) Eval(s ohlcv.Series) ([]float64, error) {
 	n := s.Len()
 	fields := [...]struct {
 		name string
@@ -87,7 +72,7 @@ type value struct {
 // the depth of the tree rather than to its size.
 type evaluator struct {
 	n    int
-	in   Series
+	in   ohlcv.Series
 	free [][]float64
 }
 

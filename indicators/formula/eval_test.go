@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 var nan = math.NaN()
@@ -26,7 +28,7 @@ func mustParse(tb testing.TB, src string) *Expr {
 }
 
 // mustEval parses src and evaluates it on s, or stops the test.
-func mustEval(tb testing.TB, src string, s Series) []float64 {
+func mustEval(tb testing.TB, src string, s ohlcv.Series) []float64 {
 	tb.Helper()
 	out, err := mustParse(tb, src).Eval(s)
 	if err != nil {
@@ -97,7 +99,7 @@ func TestEvalHandComputed(t *testing.T) {
 		{"sma(5, 3)", []float64{nan, nan, 5, 5, 5, 5, 5, 5, 5, 5}},
 		{"sma(close, 2 * 2 - 1)", []float64{nan, nan, 2, 3, 4, 13.0 / 3, 4, 3, 8.0 / 3, 3}},
 	}
-	bars := Series{Close: closes}
+	bars := ohlcv.Series{Close: closes}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
 			got := mustEval(t, tt.src, bars)
@@ -111,7 +113,7 @@ func TestEvalHandComputed(t *testing.T) {
 // TestEvalDerivedSeries checks hl2, hlc3, ohlc4 and atr on two bars worked
 // by hand.
 func TestEvalDerivedSeries(t *testing.T) {
-	bars := Series{
+	bars := ohlcv.Series{
 		Open:  []float64{10, 11, 12},
 		High:  []float64{12, 14, 13},
 		Low:   []float64{9, 10, 10},
@@ -156,7 +158,7 @@ func TestCrossAndBarsSince(t *testing.T) {
 		{"barssince(close > 5)", []float64{nan, nan, nan, nan, nan, nan, nan, nan}},
 	}
 	for _, tt := range tests {
-		got := mustEval(t, tt.src, Series{Close: x})
+		got := mustEval(t, tt.src, ohlcv.Series{Close: x})
 		if diff := cmp.Diff(tt.want, got, approx...); diff != "" {
 			t.Errorf("Eval(%q) mismatch (-want +got):\n%s", tt.src, diff)
 		}
@@ -165,7 +167,7 @@ func TestCrossAndBarsSince(t *testing.T) {
 	// Two moving series, not a scalar snapshot: close crosses its own
 	// 3-bar SMA. On closes, SMA(3) = _, _, 2, 3, 4, 4.33, 4, 3, 2.67, 3:
 	// bar 5: 4 < 4.33 after 5 >= 4 (under); bar 8: 3 > 2.67 after 2 <= 3 (over).
-	bars := Series{Close: closes}
+	bars := ohlcv.Series{Close: closes}
 	for _, tt := range []struct {
 		src  string
 		want []float64
@@ -185,7 +187,7 @@ func TestCrossAndBarsSince(t *testing.T) {
 // TestNaNPropagation checks the value of each construct around an
 // undefined input bar (bar 2).
 func TestNaNPropagation(t *testing.T) {
-	bars := Series{Close: []float64{1, 2, nan, 4, 5, 6}}
+	bars := ohlcv.Series{Close: []float64{1, 2, nan, 4, 5, 6}}
 	tests := []struct {
 		src  string
 		want []float64
@@ -220,7 +222,7 @@ func TestNaNPropagation(t *testing.T) {
 
 // TestEvalNeverInf checks that infinite intermediate results become NaN.
 func TestEvalNeverInf(t *testing.T) {
-	bars := Series{Close: []float64{0, 1e300, -1e300}}
+	bars := ohlcv.Series{Close: []float64{0, 1e300, -1e300}}
 	for _, src := range []string{"1 / close", "close * close", "exp(close)", "log(close)", "close ^ 2", "-1 / close", "close - -close"} {
 		for i, v := range mustEval(t, src, bars) {
 			if math.IsInf(v, 0) {
@@ -235,16 +237,16 @@ func TestEvalInputs(t *testing.T) {
 	tests := []struct {
 		name    string
 		src     string
-		in      Series
+		in      ohlcv.Series
 		want    []float64
 		wantErr error
 	}{
-		{"empty", "sma(close, 3)", Series{}, []float64{}, nil},
-		{"constant", "1 + 2", Series{Close: []float64{5, 6}}, []float64{3, 3}, nil},
-		{"unused nil field", "close", Series{Close: []float64{5}}, []float64{5}, nil},
-		{"length mismatch", "close", Series{Close: []float64{1, 2}, Open: []float64{1}}, nil, tradekit.ErrInvalid},
-		{"missing field", "volume + close", Series{Close: []float64{1}}, nil, tradekit.ErrInvalid},
-		{"atr reads high", "atr(1)", Series{Close: []float64{1}, Low: []float64{1}}, nil, tradekit.ErrInvalid},
+		{"empty", "sma(close, 3)", ohlcv.Series{}, []float64{}, nil},
+		{"constant", "1 + 2", ohlcv.Series{Close: []float64{5, 6}}, []float64{3, 3}, nil},
+		{"unused nil field", "close", ohlcv.Series{Close: []float64{5}}, []float64{5}, nil},
+		{"length mismatch", "close", ohlcv.Series{Close: []float64{1, 2}, Open: []float64{1}}, nil, tradekit.ErrInvalid},
+		{"missing field", "volume + close", ohlcv.Series{Close: []float64{1}}, nil, tradekit.ErrInvalid},
+		{"atr reads high", "atr(1)", ohlcv.Series{Close: []float64{1}, Low: []float64{1}}, nil, tradekit.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -265,7 +267,7 @@ func TestEvalDoesNotModifyInput(t *testing.T) {
 	in := []float64{1, 2, 3, 4}
 	keep := append([]float64(nil), in...)
 	for _, src := range []string{"close", "close + 0", "-close", "sma(close, 1)", "close[0]", "nz(close)"} {
-		out := mustEval(t, src, Series{Close: in})
+		out := mustEval(t, src, ohlcv.Series{Close: in})
 		out[0] = 99
 		if diff := cmp.Diff(keep, in); diff != "" {
 			t.Fatalf("Eval(%q) changed its input (-was +now):\n%s", src, diff)
@@ -277,8 +279,8 @@ func TestEvalDoesNotModifyInput(t *testing.T) {
 // (evaluation keeps no state in the tree).
 func TestExprReuse(t *testing.T) {
 	e := mustParse(t, "(close - sma(close, 3)) / stddev(close, 3) + close[1]")
-	a, _ := e.Eval(Series{Close: closes})
-	b, _ := e.Eval(Series{Close: closes})
+	a, _ := e.Eval(ohlcv.Series{Close: closes})
+	b, _ := e.Eval(ohlcv.Series{Close: closes})
 	if diff := cmp.Diff(a, b, approx...); diff != "" {
 		t.Errorf("second Eval differs (-first +second):\n%s", diff)
 	}
@@ -288,11 +290,11 @@ func TestExprReuse(t *testing.T) {
 // -race, it shows that an Expr holds no evaluation state.
 func TestConcurrentEval(t *testing.T) {
 	e := mustParse(t, "crossover(ema(close, 3), sma(close, 5)) + barssince(close > close[1]) + nz(close[2])")
-	want, _ := e.Eval(Series{Close: closes})
+	want, _ := e.Eval(ohlcv.Series{Close: closes})
 	done := make(chan []float64)
 	for range 4 {
 		go func() {
-			got, _ := e.Eval(Series{Close: closes})
+			got, _ := e.Eval(ohlcv.Series{Close: closes})
 			done <- got
 		}()
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/indicators/formula"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 func ExampleParse() {
@@ -14,7 +15,7 @@ func ExampleParse() {
 		fmt.Println(err)
 		return
 	}
-	out, err := e.Eval(formula.Series{Close: []float64{1, 2, 3, 4, 5, 4, 3, 2, 3, 4}})
+	out, err := e.Eval(ohlcv.Series{Close: []float64{1, 2, 3, 4, 5, 4, 3, 2, 3, 4}})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +42,7 @@ func ExampleParse_error() {
 
 func ExampleExpr_Eval() {
 	e, _ := formula.Parse("close > open ? (close - open) / open * 100 : 0")
-	out, _ := e.Eval(formula.Series{
+	out, _ := e.Eval(ohlcv.Series{
 		Open:  []float64{100, 102, 101},
 		Close: []float64{102, 101, 103.02},
 	})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 var fuzzSeeds = []string{
@@ -88,9 +89,9 @@ func FuzzParse(f *testing.F) {
 
 // fuzzBars is a short series with a gap (NaN) and a zero, to reach the
 // NaN, restart and division paths.
-func fuzzBars() Series {
+func fuzzBars() ohlcv.Series {
 	c := []float64{10, 11, 10.5, 12, 0, 13, math.NaN(), 12.5, 14, 13, 15, 14.5, 16, 15, 17}
-	s := Series{}
+	s := ohlcv.Series{}
 	for i, v := range c {
 		s.Close = append(s.Close, v)
 		s.Open = append(s.Open, v-0.5)
@@ -115,7 +116,7 @@ func FuzzEval(f *testing.F) {
 			return
 		}
 		vals := []float64{a, b, c, d, a + b, c * d, 1}
-		var s Series
+		var s ohlcv.Series
 		for i := range int(n % 41) {
 			v := vals[i%len(vals)]
 			s.Close = append(s.Close, v)

@@ -7,13 +7,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	talib "github.com/markcheno/go-talib"
+
 	"github.com/tradekit/tradekit/indicators"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // randomBars is a seeded random walk of n daily bars.
-func randomBars(n int, seed uint64) Series {
+func randomBars(n int, seed uint64) ohlcv.Series {
 	r := rand.New(rand.NewPCG(seed, 1))
-	var s Series
+	var s ohlcv.Series
 	price := 100.0
 	for range n {
 		o := price
