@@ -10,10 +10,12 @@
 //
 //	indicators           TA-Lib compatible indicators over []float64, batch and streaming
 //	indicators/formula   the custom-indicator language
+//	ohlcv                price bars as columns (the one bar type), timeframes, resampling
 //	marketdata           assets, industries, indexes, exchanges, daily prices
 //	marketdata/calendar  exchange trading holidays computed by rule
 //	marketdata/demo      the deterministic, synthetic demo universe
 //	profiles             per-asset analytics profiles (regimes, volatility, seasonality, …)
+//	profiles/profiledb   building the profiles of a database's assets, and their store
 //	studies              indicator series of stored assets, custom indicators, their cache
 //	brokers              orders and the pre-trade guardrail checks; the broker interfaces
 //	brokers/alpaca       the client of Alpaca's Trading API v2
@@ -27,6 +29,7 @@
 //
 // Dependencies point one way: cmd → server → domain packages → internal and
 // this package; copytrading sits above brokers and marketdata. Pure engines
-// (indicators, formula, calendar, the brokers checks) import no database
-// package, so they can be used on their own.
+// (indicators, formula, calendar, ohlcv, profiles, the brokers checks)
+// import no database package, no net/http and no log, so they can be used
+// on their own; a test (purity_test.go) enforces it.
 package tradekit

@@ -14,6 +14,7 @@ require (
 	github.com/uptrace/bun/driver/sqliteshim v1.2.1
 	github.com/uptrace/bunrouter v1.0.23
 	golang.org/x/oauth2 v0.35.0
+	golang.org/x/sync v0.16.0
 	gonum.org/v1/gonum v0.17.0
 )
 
@@ -33,7 +34,6 @@ require (
 	go.opentelemetry.io/otel/trace v1.40.0 // indirect
 	golang.org/x/crypto v0.40.0 // indirect
 	golang.org/x/mod v0.25.0 // indirect
-	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/sys v0.34.0 // indirect
 	golang.org/x/tools v0.34.0 // indirect
 	mellium.im/sasl v0.3.2 // indirect

@@ -6,17 +6,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
 // benchUniverse returns m assets of n daily bars each, built from a
 // one-factor model (r = beta*market + idiosyncratic) so correlations vary,
 // as peers and as series to profile.
-func benchUniverse(m, n int) ([]profiles.Series, []profiles.Peer) {
+func benchUniverse(m, n int) ([]profiles.Asset, []profiles.Asset) {
 	dates := tradingDates(day0, n)
 	mkt := gbmReturns(newRand(1000), n, 0.0003, 0.01)
-	series := make([]profiles.Series, m)
-	peers := make([]profiles.Peer, m)
+	series := make([]profiles.Asset, m)
+	peers := make([]profiles.Asset, m)
 	for i := range m {
 		rng := newRand(uint64(2000 + i))
 		beta := 0.3 + 1.4*rng.Float64()
@@ -31,8 +32,8 @@ func benchUniverse(m, n int) ([]profiles.Series, []profiles.Peer) {
 			h[t], l[t] = c[t]*(1+w), c[t]*(1-w)
 		}
 		id := string(rune('A'+i%26)) + string(rune('A'+i/26%26)) + string(rune('0'+i/676))
-		series[i] = profiles.Series{ID: id, Dates: dates, High: h, Low: l, Close: c}
-		peers[i] = profiles.Peer{ID: id, Symbol: id, Dates: dates, Close: c}
+		series[i] = profiles.Asset{ID: id, Bars: ohlcv.Series{Dates: dates, High: h, Low: l, Close: c}}
+		peers[i] = profiles.Asset{ID: id, Symbol: id, Bars: ohlcv.Series{Dates: dates, Close: c}}
 	}
 	return series, peers
 }

@@ -113,6 +113,17 @@ func (c Config) resolve() (Config, error) {
 }
 
 // minBars is the fewest bars a series needs under c.
+// MinBars returns the fewest daily bars [Compute] accepts with c: the
+// package's [MinBars], or c's longest window plus one. The error wraps
+// [tradekit.ErrInvalid] when c is out of range.
+func (c Config) MinBars() (int, error) {
+	r, err := c.resolve()
+	if err != nil {
+		return 0, err
+	}
+	return r.minBars(), nil
+}
+
 func (c Config) minBars() int {
 	return max(MinBars, c.TrendWindow+1, c.VolWindow+1)
 }

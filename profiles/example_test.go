@@ -7,13 +7,15 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
 // weekdays returns n weekdays from 2 January 2024 on.
-func weekdays(n int) []time.Time {
-	var out []time.Time
-	for d := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC); len(out) < n; d = d.AddDate(0, 0, 1) {
+func weekdays(n int) []calendar.Date {
+	var out []calendar.Date
+	for d := calendar.NewDate(2024, 1, 2); len(out) < n; d = d.AddDays(1) {
 		if d.Weekday() != time.Saturday && d.Weekday() != time.Sunday {
 			out = append(out, d)
 		}
@@ -31,7 +33,7 @@ func ExampleCompute() {
 	for t := 1; t < len(closes); t++ {
 		closes[t] = closes[t-1] * math.Exp(0.001+0.005*rng.NormFloat64())
 	}
-	p, err := profiles.Compute(profiles.Series{Dates: dates, Close: closes}, nil, profiles.Config{})
+	p, err := profiles.Compute(profiles.Asset{Bars: ohlcv.Series{Dates: dates, Close: closes}}, nil, profiles.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -40,7 +42,7 @@ func ExampleCompute() {
 	fmt.Printf("trend following %.2f, mean reversion %.2f\n", p.StrategyAffinity.TrendFollowing, p.StrategyAffinity.MeanReversion)
 	fmt.Printf("volatility %.2f (90-day average %.2f)\n", p.Volatility.Current, p.Volatility.Avg90d)
 
-	_, err = profiles.Compute(profiles.Series{Dates: dates[:100], Close: closes[:100]}, nil, profiles.Config{})
+	_, err = profiles.Compute(profiles.Asset{Bars: ohlcv.Series{Dates: dates[:100], Close: closes[:100]}}, nil, profiles.Config{})
 	fmt.Println(err)
 	// Output:
 	// regime: trending_up
@@ -66,16 +68,16 @@ func ExampleUniverse_Compute() {
 		return c
 	}
 	closes := map[string][]float64{"a": asset(1, 0.005), "b": asset(1, 0.01), "c": asset(0, 0.01)}
-	var peers []profiles.Peer
+	var peers []profiles.Asset
 	for _, id := range []string{"a", "b", "c"} {
-		peers = append(peers, profiles.Peer{ID: id, Symbol: "SYM-" + id, Dates: dates, Close: closes[id]})
+		peers = append(peers, profiles.Asset{ID: id, Symbol: "SYM-" + id, Bars: ohlcv.Series{Dates: dates, Close: closes[id]}})
 	}
 	u, err := profiles.NewUniverse(peers) // once for the whole batch
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	p, err := u.Compute(profiles.Series{ID: "a", Dates: dates, Close: closes["a"]}, profiles.Config{})
+	p, err := u.Compute(profiles.Asset{ID: "a", Bars: ohlcv.Series{Dates: dates, Close: closes["a"]}}, profiles.Config{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
@@ -35,8 +36,8 @@ func FuzzCompute(f *testing.F) {
 			p *= math.Exp((float64(b) - 128) / 400)
 			c[i] = p
 		}
-		s := profiles.Series{Dates: tradingDates(day0, n), Close: c}
-		peers := []profiles.Peer{{ID: "p", Dates: s.Dates, Close: c}, {ID: "q", Dates: s.Dates[n/3:], Close: c[:n-n/3]}}
+		s := profiles.Asset{Bars: ohlcv.Series{Dates: tradingDates(day0, n), Close: c}}
+		peers := []profiles.Asset{{ID: "p", Bars: ohlcv.Series{Dates: s.Bars.Dates, Close: c}}, {ID: "q", Bars: ohlcv.Series{Dates: s.Bars.Dates[n/3:], Close: c[:n-n/3]}}}
 		pr, err := profiles.Compute(s, peers, profiles.Config{})
 		if err != nil {
 			if !errors.Is(err, tradekit.ErrInvalid) {

@@ -5,13 +5,15 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
 // tradingDates returns n weekdays (Monday to Friday) from start on.
-func tradingDates(start time.Time, n int) []time.Time {
-	out := make([]time.Time, 0, n)
-	for d := start; len(out) < n; d = d.AddDate(0, 0, 1) {
+func tradingDates(start calendar.Date, n int) []calendar.Date {
+	out := make([]calendar.Date, 0, n)
+	for d := start; len(out) < n; d = d.AddDays(1) {
 		if wd := d.Weekday(); wd != time.Saturday && wd != time.Sunday {
 			out = append(out, d)
 		}
@@ -19,7 +21,7 @@ func tradingDates(start time.Time, n int) []time.Time {
 	return out
 }
 
-var day0 = time.Date(2015, 1, 2, 0, 0, 0, 0, time.UTC)
+var day0 = calendar.NewDate(2015, 1, 2)
 
 // fromReturns builds closes from a first price and daily log returns
 // (ret[0] is ignored).
@@ -44,13 +46,13 @@ func gbmReturns(rng *rand.Rand, n int, mu, sigma float64) []float64 {
 
 // series wraps closes on trading dates from day0, with a high and low
 // 0.5% around the close.
-func series(closes []float64) profiles.Series {
+func series(closes []float64) profiles.Asset {
 	h := make([]float64, len(closes))
 	l := make([]float64, len(closes))
 	for i, c := range closes {
 		h[i], l[i] = c*1.005, c*0.995
 	}
-	return profiles.Series{Dates: tradingDates(day0, len(closes)), High: h, Low: l, Close: closes}
+	return profiles.Asset{Bars: ohlcv.Series{Dates: tradingDates(day0, len(closes)), High: h, Low: l, Close: closes}}
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }

@@ -4,7 +4,9 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
+
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 func TestSpearman(t *testing.T) {
@@ -91,11 +93,11 @@ func TestBestThresholds(t *testing.T) {
 	for i := 1; i < n; i++ {
 		c[i] = c[i-1] * math.Exp(ret[i])
 	}
-	d := make([]time.Time, n)
+	d := make([]calendar.Date, n)
 	for i := range d {
-		d[i] = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)
+		d[i] = calendar.NewDate(2020, 1, 1).AddDays(i)
 	}
-	a, err := newAsset(Series{Dates: d, Close: c}, DefaultConfig())
+	a, err := newAsset(ohlcv.Series{Dates: d, Close: c}, DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,22 +108,15 @@ func TestBestThresholds(t *testing.T) {
 }
 
 func TestDayNumber(t *testing.T) {
-	ny, err := time.LoadLocation("America/New_York")
-	if err != nil {
-		t.Skip(err)
-	}
 	tests := []struct {
-		in   time.Time
+		in   calendar.Date
 		want int32
 	}{
-		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), 0},
-		{time.Date(1970, 1, 2, 23, 59, 59, 0, time.UTC), 1},
-		{time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC), -1},
-		{time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC), 19783},
-		// 23:30 in New York on 29 February 2024 is 1 March in UTC: the date
-		// in the value's own location counts.
-		{time.Date(2024, 2, 29, 23, 30, 0, 0, ny), 19782},
-		{time.Date(2024, 3, 1, 0, 30, 0, 0, ny), 19783},
+		{calendar.NewDate(1970, 1, 1), 0},
+		{calendar.NewDate(1970, 1, 2), 1},
+		{calendar.NewDate(1969, 12, 31), -1},
+		{calendar.NewDate(2024, 2, 29), 19782},
+		{calendar.NewDate(2024, 3, 1), 19783},
 	}
 	for _, tt := range tests {
 		if got := dayNumber(tt.in); got != tt.want {
@@ -135,11 +130,11 @@ func TestDayNumber(t *testing.T) {
 // a series, they equal those computed on the whole series.
 func TestNoLookAhead(t *testing.T) {
 	const n = 400
-	d := make([]time.Time, n)
+	d := make([]calendar.Date, n)
 	c, h, l := make([]float64, n), make([]float64, n), make([]float64, n)
 	x := 100.0
 	for i := range d {
-		d[i] = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)
+		d[i] = calendar.NewDate(2020, 1, 1).AddDays(i)
 		// A deterministic but irregular path: trend, cycle and a jump.
 		x *= math.Exp(0.0005 + 0.02*math.Sin(float64(i*i%97)) + 0.01*math.Sin(float64(i)/9))
 		if i == 300 {
@@ -149,7 +144,7 @@ func TestNoLookAhead(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	prefix := func(m int) *asset {
-		a, err := newAsset(Series{Dates: d[:m], Close: c[:m], High: h[:m], Low: l[:m]}, Config{TrendWindow: 50})
+		a, err := newAsset(ohlcv.Series{Dates: d[:m], Close: c[:m], High: h[:m], Low: l[:m]}, Config{TrendWindow: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,13 @@
 package profiles
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // MinBars is the fewest daily bars [Compute] accepts: one trading year of
@@ -29,28 +30,22 @@ const (
 	Volatile     Regime = "volatile"
 )
 
-// Series is one asset's daily bars, oldest first. Dates must be strictly
-// ascending calendar days (the time of day and location are ignored: only
-// the date of each time.Time in its own location counts). Close must hold
-// finite prices above zero. High and Low may be nil, in which case Close
-// stands in for both; Open and Volume are not used and may be nil. Every
-// non-nil slice must be as long as Dates.
+// Asset is an asset to profile, or a peer of the universe to correlate
+// with: its identifier, its symbol and its daily bars.
 //
-// ID, when not empty, is the asset's identifier: a peer with the same ID
-// is left out of the asset's correlations.
-type Series struct {
-	ID                             string
-	Dates                          []time.Time
-	Open, High, Low, Close, Volume []float64
-}
-
-// Peer is another asset of the universe, for correlations: its identifier,
-// symbol and daily closes, oldest first, with strictly ascending dates.
-// Closes that are not finite and above zero are treated as missing days.
-type Peer struct {
+// Bars.Dates must be strictly ascending trading days, and Bars.Close as
+// long as them. For an asset to profile, Close must hold finite prices
+// above zero; High and Low may be nil, in which case Close stands in for
+// both; Open and Volume are not read and may be nil. A peer needs only
+// Dates and Close, and a close that is not finite and above zero counts
+// as a missing day.
+//
+// ID, when not empty, identifies the asset: a peer with the same ID is
+// left out of the asset's correlations. Symbol names a peer in its
+// correlation; the profile of an asset does not use its own.
+type Asset struct {
 	ID, Symbol string
-	Dates      []time.Time
-	Close      []float64
+	Bars       ohlcv.Series
 }
 
 // Profile is the analytics profile of one asset, computed by [Compute] or
@@ -59,7 +54,7 @@ type Peer struct {
 type Profile struct {
 	// AsOf is the date of the last bar the profile was computed from.
 	// It is not part of the JSON form.
-	AsOf time.Time `json:"-"`
+	AsOf calendar.Date `json:"-"`
 
 	Regimes              Regimes                `json:"regimePatterns"`
 	StrategyAffinity     Affinity               `json:"strategyAffinity"`
@@ -81,51 +76,9 @@ type Regimes struct {
 // inclusive. To is nil for the ongoing run (the last one). In JSON the
 // dates are written "YYYY-MM-DD" and a nil To as null.
 type RegimeRun struct {
-	Regime Regime
-	From   time.Time
-	To     *time.Time
-}
-
-type regimeRunJSON struct {
-	Regime Regime  `json:"regime"`
-	From   string  `json:"from"`
-	To     *string `json:"to"`
-}
-
-const dateLayout = "2006-01-02"
-
-// MarshalJSON writes r as {"regime", "from", "to"} with "YYYY-MM-DD" dates
-// and null for a nil To.
-func (r RegimeRun) MarshalJSON() ([]byte, error) {
-	j := regimeRunJSON{Regime: r.Regime, From: r.From.Format(dateLayout)}
-	if r.To != nil {
-		s := r.To.Format(dateLayout)
-		j.To = &s
-	}
-	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads the form written by [RegimeRun.MarshalJSON]. A date
-// that is not "YYYY-MM-DD" gives an error wrapping [tradekit.ErrInvalid].
-func (r *RegimeRun) UnmarshalJSON(b []byte) error {
-	var j regimeRunJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	from, err := time.Parse(dateLayout, j.From)
-	if err != nil {
-		return fmt.Errorf("profiles: regime run from %q: %w", j.From, tradekit.ErrInvalid)
-	}
-	out := RegimeRun{Regime: j.Regime, From: from}
-	if j.To != nil {
-		to, err := time.Parse(dateLayout, *j.To)
-		if err != nil {
-			return fmt.Errorf("profiles: regime run to %q: %w", *j.To, tradekit.ErrInvalid)
-		}
-		out.To = &to
-	}
-	*r = out
-	return nil
+	Regime Regime         `json:"regime"`
+	From   calendar.Date  `json:"from"`
+	To     *calendar.Date `json:"to"`
 }
 
 // Affinity holds the scores, from 0 to 1, of four simple daily strategies
@@ -195,12 +148,12 @@ type Correlation struct {
 // malformed (unequal lengths, dates not strictly ascending, a close that is
 // not a finite positive number), if s has fewer bars than [MinBars] (or
 // than cfg's longest window plus one), or if cfg is out of range.
-func Compute(s Series, peers []Peer, cfg Config) (Profile, error) {
+func Compute(s Asset, peers []Asset, cfg Config) (Profile, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
 		return Profile{}, err
 	}
-	a, err := newAsset(s, cfg)
+	a, err := newAsset(s.Bars, cfg)
 	if err != nil {
 		return Profile{}, err
 	}
@@ -215,12 +168,12 @@ func Compute(s Series, peers []Peer, cfg Config) (Profile, error) {
 // universe's peers (s's own ID left out). It returns an error wrapping
 // [tradekit.ErrInvalid] under the conditions listed for [Compute]. Compute
 // may be called from several goroutines at once.
-func (u *Universe) Compute(s Series, cfg Config) (Profile, error) {
+func (u *Universe) Compute(s Asset, cfg Config) (Profile, error) {
 	cfg, err := cfg.resolve()
 	if err != nil {
 		return Profile{}, err
 	}
-	a, err := newAsset(s, cfg)
+	a, err := newAsset(s.Bars, cfg)
 	if err != nil {
 		return Profile{}, err
 	}
@@ -248,7 +201,7 @@ func (a *asset) corrStart(cfg Config) int {
 // asset is a validated series with the derived columns every method uses.
 type asset struct {
 	n         int
-	dates     []time.Time
+	dates     []calendar.Date
 	days      []int32 // civil days since 1970-01-01
 	close     []float64
 	high, low []float64
@@ -256,7 +209,7 @@ type asset struct {
 	ret       []float64 // ret[t] = logc[t] - logc[t-1]; ret[0] = NaN
 }
 
-func newAsset(s Series, cfg Config) (*asset, error) {
+func newAsset(s ohlcv.Series, cfg Config) (*asset, error) {
 	n := len(s.Dates)
 	if len(s.Close) != n {
 		return nil, fmt.Errorf("profiles: %d dates but %d closes: %w", n, len(s.Close), tradekit.ErrInvalid)
@@ -287,11 +240,11 @@ func newAsset(s Series, cfg Config) (*asset, error) {
 		a.days[i] = dayNumber(d)
 		if i > 0 && a.days[i] <= a.days[i-1] {
 			return nil, fmt.Errorf("profiles: date %s at index %d does not follow %s: %w",
-				d.Format(dateLayout), i, s.Dates[i-1].Format(dateLayout), tradekit.ErrInvalid)
+				d, i, s.Dates[i-1], tradekit.ErrInvalid)
 		}
 		c := s.Close[i]
 		if !(c > 0) || math.IsInf(c, 0) {
-			return nil, fmt.Errorf("profiles: close %v on %s is not a positive price: %w", c, d.Format(dateLayout), tradekit.ErrInvalid)
+			return nil, fmt.Errorf("profiles: close %v on %s is not a positive price: %w", c, d, tradekit.ErrInvalid)
 		}
 		a.logc[i] = math.Log(c)
 		if i == 0 {
@@ -303,20 +256,14 @@ func newAsset(s Series, cfg Config) (*asset, error) {
 	for i := range a.high {
 		if math.IsNaN(a.high[i]) || math.IsNaN(a.low[i]) || a.high[i] < a.low[i] {
 			return nil, fmt.Errorf("profiles: high %v and low %v on %s are not a valid range: %w",
-				a.high[i], a.low[i], s.Dates[i].Format(dateLayout), tradekit.ErrInvalid)
+				a.high[i], a.low[i], s.Dates[i], tradekit.ErrInvalid)
 		}
 	}
 	return a, nil
 }
 
-// dayNumber returns the civil date of t, in t's own location, as days
-// since 1970-01-01.
-func dayNumber(t time.Time) int32 {
-	_, off := t.Zone()
-	sec := t.Unix() + int64(off)
-	d := sec / 86400
-	if sec%86400 < 0 {
-		d-- // floor division before 1970
-	}
-	return int32(d)
-}
+// epoch is day 0 of dayNumber.
+var epoch = calendar.NewDate(1970, time.January, 1)
+
+// dayNumber returns d as days since 1970-01-01.
+func dayNumber(d calendar.Date) int32 { return int32(d.Sub(epoch)) }

@@ -7,45 +7,46 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
 func TestComputeErrors(t *testing.T) {
 	good := series(fromReturns(100, gbmReturns(newRand(40), 300, 0, 0.01)))
-	mod := func(f func(s *profiles.Series)) profiles.Series {
+	mod := func(f func(s *profiles.Asset)) profiles.Asset {
 		s := good
-		s.Dates = slices.Clone(good.Dates)
-		s.Close = slices.Clone(good.Close)
-		s.High = slices.Clone(good.High)
-		s.Low = slices.Clone(good.Low)
+		s.Bars.Dates = slices.Clone(good.Bars.Dates)
+		s.Bars.Close = slices.Clone(good.Bars.Close)
+		s.Bars.High = slices.Clone(good.Bars.High)
+		s.Bars.Low = slices.Clone(good.Bars.Low)
 		f(&s)
 		return s
 	}
 	tests := []struct {
 		name    string
-		s       profiles.Series
+		s       profiles.Asset
 		cfg     profiles.Config
 		wantMsg string
 	}{
-		{"too short", mod(func(s *profiles.Series) {
-			s.Dates, s.Close, s.High, s.Low = s.Dates[:252], s.Close[:252], s.High[:252], s.Low[:252]
+		{"too short", mod(func(s *profiles.Asset) {
+			s.Bars.Dates, s.Bars.Close, s.Bars.High, s.Bars.Low = s.Bars.Dates[:252], s.Bars.Close[:252], s.Bars.High[:252], s.Bars.Low[:252]
 		}), profiles.Config{}, "has 252 daily bars, need at least 253"},
 		{"longer window raises the minimum", good, profiles.Config{TrendWindow: 400, TrendEnter: 2, TrendExit: 1}, "need at least 401"},
-		{"empty", profiles.Series{}, profiles.Config{}, "need at least 253"},
-		{"close length", mod(func(s *profiles.Series) { s.Close = s.Close[1:] }), profiles.Config{}, "closes"},
-		{"high length", mod(func(s *profiles.Series) { s.High = s.High[1:] }), profiles.Config{}, "high values"},
-		{"high without low", mod(func(s *profiles.Series) { s.Low = nil }), profiles.Config{}, "both"},
-		{"dates out of order", mod(func(s *profiles.Series) { s.Dates[10], s.Dates[11] = s.Dates[11], s.Dates[10] }), profiles.Config{}, "does not follow"},
-		{"same day twice", mod(func(s *profiles.Series) { s.Dates[11] = s.Dates[10].Add(time.Hour) }), profiles.Config{}, "does not follow"},
-		{"zero close", mod(func(s *profiles.Series) { s.Close[5] = 0 }), profiles.Config{}, "not a positive price"},
-		{"NaN close", mod(func(s *profiles.Series) { s.Close[5] = math.NaN() }), profiles.Config{}, "not a positive price"},
-		{"Inf close", mod(func(s *profiles.Series) { s.Close[5] = math.Inf(1) }), profiles.Config{}, "not a positive price"},
-		{"high below low", mod(func(s *profiles.Series) { s.High[5] = s.Low[5] / 2 }), profiles.Config{}, "not a valid range"},
+		{"empty", profiles.Asset{}, profiles.Config{}, "need at least 253"},
+		{"close length", mod(func(s *profiles.Asset) { s.Bars.Close = s.Bars.Close[1:] }), profiles.Config{}, "closes"},
+		{"high length", mod(func(s *profiles.Asset) { s.Bars.High = s.Bars.High[1:] }), profiles.Config{}, "high values"},
+		{"high without low", mod(func(s *profiles.Asset) { s.Bars.Low = nil }), profiles.Config{}, "both"},
+		{"dates out of order", mod(func(s *profiles.Asset) { s.Bars.Dates[10], s.Bars.Dates[11] = s.Bars.Dates[11], s.Bars.Dates[10] }), profiles.Config{}, "does not follow"},
+		{"same day twice", mod(func(s *profiles.Asset) { s.Bars.Dates[11] = s.Bars.Dates[10] }), profiles.Config{}, "does not follow"},
+		{"zero close", mod(func(s *profiles.Asset) { s.Bars.Close[5] = 0 }), profiles.Config{}, "not a positive price"},
+		{"NaN close", mod(func(s *profiles.Asset) { s.Bars.Close[5] = math.NaN() }), profiles.Config{}, "not a positive price"},
+		{"Inf close", mod(func(s *profiles.Asset) { s.Bars.Close[5] = math.Inf(1) }), profiles.Config{}, "not a positive price"},
+		{"high below low", mod(func(s *profiles.Asset) { s.Bars.High[5] = s.Bars.Low[5] / 2 }), profiles.Config{}, "not a valid range"},
 		{"trend exit above enter", good, profiles.Config{TrendEnter: 1, TrendExit: 2}, "TrendExit"},
 		{"vol exit at 1", good, profiles.Config{VolExit: 1}, "VolExit"},
 		{"negative top peers", good, profiles.Config{TopPeers: -1}, "TopPeers"},
@@ -87,7 +88,7 @@ func keys(t *testing.T, v any) []string {
 func TestProfileJSON(t *testing.T) {
 	s := series(fromReturns(100, gbmReturns(newRand(41), 800, 0.0005, 0.015)))
 	s.ID = "me"
-	peers := []profiles.Peer{{ID: "p1", Symbol: "P1", Dates: s.Dates, Close: fromReturns(50, gbmReturns(newRand(42), 800, 0, 0.01))}}
+	peers := []profiles.Asset{{ID: "p1", Symbol: "P1", Bars: ohlcv.Series{Dates: s.Bars.Dates, Close: fromReturns(50, gbmReturns(newRand(42), 800, 0, 0.01))}}}
 	p, err := profiles.Compute(s, peers, profiles.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func TestProfileJSON(t *testing.T) {
 	if diff := cmp.Diff([]string{"from", "regime", "to"}, keys(t, first)); diff != "" {
 		t.Errorf("history item keys mismatch (-want +got):\n%s", diff)
 	}
-	if got, want := first["from"], s.Dates[50].Format("2006-01-02"); got != want {
+	if got, want := first["from"], s.Bars.Dates[50].String(); got != want {
 		t.Errorf("first from = %v, want %v", got, want)
 	}
 	if last := hist[len(hist)-1].(map[string]any); last["to"] != nil {
@@ -137,19 +138,19 @@ func TestProfileJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	p.AsOf = time.Time{}
+	p.AsOf = calendar.Date{}
 	if diff := cmp.Diff(p, back); diff != "" {
 		t.Errorf("JSON round trip mismatch (-want +got):\n%s", diff)
 	}
 }
 
 func TestRegimeRunJSON(t *testing.T) {
-	to := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
+	to := calendar.NewDate(2024, 3, 1)
 	tests := []struct {
 		run  profiles.RegimeRun
 		json string
 	}{
-		{profiles.RegimeRun{Regime: profiles.Ranging, From: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), To: &to},
+		{profiles.RegimeRun{Regime: profiles.Ranging, From: calendar.NewDate(2024, 1, 2), To: &to},
 			`{"regime":"ranging","from":"2024-01-02","to":"2024-03-01"}`},
 		{profiles.RegimeRun{Regime: profiles.TrendingUp, From: to},
 			`{"regime":"trending_up","from":"2024-03-01","to":null}`},
@@ -185,8 +186,8 @@ func TestDegenerateSeries(t *testing.T) {
 		"exp growth": fromReturns(10, constant(300, 0.001)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := profiles.Series{Dates: tradingDates(day0, len(c)), Close: c}
-			p, err := profiles.Compute(s, []profiles.Peer{{ID: "f", Dates: s.Dates, Close: c}}, profiles.Config{})
+			s := profiles.Asset{Bars: ohlcv.Series{Dates: tradingDates(day0, len(c)), Close: c}}
+			p, err := profiles.Compute(s, []profiles.Asset{{ID: "f", Bars: ohlcv.Series{Dates: s.Bars.Dates, Close: c}}}, profiles.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,29 +4,30 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/profiles"
 )
 
 // share returns the fraction of classified days that runs of regime g cover.
-func share(t *testing.T, s profiles.Series, h []profiles.RegimeRun, g profiles.Regime) float64 {
+func share(t *testing.T, s profiles.Asset, h []profiles.RegimeRun, g profiles.Regime) float64 {
 	t.Helper()
-	idx := map[int32]int{}
-	for i, d := range s.Dates {
-		idx[int32(d.Unix()/86400)] = i
+	idx := map[calendar.Date]int{}
+	for i, d := range s.Bars.Dates {
+		idx[d] = i
 	}
-	first := idx[int32(h[0].From.Unix()/86400)]
-	total := len(s.Dates) - first
+	first := idx[h[0].From]
+	total := len(s.Bars.Dates) - first
 	in := 0
 	for i, r := range h {
-		end := len(s.Dates) - 1
+		end := len(s.Bars.Dates) - 1
 		if r.To != nil {
-			end = idx[int32(r.To.Unix()/86400)]
+			end = idx[*r.To]
 		}
 		if i < len(h)-1 && r.To == nil {
 			t.Fatalf("run %d has no end but is not the last", i)
 		}
 		if r.Regime == g {
-			in += end - idx[int32(r.From.Unix()/86400)] + 1
+			in += end - idx[r.From] + 1
 		}
 	}
 	return float64(in) / float64(total)
@@ -126,19 +127,19 @@ func TestRegimeRunsContiguous(t *testing.T) {
 		t.Fatal(err)
 	}
 	idx := map[string]int{}
-	for i, d := range s.Dates {
-		idx[d.Format("2006-01-02")] = i
+	for i, d := range s.Bars.Dates {
+		idx[d.String()] = i
 	}
 	h := p.Regimes.History
 	if len(h) < 3 {
 		t.Fatalf("a 10-year random walk gave only %d runs", len(h))
 	}
-	if got, want := idx[h[0].From.Format("2006-01-02")], cfg.TrendWindow; got != want {
+	if got, want := idx[h[0].From.String()], cfg.TrendWindow; got != want {
 		t.Errorf("first run starts at index %d, want %d", got, want)
 	}
 	for i := 0; i < len(h)-1; i++ {
-		from, to := idx[h[i].From.Format("2006-01-02")], idx[h[i].To.Format("2006-01-02")]
-		next := idx[h[i+1].From.Format("2006-01-02")]
+		from, to := idx[h[i].From.String()], idx[h[i].To.String()]
+		next := idx[h[i+1].From.String()]
 		if next != to+1 {
 			t.Errorf("run %d ends at %d, next starts at %d", i, to, next)
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // seasonality finds the best and worst calendar months and the weekday
@@ -20,7 +22,7 @@ func seasonality(a *asset, cfg Config) Seasonality {
 			continue
 		}
 		if prevEnd >= 0 {
-			m := a.dates[t].Month()
+			m := a.dates[t].Month
 			monthSum[m] += a.logc[t] - a.logc[prevEnd]
 			monthN[m]++
 		}
@@ -61,8 +63,4 @@ func seasonality(a *asset, cfg Config) Seasonality {
 	return Seasonality{BestMonths: best, WorstMonths: worst, DayOfWeekBias: bias}
 }
 
-func sameMonth(x, y time.Time) bool {
-	xy, xm, _ := x.Date()
-	yy, ym, _ := y.Date()
-	return xy == yy && xm == ym
-}
+func sameMonth(x, y calendar.Date) bool { return x.Year == y.Year && x.Month == y.Month }

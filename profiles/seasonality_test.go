@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
@@ -21,9 +22,9 @@ func TestSeasonalityMonths(t *testing.T) {
 	rng := newRand(5)
 	r := make([]float64, len(dates))
 	for i := 1; i < len(r); i++ {
-		r[i] = drift[dates[i].Month()] + 0.005*rng.NormFloat64()
+		r[i] = drift[dates[i].Month] + 0.005*rng.NormFloat64()
 	}
-	s := profiles.Series{Dates: dates, Close: fromReturns(100, r)}
+	s := profiles.Asset{Bars: ohlcv.Series{Dates: dates, Close: fromReturns(100, r)}}
 	p, err := profiles.Compute(s, nil, profiles.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestSeasonalityDayOfWeek(t *testing.T) {
 	for i := range r {
 		r[i] = want[[...]string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}[dates[i].Weekday()]]
 	}
-	p, err := profiles.Compute(profiles.Series{Dates: dates, Close: fromReturns(100, r)}, nil, profiles.Config{})
+	p, err := profiles.Compute(profiles.Asset{Bars: ohlcv.Series{Dates: dates, Close: fromReturns(100, r)}}, nil, profiles.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

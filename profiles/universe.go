@@ -30,35 +30,36 @@ type peerSeries struct {
 // wrapping [tradekit.ErrInvalid] if a peer's dates and closes differ in
 // length or its dates are not strictly ascending. A nil or empty peers
 // gives an empty universe: profiles then have no correlations.
-func NewUniverse(peers []Peer) (*Universe, error) {
+func NewUniverse(peers []Asset) (*Universe, error) {
 	return newUniverse(peers, math.MinInt32)
 }
 
 // newUniverse is NewUniverse keeping only the days from fromDay on (found
 // by binary search, assuming ascending dates; only the kept part is checked).
-func newUniverse(peers []Peer, fromDay int32) (*Universe, error) {
+func newUniverse(peers []Asset, fromDay int32) (*Universe, error) {
 	u := &Universe{peers: make([]peerSeries, 0, len(peers))}
 	for _, p := range peers {
-		if len(p.Dates) != len(p.Close) {
+		dates, closes := p.Bars.Dates, p.Bars.Close
+		if len(dates) != len(closes) {
 			return nil, fmt.Errorf("profiles: peer %s (%s) has %d dates but %d closes: %w",
-				p.Symbol, p.ID, len(p.Dates), len(p.Close), tradekit.ErrInvalid)
+				p.Symbol, p.ID, len(dates), len(closes), tradekit.ErrInvalid)
 		}
 		first := 0
 		if fromDay != math.MinInt32 {
-			first = sort.Search(len(p.Dates), func(i int) bool { return dayNumber(p.Dates[i]) >= fromDay })
+			first = sort.Search(len(dates), func(i int) bool { return dayNumber(dates[i]) >= fromDay })
 		}
 		ps := peerSeries{id: p.ID, symbol: p.Symbol,
-			days: make([]int32, 0, len(p.Dates)-first), logc: make([]float64, 0, len(p.Dates)-first)}
+			days: make([]int32, 0, len(dates)-first), logc: make([]float64, 0, len(dates)-first)}
 		prev := int32(math.MinInt32)
-		for i := first; i < len(p.Dates); i++ {
-			d := p.Dates[i]
+		for i := first; i < len(dates); i++ {
+			d := dates[i]
 			day := dayNumber(d)
 			if day <= prev {
 				return nil, fmt.Errorf("profiles: peer %s (%s): date %s at index %d is not after the one before: %w",
-					p.Symbol, p.ID, d.Format(dateLayout), i, tradekit.ErrInvalid)
+					p.Symbol, p.ID, d, i, tradekit.ErrInvalid)
 			}
 			prev = day
-			if c := p.Close[i]; c > 0 && !math.IsInf(c, 0) {
+			if c := closes[i]; c > 0 && !math.IsInf(c, 0) {
 				ps.days = append(ps.days, day)
 				ps.logc = append(ps.logc, math.Log(c))
 			}

@@ -5,11 +5,12 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
 )
 
@@ -64,17 +65,16 @@ func TestCorrelations(t *testing.T) {
 		return z
 	}
 	dates := tradingDates(day0, k+1)
-	asset := profiles.Series{ID: "self", Dates: dates, Close: closesOf(x)}
-	peer := func(id string, rho float64) profiles.Peer {
-		return profiles.Peer{ID: id, Symbol: "S" + id, Dates: dates, Close: closesOf(withCorrelation(x, noise(), rho))}
+	asset := profiles.Asset{ID: "self", Bars: ohlcv.Series{Dates: dates, Close: closesOf(x)}}
+	peer := func(id string, rho float64) profiles.Asset {
+		return profiles.Asset{ID: id, Symbol: "S" + id, Bars: ohlcv.Series{Dates: dates, Close: closesOf(withCorrelation(x, noise(), rho))}}
 	}
 	// A peer that traded only the last 100 days: below the 126-return minimum overlap.
 	short := peer("short", 0.99)
-	short.Dates, short.Close = short.Dates[k-100:], short.Close[k-100:]
-	peers := []profiles.Peer{
+	short.Bars.Dates, short.Bars.Close = short.Bars.Dates[k-100:], short.Bars.Close[k-100:]
+	peers := []profiles.Asset{
 		peer("c", -0.3), peer("a", 0.8), short, peer("b", 0.5),
-		{ID: "self", Symbol: "SELF", Dates: dates, Close: asset.Close},
-	}
+		{ID: "self", Symbol: "SELF", Bars: ohlcv.Series{Dates: dates, Close: asset.Bars.Close}}}
 	p, err := profiles.Compute(asset, peers, profiles.Config{})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestCorrelationsAlignment(t *testing.T) {
 		x[i], y[i] = 0.01*a, 0.01*(0.8*a+0.6*b)
 	}
 	ac, pc := closesOf(x), closesOf(y)
-	var pd []time.Time
+	var pd []calendar.Date
 	var pcl []float64
 	for i := range dates {
 		if i%7 != 3 {
@@ -122,8 +122,8 @@ func TestCorrelationsAlignment(t *testing.T) {
 			pcl = append(pcl, pc[i])
 		}
 	}
-	asset := profiles.Series{Dates: dates, Close: ac}
-	p, err := profiles.Compute(asset, []profiles.Peer{{ID: "p", Symbol: "P", Dates: pd, Close: pcl}}, profiles.Config{})
+	asset := profiles.Asset{Bars: ohlcv.Series{Dates: dates, Close: ac}}
+	p, err := profiles.Compute(asset, []profiles.Asset{{ID: "p", Symbol: "P", Bars: ohlcv.Series{Dates: pd, Close: pcl}}}, profiles.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,21 +139,21 @@ func TestNewUniverseErrors(t *testing.T) {
 	d := tradingDates(day0, 3)
 	tests := []struct {
 		name string
-		peer profiles.Peer
+		peer profiles.Asset
 	}{
-		{"length mismatch", profiles.Peer{ID: "x", Dates: d, Close: []float64{1, 2}}},
-		{"dates not ascending", profiles.Peer{ID: "x", Dates: []time.Time{d[1], d[0], d[2]}, Close: []float64{1, 2, 3}}},
-		{"same date twice", profiles.Peer{ID: "x", Dates: []time.Time{d[0], d[0].Add(time.Hour), d[2]}, Close: []float64{1, 2, 3}}},
+		{"length mismatch", profiles.Asset{ID: "x", Bars: ohlcv.Series{Dates: d, Close: []float64{1, 2}}}},
+		{"dates not ascending", profiles.Asset{ID: "x", Bars: ohlcv.Series{Dates: []calendar.Date{d[1], d[0], d[2]}, Close: []float64{1, 2, 3}}}},
+		{"same date twice", profiles.Asset{ID: "x", Bars: ohlcv.Series{Dates: []calendar.Date{d[0], d[0], d[2]}, Close: []float64{1, 2, 3}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := profiles.NewUniverse([]profiles.Peer{tt.peer})
+			_, err := profiles.NewUniverse([]profiles.Asset{tt.peer})
 			if !errors.Is(err, tradekit.ErrInvalid) {
 				t.Errorf("err = %v, want ErrInvalid", err)
 			}
 		})
 	}
-	u, err := profiles.NewUniverse([]profiles.Peer{{ID: "x", Dates: d, Close: []float64{1, math.NaN(), 0}}})
+	u, err := profiles.NewUniverse([]profiles.Asset{{ID: "x", Bars: ohlcv.Series{Dates: d, Close: []float64{1, math.NaN(), 0}}}})
 	if err != nil || u.Len() != 1 {
 		t.Errorf("missing closes: u.Len() = %d, err = %v; want 1, nil", u.Len(), err)
 	}
@@ -164,11 +164,11 @@ func TestNewUniverseErrors(t *testing.T) {
 // Universe, on peers with different histories and gaps.
 func TestComputeMatchesUniverse(t *testing.T) {
 	series, peers := benchUniverse(12, 700)
-	peers[3].Dates, peers[3].Close = peers[3].Dates[200:], peers[3].Close[200:] // listed later
-	peers[4].Dates, peers[4].Close = peers[4].Dates[:400], peers[4].Close[:400] // delisted early
-	peers[5].Close = slices.Clone(peers[5].Close)
+	peers[3].Bars.Dates, peers[3].Bars.Close = peers[3].Bars.Dates[200:], peers[3].Bars.Close[200:] // listed later
+	peers[4].Bars.Dates, peers[4].Bars.Close = peers[4].Bars.Dates[:400], peers[4].Bars.Close[:400] // delisted early
+	peers[5].Bars.Close = slices.Clone(peers[5].Bars.Close)
 	for i := 600; i < 700; i += 9 {
-		peers[5].Close[i] = math.NaN() // missing days
+		peers[5].Bars.Close[i] = math.NaN() // missing days
 	}
 	u, err := profiles.NewUniverse(peers)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
-	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -73,7 +73,7 @@ func TestCorruptProfile(t *testing.T) {
 		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
 		key := mustKey(t, db, "corrupt@example.com", "pro")
 		for _, body := range []string{`{"regimePatterns":{"current":`, `{"regimePatterns":5}`, `{"a":}`} {
-			err := profiles.NewStore(db).Save(context.Background(), []profiles.Record{{AssetID: mdIDs.acme,
+			err := profiledb.NewStore(db).Save(context.Background(), []profiledb.Record{{AssetID: mdIDs.acme,
 				AsOf: d("2024-01-04"), JSON: []byte(body), UpdatedAt: time.Now()}})
 			if err != nil {
 				t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 // maxProfileIDs is the most asset ids GET /asset-profiles takes (spec 8).
@@ -31,7 +32,7 @@ func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request
 		return err
 	}
 	ctx := req.Context()
-	rec, err := profiles.NewStore(s.db).Profile(ctx, id)
+	rec, err := profiledb.NewStore(s.db).Profile(ctx, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return s.noProfile(req, id)
 	}
@@ -120,7 +121,7 @@ func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Reques
 	if len(ids) > maxProfileIDs {
 		return invalidParam(profileIDsParam, "at most %d asset ids per request, got %d", maxProfileIDs, len(ids))
 	}
-	recs, err := profiles.NewStore(s.db).Profiles(req.Context(), ids)
+	recs, err := profiledb.NewStore(s.db).Profiles(req.Context(), ids)
 	if err != nil {
 		return err
 	}

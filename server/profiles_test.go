@@ -16,7 +16,9 @@ import (
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -44,19 +46,11 @@ func mustStoreWalk(tb testing.TB, db bun.IDB, id uuid.UUID, symbol string, w wal
 // mustBuildProfiles runs the profile builder at profilesAt.
 func mustBuildProfiles(tb testing.TB, db bun.IDB) {
 	tb.Helper()
-	_, err := profiles.Build(context.Background(), marketdata.NewStore(db), profiles.NewStore(db),
-		profiles.BuildConfig{Now: func() time.Time { return profilesAt }})
+	_, err := profiledb.Build(context.Background(), marketdata.NewStore(db), profiledb.NewStore(db),
+		profiledb.BuildConfig{Now: func() time.Time { return profilesAt }})
 	if err != nil {
 		tb.Fatal(err)
 	}
-}
-
-func dates(ds []calendar.Date) []time.Time {
-	out := make([]time.Time, len(ds))
-	for i, d := range ds {
-		out[i] = d.Time(time.UTC)
-	}
-	return out
 }
 
 // profileFixture stores the market-data fixture (ACME has 3 bars), WALK
@@ -74,14 +68,13 @@ func profileFixture(tb testing.TB, db bun.IDB) (walkWant, walk2Want map[string]a
 
 	// The builder's peers are every asset with prices: ACME's three
 	// closes are the fixture's, too few to overlap (and so left out).
-	acme := profiles.Peer{ID: mdIDs.acme.String(), Symbol: "ACME",
-		Dates: dates([]calendar.Date{d("2024-01-02"), d("2024-01-03"), d("2024-01-04")}), Close: []float64{101.5, 102, 12345.678901}}
-	peer := func(id uuid.UUID, sym string, w walk) profiles.Peer {
-		return profiles.Peer{ID: id.String(), Symbol: sym, Dates: dates(w.dates), Close: w.close}
+	acme := profiles.Asset{ID: mdIDs.acme.String(), Symbol: "ACME", Bars: ohlcv.Series{Dates: []calendar.Date{d("2024-01-02"), d("2024-01-03"), d("2024-01-04")}, Close: []float64{101.5, 102, 12345.678901}}}
+	peer := func(id uuid.UUID, sym string, w walk) profiles.Asset {
+		return profiles.Asset{ID: id.String(), Symbol: sym, Bars: ohlcv.Series{Dates: w.dates, Close: w.close}}
 	}
-	peers := []profiles.Peer{acme, peer(indAsset, "WALK", w1), peer(walk2Asset, "WLK2", w2)}
+	peers := []profiles.Asset{acme, peer(indAsset, "WALK", w1), peer(walk2Asset, "WLK2", w2)}
 	want := func(id uuid.UUID, sym string, w walk) map[string]any {
-		p, err := profiles.Compute(profiles.Series{ID: id.String(), Dates: dates(w.dates), High: w.high, Low: w.low, Close: w.close},
+		p, err := profiles.Compute(profiles.Asset{ID: id.String(), Bars: ohlcv.Series{Dates: w.dates, High: w.high, Low: w.low, Close: w.close}},
 			peers, profiles.Config{})
 		if err != nil {
 			tb.Fatal(err)

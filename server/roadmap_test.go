@@ -18,7 +18,7 @@ import (
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/marketdata/demo"
-	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -131,7 +131,7 @@ func mustRoadmapFixture(tb testing.TB, db *bun.DB) map[string]string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := profiles.Build(ctx, marketdata.NewStore(db), profiles.NewStore(db), profiles.BuildConfig{}); err != nil {
+	if _, err := profiledb.Build(ctx, marketdata.NewStore(db), profiledb.NewStore(db), profiledb.BuildConfig{}); err != nil {
 		tb.Fatal(err)
 	}
 

@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 // profilesUsage is the help of `tradekit profiles`.
@@ -40,7 +40,7 @@ func (e *env) profilesCmd(ctx context.Context, args []string) error {
 	if err := e.parse(fs, args[1:]); err != nil {
 		return err
 	}
-	cfg := profiles.BuildConfig{All: *all, Workers: *workers,
+	cfg := profiledb.BuildConfig{All: *all, Workers: *workers,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
 	if *shard != "" {
 		var err error
@@ -72,8 +72,8 @@ func parseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-func buildProfiles(ctx context.Context, db *bun.DB, cfg profiles.BuildConfig) (profiles.BuildResult, error) {
-	return profiles.Build(ctx, marketdata.NewStore(db), profiles.NewStore(db), cfg)
+func buildProfiles(ctx context.Context, db *bun.DB, cfg profiledb.BuildConfig) (profiledb.BuildResult, error) {
+	return profiledb.Build(ctx, marketdata.NewStore(db), profiledb.NewStore(db), cfg)
 }
 
 // buildProfilesInBackground starts an incremental profile build on db and
@@ -87,7 +87,7 @@ func buildProfilesInBackground(ctx context.Context, db *bun.DB, log *slog.Logger
 	go func() {
 		defer wg.Done()
 		log.Info("profiles: incremental build started in the background")
-		res, err := buildProfiles(ctx, db, profiles.BuildConfig{Logger: log})
+		res, err := buildProfiles(ctx, db, profiledb.BuildConfig{Logger: log})
 		switch {
 		case ctx.Err() != nil:
 			log.Info("profiles: build stopped", "built", res.Built)
@@ -107,7 +107,7 @@ func buildProfilesInBackground(ctx context.Context, db *bun.DB, log *slog.Logger
 // prices changed, reporting on stderr (stdout keeps the import's one
 // summary line). A failure is reported but leaves the import standing.
 func (e *env) buildProfilesAfterImport(ctx context.Context, db *bun.DB) {
-	res, err := buildProfiles(ctx, db, profiles.BuildConfig{})
+	res, err := buildProfiles(ctx, db, profiledb.BuildConfig{})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tradekit: warning: the prices are imported, but building profiles failed "+
 			"(run 'tradekit profiles build'): %v\n", err)

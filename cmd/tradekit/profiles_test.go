@@ -12,7 +12,7 @@ import (
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 // walkCSV returns n weekday bars of a seeded random walk from 2020-01-02
@@ -50,7 +50,7 @@ func storedProfiles(t *testing.T, dsn string, symbols ...string) map[string]int6
 	defer db.Close()
 	out := map[string]int64{}
 	for _, s := range symbols {
-		rec, err := profiles.NewStore(db).Profile(ctx, marketdata.AssetID(s))
+		rec, err := profiledb.NewStore(db).Profile(ctx, marketdata.AssetID(s))
 		if err == nil {
 			out[s] = rec.PriceVersion
 		}

@@ -1,10 +1,11 @@
-package profiles_test
+package profiledb_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -25,7 +28,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // bars is a generated daily history as the engine takes it and as the
 // market-data store keeps it.
 type bars struct {
-	series profiles.Series
+	series profiles.Asset
 	prices []marketdata.Price
 }
 
@@ -38,27 +41,22 @@ func genBars(id uuid.UUID, n int, mkt []float64, beta float64, seed uint64) bars
 	b.series.ID = id.String()
 	c := 50 + 50*rng.Float64()
 	d := calendar.NewDate(2016, 1, 4)
-	for len(b.series.Dates) < n {
+	for len(b.series.Bars.Dates) < n {
 		if wd := d.Weekday(); wd == time.Saturday || wd == time.Sunday {
 			d = d.AddDays(1)
 			continue
 		}
 		o := c
-		c = math.Max(0.01, math.Round(c*math.Exp(beta*mkt[len(b.series.Dates)]+0.01*rng.NormFloat64())*100)/100)
+		c = math.Max(0.01, math.Round(c*math.Exp(beta*mkt[len(b.series.Bars.Dates)]+0.01*rng.NormFloat64())*100)/100)
 		h := math.Round(math.Max(o, c)*(1+0.005*rng.Float64())*100) / 100
 		l := math.Max(0.01, math.Round(math.Min(o, c)*(1-0.005*rng.Float64())*100)/100)
-		b.series.Dates = append(b.series.Dates, d.Time(time.UTC))
-		b.series.High, b.series.Low, b.series.Close = append(b.series.High, h), append(b.series.Low, l), append(b.series.Close, c)
+		b.series.Bars.Dates = append(b.series.Bars.Dates, d)
+		b.series.Bars.High, b.series.Bars.Low, b.series.Bars.Close = append(b.series.Bars.High, h), append(b.series.Bars.Low, l), append(b.series.Bars.Close, c)
 		b.prices = append(b.prices, marketdata.Price{AssetID: id, Date: d, Open: decimal.NewFromFloat(o),
 			High: decimal.NewFromFloat(h), Low: decimal.NewFromFloat(l), Close: decimal.NewFromFloat(c), Volume: 1000})
 		d = d.AddDays(1)
 	}
 	return b
-}
-
-// marketReturns returns n daily market log returns.
-func marketReturns(n int, seed uint64) []float64 {
-	return gbmReturns(newRand(seed), n, 0.0003, 0.01)
 }
 
 // mustAsset stores an asset named symbol (on NYSE) with the bars.
@@ -83,15 +81,15 @@ func TestStoreRoundTrip(t *testing.T) {
 	mkt := marketReturns(400, 1)
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		st := profiles.NewStore(db)
+		st := profiledb.NewStore(db)
 		a := mustAsset(t, db, "AAA", genBars(marketdata.AssetID("AAA"), 400, mkt, 1, 11))
 		peerBars := genBars(marketdata.AssetID("BBB"), 400, mkt, 0.8, 12)
 		b := mustAsset(t, db, "BBB", peerBars)
 		c := mustAsset(t, db, "CCC", bars{}) // no prices, no profile
 
 		own := genBars(a.ID, 400, mkt, 1, 11)
-		p, err := profiles.Compute(own.series, []profiles.Peer{{ID: b.ID.String(), Symbol: "BBB",
-			Dates: peerBars.series.Dates, Close: peerBars.series.Close}}, profiles.Config{})
+		p, err := profiles.Compute(own.series, []profiles.Asset{{ID: b.ID.String(), Symbol: "BBB",
+			Bars: ohlcv.Series{Dates: peerBars.series.Bars.Dates, Close: peerBars.series.Bars.Close}}}, profiles.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +97,7 @@ func TestStoreRoundTrip(t *testing.T) {
 			t.Fatalf("fixture: want one correlation, got %v", p.Correlations)
 		}
 		at := time.Date(2026, 11, 22, 9, 30, 15, 123e6, time.UTC)
-		rec, err := profiles.NewRecord(a.ID, 7, p, at)
+		rec, err := profiledb.NewRecord(a.ID, 7, p, at)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +105,7 @@ func TestStoreRoundTrip(t *testing.T) {
 		if string(rec.JSON) != string(want) {
 			t.Fatal("NewRecord's JSON is not json.Marshal of the profile")
 		}
-		if err := st.Save(ctx, []profiles.Record{rec}); err != nil {
+		if err := st.Save(ctx, []profiledb.Record{rec}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -139,16 +137,16 @@ func TestStoreRoundTrip(t *testing.T) {
 		}
 
 		// An older version never replaces a newer one; a newer one does.
-		old, _ := profiles.NewRecord(a.ID, 6, profiles.Profile{}, at.Add(time.Hour))
-		if err := st.Save(ctx, []profiles.Record{old}); err != nil {
+		old, _ := profiledb.NewRecord(a.ID, 6, profiles.Profile{AsOf: calendar.NewDate(2026, 1, 2)}, at.Add(time.Hour))
+		if err := st.Save(ctx, []profiledb.Record{old}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := st.Profile(ctx, a.ID); got.PriceVersion != 7 || string(got.JSON) != string(want) {
 			t.Errorf("a record of version 6 replaced version 7: %d %.60s", got.PriceVersion, got.JSON)
 		}
-		newer, _ := profiles.NewRecord(a.ID, 8, profiles.Profile{}, at.Add(time.Hour))
-		bRec, _ := profiles.NewRecord(b.ID, 3, profiles.Profile{}, at)
-		if err := st.Save(ctx, []profiles.Record{newer, bRec}); err != nil {
+		newer, _ := profiledb.NewRecord(a.ID, 8, profiles.Profile{AsOf: calendar.NewDate(2026, 1, 2)}, at.Add(time.Hour))
+		bRec, _ := profiledb.NewRecord(b.ID, 3, profiles.Profile{AsOf: calendar.NewDate(2026, 1, 2)}, at)
+		if err := st.Save(ctx, []profiledb.Record{newer, bRec}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := st.Profile(ctx, a.ID); got.PriceVersion != 8 || !got.UpdatedAt.Equal(at.Add(time.Hour)) {
@@ -181,19 +179,19 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestStoreSaveBatches(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		n := 2*profiles.SaveBatch + 3
-		var recs []profiles.Record
+		n := 2*profiledb.SaveBatch + 3
+		var recs []profiledb.Record
 		var ids []uuid.UUID
 		at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		for i := range n {
 			a := mustAsset(t, db, "S"+string(rune('A'+i/26))+string(rune('A'+i%26)), bars{})
-			r, _ := profiles.NewRecord(a.ID, int64(i), profiles.Profile{AsOf: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}, at)
+			r, _ := profiledb.NewRecord(a.ID, int64(i), profiles.Profile{AsOf: calendar.NewDate(2026, 1, 2)}, at)
 			recs, ids = append(recs, r), append(ids, a.ID)
 		}
-		if err := profiles.NewStore(db).Save(ctx, recs); err != nil {
+		if err := profiledb.NewStore(db).Save(ctx, recs); err != nil {
 			t.Fatal(err)
 		}
-		got, err := profiles.NewStore(db).Profiles(ctx, ids)
+		got, err := profiledb.NewStore(db).Profiles(ctx, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,4 +204,17 @@ func TestStoreSaveBatches(t *testing.T) {
 			}
 		}
 	})
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
+
+// marketReturns returns n daily market log returns of a geometric
+// Brownian motion (drift 0.03 %, volatility 1 % a day; index 0 unused).
+func marketReturns(n int, seed uint64) []float64 {
+	rng := newRand(seed)
+	r := make([]float64, n)
+	for t := 1; t < n; t++ {
+		r[t] = 0.0003 + 0.01*rng.NormFloat64()
+	}
+	return r
 }

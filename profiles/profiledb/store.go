@@ -1,4 +1,4 @@
-package profiles
+package profiledb
 
 import (
 	"context"
@@ -15,13 +15,14 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/profiles"
 )
 
 // SaveBatch is the number of records [Store.Save] writes per statement,
 // each statement being one transaction.
 const SaveBatch = 50
 
-// Record is a stored profile: the JSON form of an asset's [Profile] with
+// Record is a stored profile: the JSON form of an asset's profiles.Profile with
 // the price version it was computed from and the time it was computed.
 type Record struct {
 	AssetID uuid.UUID
@@ -42,26 +43,29 @@ type Record struct {
 
 // NewRecord returns the record of p, the profile of the asset assetID
 // computed from its prices at version priceVersion at time updatedAt.
-// It fails only if p holds a value JSON cannot encode (a NaN or an
-// infinity), which [Compute] never returns.
-func NewRecord(assetID uuid.UUID, priceVersion int64, p Profile, updatedAt time.Time) (Record, error) {
+// It fails only if p has no AsOf date or holds a value JSON cannot encode
+// (a NaN or an infinity), neither of which profiles.Compute returns.
+func NewRecord(assetID uuid.UUID, priceVersion int64, p profiles.Profile, updatedAt time.Time) (Record, error) {
+	if !p.AsOf.IsValid() {
+		return Record{}, fmt.Errorf("profiledb: the profile of %s has no AsOf date: %w", assetID, tradekit.ErrInvalid)
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
-		return Record{}, fmt.Errorf("profiles: encode the profile of %s: %w", assetID, err)
+		return Record{}, fmt.Errorf("profiledb: encode the profile of %s: %w", assetID, err)
 	}
-	return Record{AssetID: assetID, PriceVersion: priceVersion, AsOf: calendar.DateOf(p.AsOf),
+	return Record{AssetID: assetID, PriceVersion: priceVersion, AsOf: p.AsOf,
 		JSON: b, UpdatedAt: updatedAt.UTC()}, nil
 }
 
 // Profile decodes the record's JSON into a Profile, AsOf included. A
 // record whose JSON is not a profile's gives an error of no tradekit kind:
 // stored data gone bad is not the caller's mistake.
-func (r Record) Profile() (Profile, error) {
-	var p Profile
+func (r Record) Profile() (profiles.Profile, error) {
+	var p profiles.Profile
 	if err := json.Unmarshal(r.JSON, &p); err != nil {
-		return Profile{}, fmt.Errorf("profiles: the stored profile of %s is corrupt: %v", r.AssetID, err)
+		return profiles.Profile{}, fmt.Errorf("profiledb: the stored profile of %s is corrupt: %v", r.AssetID, err)
 	}
-	p.AsOf = r.AsOf.Time(time.UTC)
+	p.AsOf = r.AsOf
 	return p, nil
 }
 
@@ -100,7 +104,7 @@ func (s *Store) Save(ctx context.Context, recs []Record) error {
 			as_of = excluded.as_of, profile = excluded.profile, updated_at = excluded.updated_at
 			WHERE profiles.price_version <= excluded.price_version`)
 		if _, err := s.db.NewRaw(b.String(), args...).Exec(ctx); err != nil {
-			return fmt.Errorf("profiles: save %d profiles: %w", len(batch), err)
+			return fmt.Errorf("profiledb: save %d profiles: %w", len(batch), err)
 		}
 	}
 	return nil
@@ -132,9 +136,9 @@ func (s *Store) Profile(ctx context.Context, assetID uuid.UUID) (Record, error) 
 	var r row
 	if err := s.db.NewRaw(recordColumns+" WHERE p.asset_id = ?", assetID).Scan(ctx, &r); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return Record{}, fmt.Errorf("profiles: %w", tradekit.Errorf(tradekit.ErrNotFound, "no profile for asset %s", assetID))
+			return Record{}, fmt.Errorf("profiledb: %w", tradekit.Errorf(tradekit.ErrNotFound, "no profile for asset %s", assetID))
 		}
-		return Record{}, fmt.Errorf("profiles: profile of %s: %w", assetID, err)
+		return Record{}, fmt.Errorf("profiledb: profile of %s: %w", assetID, err)
 	}
 	return r.record(), nil
 }
@@ -148,7 +152,7 @@ func (s *Store) Profiles(ctx context.Context, ids []uuid.UUID) ([]Record, error)
 	}
 	var rows []row
 	if err := s.db.NewRaw(recordColumns+" WHERE p.asset_id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("profiles: profiles of %d assets: %w", len(ids), err)
+		return nil, fmt.Errorf("profiledb: profiles of %d assets: %w", len(ids), err)
 	}
 	byID := make(map[uuid.UUID]row, len(rows))
 	for _, r := range rows {
@@ -172,7 +176,7 @@ func (s *Store) Versions(ctx context.Context) (map[uuid.UUID]int64, error) {
 		PriceVersion int64     `bun:"price_version"`
 	}
 	if err := s.db.NewRaw("SELECT asset_id, price_version FROM profiles").Scan(ctx, &rows); err != nil {
-		return nil, fmt.Errorf("profiles: stored versions: %w", err)
+		return nil, fmt.Errorf("profiledb: stored versions: %w", err)
 	}
 	out := make(map[uuid.UUID]int64, len(rows))
 	for _, r := range rows {

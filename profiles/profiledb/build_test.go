@@ -1,4 +1,4 @@
-package profiles_test
+package profiledb_test
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 // buildFixture is a small stored universe: five assets of 300 bars, one
@@ -27,13 +29,13 @@ type buildFixture struct {
 	short   marketdata.Asset
 	empty   marketdata.Asset
 	mdStore *marketdata.Store
-	store   *profiles.Store
+	store   *profiledb.Store
 }
 
 func mustBuildFixture(tb testing.TB, db bun.IDB) buildFixture {
 	tb.Helper()
 	mkt := marketReturns(300, 5)
-	f := buildFixture{bars: map[uuid.UUID]bars{}, mdStore: marketdata.NewStore(db), store: profiles.NewStore(db)}
+	f := buildFixture{bars: map[uuid.UUID]bars{}, mdStore: marketdata.NewStore(db), store: profiledb.NewStore(db)}
 	for i, sym := range []string{"ALFA", "BRAV", "CHAR", "DELT", "ECHO"} {
 		b := genBars(marketdata.AssetID(sym), 300, mkt, 0.5+0.3*float64(i), uint64(100+i))
 		a := mustAsset(tb, db, sym, b)
@@ -51,10 +53,10 @@ func mustBuildFixture(tb testing.TB, db bun.IDB) buildFixture {
 // every other asset with prices as peers: what the builder must store.
 func (f buildFixture) expected(tb testing.TB, id uuid.UUID) string {
 	tb.Helper()
-	var peers []profiles.Peer
+	var peers []profiles.Asset
 	for _, a := range append(append([]marketdata.Asset{}, f.full...), f.short) {
 		b := f.bars[a.ID]
-		peers = append(peers, profiles.Peer{ID: a.ID.String(), Symbol: a.Symbol, Dates: b.series.Dates, Close: b.series.Close})
+		peers = append(peers, profiles.Asset{ID: a.ID.String(), Symbol: a.Symbol, Bars: ohlcv.Series{Dates: b.series.Bars.Dates, Close: b.series.Bars.Close}})
 	}
 	p, err := profiles.Compute(f.bars[id].series, peers, profiles.Config{})
 	if err != nil {
@@ -94,17 +96,17 @@ func TestBuild(t *testing.T) {
 		ctx := context.Background()
 		f := mustBuildFixture(t, db)
 		clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-		cfg := profiles.BuildConfig{Workers: 3, Now: clk.now}
+		cfg := profiledb.BuildConfig{Workers: 3, Now: clk.now}
 
 		// First build: every asset with enough bars; the short ones reported.
-		res, err := profiles.Build(ctx, f.mdStore, f.store, cfg)
+		res, err := profiledb.Build(ctx, f.mdStore, f.store, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.Assets != 7 || res.Built != 5 || res.UpToDate != 0 || len(res.Failed) != 0 {
 			t.Errorf("first build: %+v", res)
 		}
-		wantShort := []profiles.Skipped{
+		wantShort := []profiledb.Skipped{
 			{AssetID: f.empty.ID, Symbol: "NONE", Bars: 0, Reason: "0 daily bars, 253 needed"},
 			{AssetID: f.short.ID, Symbol: "SHRT", Bars: 100, Reason: "100 daily bars, 253 needed"},
 		}
@@ -123,7 +125,7 @@ func TestBuild(t *testing.T) {
 				t.Errorf("%s: stored profile differs from the engine's:\n got %.300s\nwant %.300s", a.Symbol, rec.JSON, want)
 			}
 			v, _ := f.mdStore.PriceVersion(ctx, a.ID)
-			if rec.PriceVersion != v.Version || !rec.UpdatedAt.Equal(clk.t) || rec.AsOf.Time(time.UTC) != f.bars[a.ID].series.Dates[299] {
+			if rec.PriceVersion != v.Version || !rec.UpdatedAt.Equal(clk.t) || rec.AsOf != f.bars[a.ID].series.Bars.Dates[299] {
 				t.Errorf("%s: version %d (want %d), updated %s, as of %s", a.Symbol, rec.PriceVersion, v.Version, rec.UpdatedAt, rec.AsOf)
 			}
 		}
@@ -136,7 +138,7 @@ func TestBuild(t *testing.T) {
 
 		// Second build: nothing changed, nothing rebuilt.
 		clk.tick()
-		res, err = profiles.Build(ctx, f.mdStore, f.store, cfg)
+		res, err = profiledb.Build(ctx, f.mdStore, f.store, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,7 @@ func TestBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 		clk.tick()
-		res, err = profiles.Build(ctx, f.mdStore, f.store, cfg)
+		res, err = profiledb.Build(ctx, f.mdStore, f.store, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +178,7 @@ func TestBuild(t *testing.T) {
 
 		// All: every asset again.
 		clk.tick()
-		res, err = profiles.Build(ctx, f.mdStore, f.store, profiles.BuildConfig{All: true, Now: clk.now})
+		res, err = profiledb.Build(ctx, f.mdStore, f.store, profiledb.BuildConfig{All: true, Now: clk.now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +197,7 @@ func TestBuildShards(t *testing.T) {
 	const n = 3
 	built := 0
 	for shard := range n {
-		res, err := profiles.Build(ctx, f.mdStore, f.store, profiles.BuildConfig{Shard: shard, Shards: n})
+		res, err := profiledb.Build(ctx, f.mdStore, f.store, profiledb.BuildConfig{Shard: shard, Shards: n})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,9 +213,9 @@ func TestBuildShards(t *testing.T) {
 	if got := f.updatedAt(t); len(got) != 5 {
 		t.Errorf("profiles after all shards: %v", got)
 	}
-	for _, bad := range []profiles.BuildConfig{{Shard: 3, Shards: 3}, {Shard: -1, Shards: 2}, {Shards: -1},
+	for _, bad := range []profiledb.BuildConfig{{Shard: 3, Shards: 3}, {Shard: -1, Shards: 2}, {Shards: -1},
 		{Config: profiles.Config{TrendWindow: -1}}} {
-		if _, err := profiles.Build(ctx, f.mdStore, f.store, bad); !errors.Is(err, tradekit.ErrInvalid) {
+		if _, err := profiledb.Build(ctx, f.mdStore, f.store, bad); !errors.Is(err, tradekit.ErrInvalid) {
 			t.Errorf("Build(%+v) error = %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -226,7 +228,7 @@ func TestBuildCancelled(t *testing.T) {
 	f := mustBuildFixture(t, db)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := profiles.Build(ctx, f.mdStore, f.store, profiles.BuildConfig{}); !errors.Is(err, context.Canceled) {
+	if _, err := profiledb.Build(ctx, f.mdStore, f.store, profiledb.BuildConfig{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error = %v, want context.Canceled", err)
 	}
 }
@@ -236,7 +238,7 @@ func TestShardOf(t *testing.T) {
 	// draws with p = 1/4 is within 250 ± 60 with overwhelming odds).
 	counts := make([]int, 4)
 	for i := range 1000 {
-		counts[profiles.ShardOf(marketdata.AssetID("SYM"+string(rune('A'+i%26))+decimal.NewFromInt(int64(i)).String()), 4)]++
+		counts[profiledb.ShardOf(marketdata.AssetID("SYM"+string(rune('A'+i%26))+decimal.NewFromInt(int64(i)).String()), 4)]++
 	}
 	for s, c := range counts {
 		if c < 190 || c > 310 {
@@ -244,7 +246,7 @@ func TestShardOf(t *testing.T) {
 		}
 	}
 	id := uuid.MustParse("20000000-0000-4000-8000-000000000001")
-	if profiles.ShardOf(id, 1) != 0 {
+	if profiledb.ShardOf(id, 1) != 0 {
 		t.Error("one shard must hold every id")
 	}
 }
@@ -269,13 +271,13 @@ func BenchmarkBuild(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		b.Run("500x10y", func(b *testing.B) {
 			mustBenchUniverse(b, db, 500, 2520)
-			md, st := marketdata.NewStore(db), profiles.NewStore(db)
+			md, st := marketdata.NewStore(db), profiledb.NewStore(db)
 			ctx := context.Background()
 			var load time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				res, err := profiles.Build(ctx, md, st, profiles.BuildConfig{All: true})
+				res, err := profiledb.Build(ctx, md, st, profiledb.BuildConfig{All: true})
 				if err != nil {
 					b.Fatal(err)
 				}
