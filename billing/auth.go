@@ -46,11 +46,18 @@ type AuthConfig struct {
 	FailuresPerMinute int
 	// Logger receives background errors. Default slog.Default().
 	Logger *slog.Logger
+	// Now is the clock of the times written to the database: a key's
+	// last use and its revocation. Cache lifetimes, polls and the failure
+	// throttle measure real time. Default time.Now.
+	Now func() time.Time
 }
 
 func (c AuthConfig) withDefaults() AuthConfig {
 	if c.TTL <= 0 {
 		c.TTL = time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = time.Second
@@ -268,7 +275,7 @@ func (f *failureCounts) roll(now time.Time) {
 // [tradekit.ErrConflict] when it was already revoked (it is forgotten all
 // the same); see [Store.RevokeKey].
 func (a *Authenticator) Revoke(ctx context.Context, id uuid.UUID) error {
-	k, err := NewStore(a.db).RevokeKey(ctx, id)
+	k, err := NewStore(a.db).RevokeKey(ctx, id, a.cfg.Now())
 	if err != nil && !errors.Is(err, tradekit.ErrConflict) {
 		return err
 	}
@@ -327,7 +334,7 @@ func (a *Authenticator) forget(hash string) {
 // markUsed records that a request with the key id is accepted now: the
 // time [Authenticator.touch] writes as the key's last use.
 func (a *Authenticator) markUsed(id uuid.UUID) {
-	now := time.Now().UnixNano()
+	now := a.cfg.Now().UnixNano()
 	a.mu.RLock()
 	last, ok := a.used[id]
 	if ok {

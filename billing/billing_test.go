@@ -29,7 +29,7 @@ func mustUser(tb testing.TB, db bun.IDB, email, plan string) billing.User {
 		tb.Fatal(err)
 	}
 	u := billing.User{Email: email, Name: "Test", PlanID: p.ID}
-	if err := st.CreateUser(ctx, &u); err != nil {
+	if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
 	return u
@@ -70,7 +70,7 @@ func TestCreateUserConflict(t *testing.T) {
 		mustUser(t, db, "Ann@Example.com", "free")
 		st := billing.NewStore(db)
 		u := billing.User{Email: " ann@example.COM", Name: "Again", PlanID: uuid.MustParse("5b0c3f4e-2f43-4d36-9a5c-000000000001")}
-		if err := st.CreateUser(context.Background(), &u); !errors.Is(err, tradekit.ErrConflict) {
+		if err := st.CreateUser(context.Background(), &u, time.Now()); !errors.Is(err, tradekit.ErrConflict) {
 			t.Errorf("CreateUser with a taken email: error = %v, want ErrConflict", err)
 		}
 		got, err := st.UserByEmail(context.Background(), "ANN@example.com")
@@ -85,7 +85,7 @@ func TestKeys(t *testing.T) {
 		ctx := context.Background()
 		u := mustUser(t, db, "keys@example.com", "pro")
 		st := billing.NewStore(db)
-		k, full, err := st.CreateKey(ctx, u.ID, "ci")
+		k, full, err := st.CreateKey(ctx, u.ID, "ci", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,15 +139,19 @@ func TestRevokeRevoked(t *testing.T) {
 		ctx := context.Background()
 		u := mustUser(t, db, "twice@example.com", "free")
 		st := billing.NewStore(db)
-		k, _, err := st.CreateKey(ctx, u.ID, "x")
+		created, revoked := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), time.Date(2030, 2, 3, 4, 5, 6, 789000, time.UTC)
+		k, _, err := st.CreateKey(ctx, u.ID, "x", created)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, err := st.RevokeKey(ctx, k.ID)
-		if err != nil || first.RevokedAt == nil {
-			t.Fatalf("first RevokeKey = %+v, %v", first, err)
+		first, err := st.RevokeKey(ctx, k.ID, revoked)
+		if err != nil || first.RevokedAt == nil || !first.RevokedAt.Equal(revoked) {
+			t.Fatalf("first RevokeKey = %+v, %v; want it revoked at the clock's %s", first, err, revoked)
 		}
-		again, err := st.RevokeKey(ctx, k.ID)
+		if keys, _ := st.Keys(ctx, u.ID); len(keys) != 1 || !keys[0].CreatedAt.Equal(created) {
+			t.Fatalf("keys %+v, want one created at the clock's %s", keys, created)
+		}
+		again, err := st.RevokeKey(ctx, k.ID, time.Now())
 		if !errors.Is(err, tradekit.ErrConflict) {
 			t.Errorf("second RevokeKey error = %v, want ErrConflict", err)
 		}
@@ -179,7 +183,7 @@ func TestLastUsed(t *testing.T) {
 		ctx := context.Background()
 		u := mustUser(t, db, "used@example.com", "free")
 		st := billing.NewStore(db)
-		k, full, err := st.CreateKey(ctx, u.ID, "x")
+		k, full, err := st.CreateKey(ctx, u.ID, "x", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +232,7 @@ func TestRevocationReachesOtherInstances(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "two@example.com", "free")
-		k, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "x")
+		k, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "x", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,7 +261,7 @@ func TestStaleCacheIsNotTrusted(t *testing.T) {
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	u := mustUser(t, db, "stale@example.com", "free")
-	k, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "x")
+	k, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "x", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +269,7 @@ func TestStaleCacheIsNotTrusted(t *testing.T) {
 	if _, err := a.Authenticate(ctx, full, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := billing.NewStore(db).RevokeKey(ctx, k.ID); err != nil { // elsewhere
+	if _, err := billing.NewStore(db).RevokeKey(ctx, k.ID, time.Now()); err != nil { // elsewhere
 		t.Fatal(err)
 	}
 	time.Sleep(60 * time.Millisecond) // no poll ran

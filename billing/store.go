@@ -69,14 +69,15 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 	return u, nil
 }
 
-// CreateUser stores u, giving it an id and a creation time if it has none.
-// The error wraps [tradekit.ErrConflict] when the email is taken.
-func (s *Store) CreateUser(ctx context.Context, u *User) error {
+// CreateUser stores u, giving it an id if it has none and, if it has no
+// creation time, now. The error wraps [tradekit.ErrConflict] when the
+// email is taken.
+func (s *Store) CreateUser(ctx context.Context, u *User, now time.Time) error {
 	if u.ID == uuid.Nil {
 		u.ID = uuid.New()
 	}
 	if u.CreatedAt.IsZero() {
-		u.CreatedAt = time.Now().UTC()
+		u.CreatedAt = now.UTC()
 	}
 	u.Email = normalizeEmail(u.Email)
 	if _, err := s.db.NewInsert().Model(u).Exec(ctx); err != nil {
@@ -97,9 +98,10 @@ func (s *Store) UpdateUser(ctx context.Context, u User) error {
 	return nil
 }
 
-// CreateKey creates an API key named name for the user and returns the
-// stored key and the full key, which exists nowhere else afterwards.
-func (s *Store) CreateKey(ctx context.Context, userID uuid.UUID, name string) (APIKey, string, error) {
+// CreateKey creates an API key named name for the user, created now, and
+// returns the stored key and the full key, which exists nowhere else
+// afterwards.
+func (s *Store) CreateKey(ctx context.Context, userID uuid.UUID, name string, now time.Time) (APIKey, string, error) {
 	full, prefix, hash := newKey()
 	k := APIKey{
 		ID:        uuid.New(),
@@ -107,7 +109,7 @@ func (s *Store) CreateKey(ctx context.Context, userID uuid.UUID, name string) (A
 		Name:      name,
 		Prefix:    prefix,
 		Hash:      hash,
-		CreatedAt: time.Now().UTC(),
+		CreatedAt: now.UTC(),
 	}
 	if _, err := s.db.NewInsert().Model(&k).Exec(ctx); err != nil {
 		return APIKey{}, "", fmt.Errorf("billing: create key: %w", err)
@@ -125,12 +127,12 @@ func (s *Store) Keys(ctx context.Context, userID uuid.UUID) ([]APIKey, error) {
 	return keys, nil
 }
 
-// RevokeKey revokes the key with the given id and returns it. The error
+// RevokeKey revokes the key with the given id as of now and returns it. The error
 // wraps [tradekit.ErrNotFound] when there is no such key, and
 // [tradekit.ErrConflict] when the key is already revoked: then nothing
 // changes, and the key is returned with the error, its RevokedAt telling
 // since when.
-func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
+func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID, now time.Time) (APIKey, error) {
 	var k APIKey
 	if err := s.db.NewSelect().Model(&k).Where("id = ?", id).Scan(ctx); err != nil {
 		return APIKey{}, notFound(err, "key %s", id)
@@ -141,7 +143,7 @@ func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) (APIKey, error) {
 	if k.RevokedAt != nil {
 		return already()
 	}
-	now := time.Now().UTC().Truncate(time.Microsecond) // as both databases store it
+	now = now.UTC().Truncate(time.Microsecond) // as both databases store it
 	res, err := s.db.NewUpdate().Model((*APIKey)(nil)).
 		Set("revoked_at = ?", now).
 		Where("id = ? AND revoked_at IS NULL", id).

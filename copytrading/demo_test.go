@@ -41,7 +41,7 @@ func TestDemoLeaders(t *testing.T) {
 		users := make([]uuid.UUID, len(copytrading.DemoLeaders))
 		for i, l := range copytrading.DemoLeaders {
 			u := billing.User{Email: l.Slug + "@demo.tradekit.example", Name: l.DisplayName, PlanID: plan.ID}
-			if err := st.CreateUser(ctx, &u); err != nil {
+			if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 				t.Fatal(err)
 			}
 			users[i] = u.ID

@@ -45,7 +45,7 @@ func mustAccount(t *testing.T, db bun.IDB, email string, equity string) (user, c
 		t.Fatal(err)
 	}
 	u := billing.User{Email: email, Name: email, PlanID: plan.ID}
-	if err := st.CreateUser(ctx, &u); err != nil {
+	if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()

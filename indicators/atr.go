@@ -37,12 +37,10 @@ func ATRInto(dst, high, low, close []float64, period int) {
 	checkPeriod("ATR", period, 1)
 	n := len(close)
 	checkLen("ATR", n, len(high), len(low), len(dst))
-	if period >= n {
-		fillNaN(dst)
+	if !warmUp(period, n, dst) {
 		return
 	}
 	high, low, dst = high[:n], low[:n], dst[:n]
-	fillNaN(dst[:period])
 	if period == 1 {
 		for i := 1; i < n; i++ {
 			dst[i] = trueRange(high[i], low[i], close[i-1])

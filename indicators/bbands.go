@@ -27,16 +27,10 @@ func BollingerBandsInto(upper, middle, lower, in []float64, period int, k float6
 	n := len(in)
 	checkLen("BollingerBands", n, len(upper), len(middle), len(lower))
 	lb := period - 1
-	if lb >= n {
-		fillNaN(upper)
-		fillNaN(middle)
-		fillNaN(lower)
+	if !warmUp(lb, n, upper, middle, lower) {
 		return
 	}
 	upper, middle, lower = upper[:n], middle[:n], lower[:n]
-	fillNaN(upper[:lb])
-	fillNaN(middle[:lb])
-	fillNaN(lower[:lb])
 	var sum, sum2 float64
 	for i := 0; i < lb; i++ {
 		x := in[i]

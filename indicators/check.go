@@ -25,6 +25,24 @@ func checkLen(name string, n int, lens ...int) {
 	}
 }
 
+// warmUp writes NaN over the first lb values of each dst, the indices
+// where an indicator with lookback lb is not yet defined, or over all of
+// them when there are only n <= lb inputs. It reports whether values
+// remain to be computed (n > lb). A dst must not be an input the caller
+// still has to read.
+func warmUp(lb, n int, dsts ...[]float64) bool {
+	if lb >= n {
+		for _, d := range dsts {
+			fillNaN(d)
+		}
+		return false
+	}
+	for _, d := range dsts {
+		fillNaN(d[:lb])
+	}
+	return true
+}
+
 // fillNaN sets every element of dst to NaN.
 func fillNaN(dst []float64) {
 	nan := math.NaN()

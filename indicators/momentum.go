@@ -21,11 +21,9 @@ func ROC(in []float64, period int) []float64 {
 func ROCInto(dst, in []float64, period int) {
 	checkPeriod("ROC", period, 1)
 	checkLen("ROC", len(in), len(dst))
-	if period >= len(in) {
-		fillNaN(dst)
+	if !warmUp(period, len(in), dst) {
 		return
 	}
-	fillNaN(dst[:period])
 	dst = dst[:len(in)]
 	for i := period; i < len(in); i++ {
 		dst[i] = rocValue(in[i], in[i-period])
@@ -57,11 +55,9 @@ func Momentum(in []float64, period int) []float64 {
 func MomentumInto(dst, in []float64, period int) {
 	checkPeriod("Momentum", period, 1)
 	checkLen("Momentum", len(in), len(dst))
-	if period >= len(in) {
-		fillNaN(dst)
+	if !warmUp(period, len(in), dst) {
 		return
 	}
-	fillNaN(dst[:period])
 	dst = dst[:len(in)]
 	for i := period; i < len(in); i++ {
 		dst[i] = in[i] - in[i-period]

@@ -22,15 +22,13 @@ func WMAInto(dst, in []float64, period int) {
 	checkPeriod("WMA", period, 1)
 	checkLen("WMA", len(in), len(dst))
 	lb := period - 1
-	if lb >= len(in) {
-		fillNaN(dst)
+	if !warmUp(lb, len(in), dst) {
 		return
 	}
 	if period == 1 {
 		copy(dst, in)
 		return
 	}
-	fillNaN(dst[:lb])
 	dst = dst[:len(in)]
 	var sum, sub float64
 	for i := 0; i < lb; i++ {

@@ -24,11 +24,9 @@ func SumInto(dst, in []float64, period int) {
 // div, at each index: TA-Lib's running sum, shared by SUM and SMA.
 func runningSum(dst, in []float64, period int, div float64) {
 	lb := period - 1
-	if lb >= len(in) {
-		fillNaN(dst)
+	if !warmUp(lb, len(in), dst) {
 		return
 	}
-	fillNaN(dst[:lb])
 	dst = dst[:len(in)]
 	sum := 0.0
 	for i := 0; i < lb; i++ {
@@ -124,11 +122,9 @@ func LowestInto(dst, in []float64, period int) {
 // window only when that index leaves it (TA-Lib's MAX/MIN method).
 func extremeInto(dst, in []float64, period int, max bool) {
 	lb := period - 1
-	if lb >= len(in) {
-		fillNaN(dst)
+	if !warmUp(lb, len(in), dst) {
 		return
 	}
-	fillNaN(dst[:lb])
 	if max {
 		highestFrom(dst[:len(in)], in, lb)
 	} else {
@@ -242,11 +238,9 @@ func StdDevInto(dst, in []float64, period int, nbDev float64) {
 	checkPeriod("StdDev", period, 1)
 	checkLen("StdDev", len(in), len(dst))
 	lb := period - 1
-	if lb >= len(in) {
-		fillNaN(dst)
+	if !warmUp(lb, len(in), dst) {
 		return
 	}
-	fillNaN(dst[:lb])
 	dst = dst[:len(in)]
 	var s1, s2 float64
 	for i := 0; i < lb; i++ {

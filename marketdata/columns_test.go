@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -229,5 +230,27 @@ func BenchmarkPriceColumns(b *testing.B) {
 				}
 			}
 		})
+	})
+}
+
+// TestStoreClock checks that a price write stamps the asset's prices with
+// the store's clock.
+func TestStoreClock(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		id, ps := mustColumnsAsset(t, db, 3)
+		at := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+		st := NewStore(db).WithClock(func() time.Time { return at })
+		ps[0].Close = ps[0].Close.Add(decimal.New(1, -2)) // a change, so a new version
+		if err := st.SavePrices(ctx, ps[:1]); err != nil {
+			t.Fatal(err)
+		}
+		v, err := st.PriceVersion(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.UpdatedAt.Equal(at) {
+			t.Errorf("prices updated at %s, want the store's clock's %s", v.UpdatedAt, at)
+		}
 	})
 }

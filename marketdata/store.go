@@ -17,12 +17,22 @@ import (
 // transaction: build it from either. The SQL is written once for both
 // dialects (PostgreSQL and SQLite).
 type Store struct {
-	db bun.IDB
+	db  bun.IDB
+	now func() time.Time
 }
 
-// NewStore returns a Store on db, a *bun.DB or a bun.Tx.
+// NewStore returns a Store on db, a *bun.DB or a bun.Tx, whose clock is
+// time.Now.
 func NewStore(db bun.IDB) *Store {
-	return &Store{db: db}
+	return &Store{db: db, now: time.Now}
+}
+
+// WithClock returns a copy of s whose clock is now: the clock of the times
+// it writes (when an asset's prices last changed).
+func (s *Store) WithClock(now func() time.Time) *Store {
+	c := *s
+	c.now = now
+	return &c
 }
 
 // notFound turns sql.ErrNoRows into a [*tradekit.Error] of kind

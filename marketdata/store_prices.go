@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -343,7 +342,7 @@ func (s *Store) bumpPriceVersions(ctx context.Context, ps []Price) error {
 		return nil
 	}
 	_, err := s.db.NewRaw("UPDATE assets SET prices_version = prices_version + 1, prices_updated_at = ? WHERE id IN (?)",
-		time.Now().UTC(), bun.In(ids)).Exec(ctx)
+		s.now().UTC(), bun.In(ids)).Exec(ctx)
 	if err == nil {
 		err = s.notifyVersions(ctx, ids)
 	}

@@ -34,8 +34,11 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish once shutdown starts. Default 30 s.
 	ShutdownTimeout time.Duration
-	// Now is the clock of the rate limits and of scheduled blog posts.
-	// Default time.Now.
+	// Now is the clock of the times the server writes and of those it
+	// compares data with: rate-limit windows, scheduled blog posts, keys'
+	// last use and revocation, orders, connections and copy trading.
+	// Timeouts, polls and cache lifetimes measure real time. Default
+	// time.Now.
 	Now func() time.Time
 	// CacheBytes bounds the memory of the encoded answers the server
 	// keeps per price version: price lists, indicator series and their
@@ -102,6 +105,9 @@ func New(cfg Config, db *bun.DB) *Server {
 	if cfg.Auth.Logger == nil {
 		cfg.Auth.Logger = cfg.Logger
 	}
+	if cfg.Auth.Now == nil {
+		cfg.Auth.Now = cfg.Now
+	}
 	if cfg.Studies.Logger == nil {
 		cfg.Studies.Logger = cfg.Logger
 	}
@@ -135,27 +141,6 @@ func New(cfg Config, db *bun.DB) *Server {
 // request log.
 func (s *Server) Handler() http.Handler {
 	return s.handler
-}
-
-// Authenticator returns the server's API-key authenticator, through which
-// a key revoked in this process stops working at once.
-func (s *Server) Authenticator() *billing.Authenticator {
-	return s.auth
-}
-
-// Connections returns the server's broker connection service.
-func (s *Server) Connections() *connect.Service {
-	return s.connect
-}
-
-// Paper returns the server's built-in paper broker.
-func (s *Server) Paper() *paper.Broker {
-	return s.paper
-}
-
-// Studies returns the server's indicator service.
-func (s *Server) Studies() *studies.Service {
-	return s.studies
 }
 
 // Maintain runs the server's background work until ctx is done: the poll

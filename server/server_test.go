@@ -38,10 +38,10 @@ func mustKey(tb testing.TB, db bun.IDB, email, plan string) string {
 		tb.Fatal(err)
 	}
 	u := billing.User{Email: email, Name: "Test", PlanID: p.ID}
-	if err := st.CreateUser(ctx, &u); err != nil {
+	if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 		tb.Fatal(err)
 	}
-	_, key, err := st.CreateKey(ctx, u.ID, "test")
+	_, key, err := st.CreateKey(ctx, u.ID, "test", time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 		switch {
 		case isNew:
 			u = billing.User{Email: *email, Name: strings.Split(*email, "@")[0], PlanID: p.ID, IsAdmin: *admin}
-			if err := st.CreateUser(ctx, &u); err != nil {
+			if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 				return err
 			}
 			out = append(out, fmt.Sprintf("created user %s on plan %s", u.Email, p.Slug))
@@ -105,7 +105,7 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 			}
 			out = append(out, fmt.Sprintf("updated user %s (plan %s, admin %t)", u.Email, slug, u.IsAdmin))
 		}
-		k, key, err := st.CreateKey(ctx, u.ID, strings.TrimSpace(*name))
+		k, key, err := st.CreateKey(ctx, u.ID, strings.TrimSpace(*name), time.Now())
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func (e *env) keysDelete(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	k, err := billing.NewStore(db).RevokeKey(ctx, id)
+	k, err := billing.NewStore(db).RevokeKey(ctx, id, time.Now())
 	if errors.Is(err, tradekit.ErrConflict) {
 		return fmt.Errorf("keys delete: key %s %q (%s…) is already revoked, since %s; nothing changed",
 			k.ID, k.Name, k.Prefix, formatTime(k.RevokedAt))

@@ -75,7 +75,7 @@ func loadDemoLeaders(ctx context.Context, db *bun.DB) error {
 		u, err := st.UserByEmail(ctx, email)
 		if errors.Is(err, tradekit.ErrNotFound) {
 			u = billing.User{Email: email, Name: l.DisplayName, PlanID: plan.ID}
-			err = st.CreateUser(ctx, &u)
+			err = st.CreateUser(ctx, &u, time.Now())
 		}
 		if err != nil {
 			return err
