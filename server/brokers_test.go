@@ -99,6 +99,7 @@ func (ts tradingServer) call(tb testing.TB, method, path, key string) response {
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
+	checkExchange(tb, req, res.StatusCode, res.Header, b)
 	r := response{status: res.StatusCode, header: res.Header, raw: string(b)}
 	if err := json.Unmarshal(b, &r.body); err != nil {
 		tb.Fatalf("%s %s: %d, not JSON: %s", method, path, res.StatusCode, b)

@@ -79,7 +79,9 @@ func TestCorruptProfile(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, path := range []string{"/api/v1/asset-profiles/" + mdIDs.acme.String(), idsQuery(mdIDs.acme.String())} {
-				r := get(t, h, path, key)
+				// Unchecked: a corrupt stored profile that is valid JSON is
+				// served as stored, outside the document by construction.
+				r := sendUnchecked(t, h, "GET", path, key)
 				if body == `{"regimePatterns":5}` && !strings.Contains(path, "?") {
 					continue // valid JSON is served as stored, unread
 				}

@@ -30,3 +30,12 @@ func (s *Server) Paper() *paper.Broker {
 func (s *Server) Studies() *studies.Service {
 	return s.studies
 }
+
+// Routes returns the method and pattern of every route of the service.
+func Routes() [][2]string {
+	var out [][2]string
+	for _, r := range (&Server{}).routeTable() {
+		out = append(out, [2]string{r.method, r.path})
+	}
+	return out
+}

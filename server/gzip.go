@@ -122,8 +122,9 @@ func gzipTag(etag string) string {
 
 // writeGzipCached writes the answer whose body build appends (the {"data":
 // …} envelope included) gzipped, from the cache of gzipped answers under
-// key and version when it is there, else built, gzipped at the best
-// compression and cached. It serves the largest cached answers, whole
+// key and version when it is there, else built, gzipped and cached: at
+// the best compression when the cache can keep it (it is paid once per
+// price version), at the fastest when it cannot (it is paid per request). It serves the largest cached answers, whole
 // histories, that would otherwise be compressed again on every request.
 // The caller has checked that the client takes gzip, and has set the
 // identity ETag, which this turns into the gzip form's.
@@ -136,8 +137,12 @@ func (s *Server) writeGzipCached(w http.ResponseWriter, key string, version int6
 		if err != nil {
 			return err
 		}
+		level := gzip.BestCompression
+		if !s.docs.Holds(len(raw) / 4) { // gzip takes JSON to a fifth or less
+			level = gzip.BestSpeed
+		}
 		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression) // a valid level: no error
+		zw, _ := gzip.NewWriterLevel(&buf, level) // a valid level: no error
 		zw.Write(raw)
 		zw.Close()
 		body = buf.Bytes()

@@ -30,6 +30,7 @@ func TestGzip(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
+			checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 			return rec
 		}
 		list := "/api/v1/market-data/prices/asset/" + widgID.String()
@@ -69,6 +70,7 @@ func TestGzip(t *testing.T) {
 			req.Header.Set("If-None-Match", r.Header().Get("ETag"))
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
+			checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 			if rec.Code != 304 {
 				t.Errorf("%s: If-None-Match with the gzip ETag: %d", path, rec.Code)
 			}

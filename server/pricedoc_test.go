@@ -20,7 +20,8 @@ import (
 )
 
 // sendIfNoneMatch sends GET path with the key and an If-None-Match.
-func sendIfNoneMatch(h http.Handler, path, key, etag string) *httptest.ResponseRecorder {
+func sendIfNoneMatch(tb testing.TB, h http.Handler, path, key, etag string) *httptest.ResponseRecorder {
+	tb.Helper()
 	req := httptest.NewRequest("GET", path, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	if etag != "" {
@@ -28,6 +29,7 @@ func sendIfNoneMatch(h http.Handler, path, key, etag string) *httptest.ResponseR
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	checkExchange(tb, req, rec.Code, rec.Header(), rec.Body.Bytes())
 	return rec
 }
 
@@ -80,41 +82,41 @@ func TestPriceDocuments(t *testing.T) {
 
 		// Conditional requests: 304 without a body while the prices stay,
 		// 200 with a new ETag after any change.
-		r := sendIfNoneMatch(h, base+"?from="+first.String(), key, "")
+		r := sendIfNoneMatch(t, h, base+"?from="+first.String(), key, "")
 		etag := r.Header().Get("ETag")
 		if r.Code != 200 || etag == "" {
 			t.Fatalf("no ETag: %d %v", r.Code, r.Header())
 		}
 		for _, inm := range []string{etag, "W/" + etag, `"x", ` + etag, "*"} {
-			if r := sendIfNoneMatch(h, base+"?from="+first.String(), key, inm); r.Code != http.StatusNotModified || r.Body.Len() != 0 ||
+			if r := sendIfNoneMatch(t, h, base+"?from="+first.String(), key, inm); r.Code != http.StatusNotModified || r.Body.Len() != 0 ||
 				r.Header().Get("ETag") != etag {
 				t.Errorf("If-None-Match %s: %d, %d bytes", inm, r.Code, r.Body.Len())
 			}
 		}
-		if r := sendIfNoneMatch(h, base+"?from="+first.AddDays(1).String(), key, etag); r.Code != 200 {
+		if r := sendIfNoneMatch(t, h, base+"?from="+first.AddDays(1).String(), key, etag); r.Code != 200 {
 			t.Errorf("another range with the first range's ETag: %d", r.Code)
 		}
-		latestTag := sendIfNoneMatch(h, base+"/latest", key, "").Header().Get("ETag")
+		latestTag := sendIfNoneMatch(t, h, base+"/latest", key, "").Header().Get("ETag")
 		c := decimal.RequireFromString("61.125")
 		if err := marketdata.NewStore(db).SavePrices(context.Background(), []marketdata.Price{{AssetID: widgID, Date: today,
 			Open: c, High: c, Low: c, Close: c, Volume: 7}}); err != nil {
 			t.Fatal(err)
 		}
-		r = sendIfNoneMatch(h, base+"?from="+first.String(), key, etag)
+		r = sendIfNoneMatch(t, h, base+"?from="+first.String(), key, etag)
 		if r.Code != 200 || r.Header().Get("ETag") == etag || !strings.Contains(r.Body.String(), `"close":61.125,"volume":7}`) {
 			t.Errorf("after a price change: %d %s", r.Code, r.Header().Get("ETag"))
 		}
-		if r := sendIfNoneMatch(h, base+"/latest", key, latestTag); r.Code != 200 || !strings.Contains(r.Body.String(), "61.125") {
+		if r := sendIfNoneMatch(t, h, base+"/latest", key, latestTag); r.Code != 200 || !strings.Contains(r.Body.String(), "61.125") {
 			t.Errorf("latest after a price change: %d %s", r.Code, r.Body)
 		}
 		// Indicator series too: 304 while the prices stay, 200 after.
 		sma := "/api/v1/indicators/asset/" + widgID.String() + "?indicator=SMA&params=%7B%22period%22%3A5%7D"
-		r = sendIfNoneMatch(h, sma, key, "")
+		r = sendIfNoneMatch(t, h, sma, key, "")
 		tag := r.Header().Get("ETag")
-		if r.Code != 200 || tag == "" || sendIfNoneMatch(h, sma, key, tag).Code != http.StatusNotModified {
+		if r.Code != 200 || tag == "" || sendIfNoneMatch(t, h, sma, key, tag).Code != http.StatusNotModified {
 			t.Errorf("indicator ETag: %d %q", r.Code, tag)
 		}
-		if r := sendIfNoneMatch(h, sma+"&from="+first.String(), key, tag); r.Code != 200 {
+		if r := sendIfNoneMatch(t, h, sma+"&from="+first.String(), key, tag); r.Code != 200 {
 			t.Errorf("another indicator request with the first one's ETag: %d", r.Code)
 		}
 		c2 := decimal.RequireFromString("62")
@@ -122,7 +124,7 @@ func TestPriceDocuments(t *testing.T) {
 			Open: c2, High: c2, Low: c2, Close: c2, Volume: 8}}); err != nil {
 			t.Fatal(err)
 		}
-		if r := sendIfNoneMatch(h, sma, key, tag); r.Code != 200 || r.Header().Get("ETag") == tag {
+		if r := sendIfNoneMatch(t, h, sma, key, tag); r.Code != 200 || r.Header().Get("ETag") == tag {
 			t.Errorf("indicator after a price change: %d", r.Code)
 		}
 		if r := get(t, h, "/api/v1/market-data/prices/asset/"+bareID.String()+"/latest", key); r.status != 404 || r.header.Get("ETag") != "" ||

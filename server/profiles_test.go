@@ -113,7 +113,7 @@ func TestAssetProfileGet(t *testing.T) {
 			t.Errorf("WALK's profile (-want +got):\n%s", diff)
 		}
 		// The ETag follows the profile's build time: 304 until it is rebuilt.
-		if tag := r.header.Get("ETag"); tag == "" || sendIfNoneMatch(h, "/api/v1/asset-profiles/"+indAsset.String(), key, tag).Code != http.StatusNotModified {
+		if tag := r.header.Get("ETag"); tag == "" || sendIfNoneMatch(t, h, "/api/v1/asset-profiles/"+indAsset.String(), key, tag).Code != http.StatusNotModified {
 			t.Errorf("profile ETag %q", tag)
 		}
 		if !strings.HasPrefix(r.raw, `{"data":{"assetId":"`+indAsset.String()+`","symbol":"WALK","regimePatterns":{"current":`) ||

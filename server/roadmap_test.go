@@ -65,6 +65,7 @@ func TestRoadmapReleasedIsServed(t *testing.T) {
 				req.Header.Set("Authorization", "Bearer "+key)
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
+				checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 				switch code := rec.Code; {
 				case code == http.StatusNotFound, code == http.StatusMethodNotAllowed, code >= 500:
 					t.Errorf("released item %q: %s %s answers %d: %s", it.Title, method, path, code, rec.Body)

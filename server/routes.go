@@ -35,6 +35,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/healthz", public, s.handleHealth},
 		{"GET", "/readyz", public, s.handleReady},
 		{"GET", "/api/v1/roadmap", public, s.handleRoadmapList},
+		{"GET", "/api/v1/openapi.json", public, s.handleOpenAPI},
 		{"GET", "/api/v1/brokers/oauth/callback", public, s.handleOAuthCallback},
 
 		{"GET", "/api/v1/billing/plans", keyed, s.handlePlanList},

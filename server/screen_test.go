@@ -166,6 +166,7 @@ func TestRequestBodyRefused(t *testing.T) {
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "query string") {
 		t.Errorf("POST with a JSON body: %d %s", rec.Code, rec.Body)
 	}
@@ -183,6 +184,7 @@ func TestHeadersTooLarge(t *testing.T) {
 	req.Header.Set("X-Filler", strings.Repeat("x", 100<<10))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 	if rec.Code != http.StatusRequestHeaderFieldsTooLarge || !strings.Contains(rec.Body.String(), `"error":{"code":"VALIDATION_ERROR"`) {
 		t.Errorf("100 KB header: %d %s", rec.Code, rec.Body)
 	}

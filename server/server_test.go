@@ -62,9 +62,23 @@ func get(tb testing.TB, h http.Handler, path, key string) response {
 	return send(tb, h, http.MethodGet, path, key)
 }
 
-// send sends method path with the key (none when empty) to h and decodes
+// send sends method path with the key (none when empty) to h, checks the
+// exchange against the OpenAPI document (see checkExchange) and decodes
 // the JSON body.
 func send(tb testing.TB, h http.Handler, method, path, key string) response {
+	tb.Helper()
+	return exchange(tb, h, method, path, key, true)
+}
+
+// sendUnchecked is send without the OpenAPI check, for the few tests that
+// make the server answer outside the document on purpose (data corrupted
+// in the database).
+func sendUnchecked(tb testing.TB, h http.Handler, method, path, key string) response {
+	tb.Helper()
+	return exchange(tb, h, method, path, key, false)
+}
+
+func exchange(tb testing.TB, h http.Handler, method, path, key string, check bool) response {
 	tb.Helper()
 	req := httptest.NewRequest(method, path, nil)
 	if key != "" {
@@ -72,6 +86,9 @@ func send(tb testing.TB, h http.Handler, method, path, key string) response {
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	if check {
+		checkExchange(tb, req, rec.Code, rec.Header(), rec.Body.Bytes())
+	}
 	r := response{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	if err := json.Unmarshal(rec.Body.Bytes(), &r.body); err != nil {
 		tb.Fatalf("%s %s: body is not a JSON object: %v\n%s", method, path, err, r.raw)
@@ -139,6 +156,7 @@ func TestUnauthorized(t *testing.T) {
 				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
+				checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 				var body map[string]map[string]any
 				json.Unmarshal(rec.Body.Bytes(), &body)
 				if rec.Code != http.StatusUnauthorized || body["error"]["code"] != "UNAUTHORIZED" || body["error"]["message"] == "" {
@@ -161,6 +179,7 @@ func TestNotFoundAndMethod(t *testing.T) {
 	req := httptest.NewRequest(http.MethodDelete, "/healthz", nil)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("DELETE /healthz: %d %s", rec.Code, rec.Body)
 	}
@@ -204,6 +223,7 @@ func TestRequestID(t *testing.T) {
 		req.Header.Set("X-Request-Id", in)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
+		checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 		if got := rec.Header().Get("X-Request-Id"); (got == in) != keep || got == "" {
 			t.Errorf("caller id %q: response id %q, keep=%v", in, got, keep)
 		}
@@ -393,6 +413,7 @@ func TestAuthFailureBudget(t *testing.T) {
 			req.Header.Set("Authorization", "Bearer "+key)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
+			checkExchange(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
 			r := response{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 			json.Unmarshal(rec.Body.Bytes(), &r.body)
 			return r

@@ -28,6 +28,10 @@ type cacheEntry struct {
 	size    int
 }
 
+// Holds reports whether a value of size bytes can be kept at all: whether
+// it fits in the cache's bound.
+func (c *Cache) Holds(size int) bool { return size <= c.max }
+
 // New returns a Cache holding at most maxBytes of values.
 func New(maxBytes int) *Cache {
 	return &Cache{max: maxBytes, order: list.New(), byKey: make(map[string]*list.Element)}

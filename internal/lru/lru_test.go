@@ -27,3 +27,10 @@ func TestCache(t *testing.T) {
 		t.Errorf("len %d used %d, want 1 and 40", c.Len(), c.used)
 	}
 }
+
+func TestHolds(t *testing.T) {
+	c := New(100)
+	if !c.Holds(100) || c.Holds(101) {
+		t.Errorf("Holds(100), Holds(101) = %v, %v; want true, false", c.Holds(100), c.Holds(101))
+	}
+}
