@@ -844,11 +844,13 @@ type GlossaryTermDetail struct {
 
 // Guardrails defines model for Guardrails.
 type Guardrails struct {
-	AllowedAssetTypes   []AssetType `json:"allowedAssetTypes"`
-	MaxDailyTrades      int         `json:"maxDailyTrades"`
-	MaxPortfolioRiskPct float64     `json:"maxPortfolioRiskPct"`
-	MaxPositionSizePct  float64     `json:"maxPositionSizePct"`
-	StopLossRequired    bool        `json:"stopLossRequired"`
+	AllowedAssetTypes []AssetType `json:"allowedAssetTypes"`
+
+	// MaxDailyTrades orders per UTC day
+	MaxDailyTrades      int     `json:"maxDailyTrades"`
+	MaxPortfolioRiskPct float64 `json:"maxPortfolioRiskPct"`
+	MaxPositionSizePct  float64 `json:"maxPositionSizePct"`
+	StopLossRequired    bool    `json:"stopLossRequired"`
 
 	// UpdatedAt null until the user sets any
 	UpdatedAt *Timestamp `json:"updatedAt"`

@@ -18,7 +18,7 @@ import (
 )
 
 // today is the date the embedded content was written against.
-var today = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+var today = time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 
 // mustLoad returns the embedded pack or stops the test.
 func mustLoad(tb testing.TB) *knowledge.Pack {

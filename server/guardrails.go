@@ -92,6 +92,13 @@ func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Requ
 // parameter given, or a 400 naming the first bad one.
 func parseGuardrailsPatch(req bunrouter.Request) ([]func(*brokers.Guardrails), error) {
 	q := req.URL.Query()
+	for _, name := range []string{"maxDailyTrades", "stopLossRequired"} {
+		// An empty value would read as the parameter's zero: no limit, no
+		// stop required. Say so rather than guess.
+		if q.Has(name) && q.Get(name) == "" {
+			return nil, invalidParam(name, "is empty; give a value")
+		}
+	}
 	var patch []func(*brokers.Guardrails)
 	if q.Has("maxDailyTrades") {
 		n, err := queryInt(req, "maxDailyTrades", 0, 1, maxDailyTradesLimit)

@@ -50,6 +50,8 @@ func TestGuardrails(t *testing.T) {
 		for _, c := range []struct{ query, field string }{
 			{"", "maxDailyTrades"},
 			{"maxDailyTrades=0", "maxDailyTrades"},
+			{"maxDailyTrades=", "maxDailyTrades"},
+			{"stopLossRequired=", "stopLossRequired"},
 			{"maxDailyTrades=2.5", "maxDailyTrades"},
 			{"maxDailyTrades=100001", "maxDailyTrades"},
 			{"maxPositionSizePct=0", "maxPositionSizePct"},
