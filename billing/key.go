@@ -30,6 +30,9 @@ type User struct {
 	PlanID    uuid.UUID `bun:"plan_id"`
 	IsAdmin   bool      `bun:"is_admin"`
 	CreatedAt time.Time `bun:"created_at"`
+	// PasswordHash is the Argon2id hash of the user's dashboard password
+	// (see [HashPassword]); nil without one.
+	PasswordHash *string `bun:"password_hash"`
 }
 
 // APIKey is a stored API key: never the secret, only its hash and a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,6 +66,56 @@ func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 	err := s.db.NewSelect().Model(&u).Where("email = ?", normalizeEmail(email)).Scan(ctx)
 	if err != nil {
 		return User{}, notFound(err, "user %q", email)
+	}
+	return u, nil
+}
+
+// SetPassword stores the hash of the user's new password (see
+// [HashPassword]). The error wraps [tradekit.ErrNotFound] when there is
+// no such user.
+func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).Set("password_hash = ?", hash).Where("id = ?", userID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("billing: set password: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("billing: user %s: %w", userID, tradekit.ErrNotFound)
+	}
+	return nil
+}
+
+// dummyHash is checked against when no user has the email, so that an
+// unknown email takes as long to refuse as a wrong password.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := HashPassword("an unknown user's password", DefaultPasswordParams())
+	return h
+})
+
+// SignIn returns the user with the email and password. The error wraps
+// [tradekit.ErrUnauthorized] for an unknown email, a user without a
+// password and a wrong password alike, which take the same time. A user
+// whose hash was made with other parameters than p gets a new one.
+func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordParams) (User, error) {
+	refused := fmt.Errorf("billing: wrong email or password: %w", tradekit.ErrUnauthorized)
+	u, err := s.UserByEmail(ctx, email)
+	if errors.Is(err, tradekit.ErrNotFound) || (err == nil && u.PasswordHash == nil) {
+		CheckPassword(dummyHash(), password)
+		return User{}, refused
+	}
+	if err != nil {
+		return User{}, err
+	}
+	ok, err := CheckPassword(*u.PasswordHash, password)
+	if err != nil {
+		return User{}, fmt.Errorf("billing: the password of %s: %w", u.Email, err)
+	}
+	if !ok {
+		return User{}, refused
+	}
+	if NeedsRehash(*u.PasswordHash, p) {
+		if h, err := HashPassword(password, p); err == nil && s.SetPassword(ctx, u.ID, h) == nil {
+			u.PasswordHash = &h
+		}
 	}
 	return u, nil
 }

@@ -25,6 +25,8 @@ commands:
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
   keys delete  revoke an API key (--id, --db)
+  users create        create a dashboard user; the password is read from stdin (--email, --name, --plan, --admin, --db)
+  users set-password  set a user's dashboard password, read from stdin (--email, --db)
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
   import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
                import daily OHLCV from CSV, creating the asset when unknown; re-imports update
@@ -37,7 +39,7 @@ Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "tradekit:", err)
@@ -48,8 +50,8 @@ func main() {
 // run runs the command line args; getenv reads the environment. Help
 // asked for with -h, --help or help, at any level, is printed to stdout
 // and is no error.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	env := &env{getenv: getenv, stdout: stdout, stderr: stderr}
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	env := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	err := env.dispatch(ctx, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -70,6 +72,8 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return e.migrate(ctx, rest)
 	case "keys":
 		return e.keys(ctx, rest)
+	case "users":
+		return e.users(ctx, rest)
 	case "seed":
 		return e.seed(ctx, rest)
 	case "import":
@@ -109,6 +113,7 @@ func (e *env) help(text string) error {
 // env is what every command gets from the process.
 type env struct {
 	getenv         func(string) string
+	stdin          io.Reader // passwords are read from it, never from flags
 	stdout, stderr io.Writer
 }
 

@@ -30,8 +30,15 @@ func cli(t *testing.T, env map[string]string, args ...string) (string, error) {
 // cli2 runs the CLI in process and returns its stdout and stderr.
 func cli2(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return cliIn(t, env, "", args...)
+}
+
+// cliIn runs the CLI in process with stdin and returns its stdout and
+// stderr.
+func cliIn(t *testing.T, env map[string]string, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	err = run(context.Background(), args, func(k string) string { return env[k] }, &out, &errOut)
+	err = run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errOut)
 	return out.String(), errOut.String(), err
 }
 
@@ -47,7 +54,7 @@ func TestEndToEnd(t *testing.T) {
 		done := make(chan error, 1)
 		var serveOut bytes.Buffer
 		go func() {
-			done <- run(ctx, []string{"serve", "--addr", addr, "--no-seed"}, func(k string) string { return env[k] }, &serveOut, &bytes.Buffer{})
+			done <- run(ctx, []string{"serve", "--addr", addr, "--no-seed"}, func(k string) string { return env[k] }, strings.NewReader(""), &serveOut, &bytes.Buffer{})
 		}()
 		waitHealthy(t, "http://"+addr+"/healthz")
 
@@ -227,7 +234,7 @@ func TestKeysLastUsedAndDeleteTwice(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			done <- run(ctx, []string{"serve", "--addr", addr, "--no-seed"}, func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{})
+			done <- run(ctx, []string{"serve", "--addr", addr, "--no-seed"}, func(k string) string { return env[k] }, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
 		}()
 		waitHealthy(t, "http://"+addr+"/healthz")
 		before := time.Now()

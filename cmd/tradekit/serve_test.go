@@ -24,7 +24,7 @@ func serveOnce(t *testing.T, env map[string]string, args ...string) string {
 	var log bytes.Buffer
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--addr", addr}, args...), func(k string) string { return env[k] },
-			&bytes.Buffer{}, &log)
+			strings.NewReader(""), &bytes.Buffer{}, &log)
 	}()
 	waitHealthy(t, "http://"+addr+"/healthz")
 	cancel()

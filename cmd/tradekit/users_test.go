@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+// TestUsers creates a dashboard user and changes the password through the
+// CLI, on both databases, and checks the password signs in.
+func TestUsers(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		if _, err := cli(t, env, "migrate"); err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := cliIn(t, env, "first password here\n", "users", "create", "--email", "Ada@Example.com", "--admin", "--plan", "pro")
+		if err != nil || !strings.Contains(out, "created user ada@example.com") || !strings.Contains(out, "admin true") {
+			t.Fatalf("users create: %v\n%s", err, out)
+		}
+		db := dbtest.MustOpen(t, dsn)
+		signIn := func(pw string) error {
+			_, err := billing.NewStore(db).SignIn(context.Background(), "ada@example.com", pw, billing.DefaultPasswordParams())
+			return err
+		}
+		if err := signIn("first password here"); err != nil {
+			t.Fatalf("sign in with the created password: %v", err)
+		}
+		if _, _, err := cliIn(t, env, "second password!\r\n", "users", "set-password", "--email", "ada@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		if err := signIn("first password here"); !errors.Is(err, tradekit.ErrUnauthorized) {
+			t.Errorf("the old password still signs in: %v", err)
+		}
+		if err := signIn("second password!"); err != nil {
+			t.Errorf("the new password: %v", err)
+		}
+	})
+}
+
+func TestUsersErrors(t *testing.T) {
+	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
+	for _, tt := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"users"}, "create or set-password"},
+		{"", []string{"users", "create", "--email", "a@b.c"}, "give the password on standard input"},
+		{"short\n", []string{"users", "create", "--email", "a@b.c"}, "password: must be at least 12 characters"},
+		{"long enough password\n", []string{"users", "create", "--email", "nope"}, "--email is required"},
+		{"long enough password\n", []string{"users", "set-password", "--email", "ghost@b.c"}, `user "ghost@b.c": not found`},
+	} {
+		_, _, err := cliIn(t, env, tt.stdin, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
