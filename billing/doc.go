@@ -8,6 +8,19 @@
 // 1,000 a day), pro (120 and 10,000, 29 USD a month) and business (600 and
 // 100,000, 99 USD a month).
 //
+// # Dashboard sign-in
+//
+// A user may have a password for the account dashboard. [HashPassword]
+// stores it as Argon2id (RFC 9106; 64 MiB, 3 passes, 2 lanes, a 16-byte
+// salt, a 32-byte key) in the PHC string format, and [Store.SignIn] checks
+// it in constant time, upgrading a hash made with older parameters. An
+// unknown email, a user without a password and a wrong password give the
+// same error in the same time. A session ([Store.CreateSession]) is a
+// random 256-bit token in the cookie, of which the database keeps only the
+// SHA-256, with a second random token that every form of the session must
+// return (CSRF). Failed sign-ins are counted per email in the database
+// ([Store.SignInThrottled]), so the throttle holds across instances.
+//
 // # API keys
 //
 // A key is the fixed prefix "tk_" followed by 40 base32 characters holding
