@@ -23,7 +23,8 @@
 //	brokers/paper        the built-in paper broker
 //	copytrading          leaders, follows, auto-sync, notifications, strategies
 //	knowledge            blog, glossary and roadmap from an embedded content pack
-//	billing              accounts, API keys, plans and rate limits
+//	billing              accounts, API keys, plans and rate limits; passwords and sessions
+//	dashboard            the account dashboard (sign-in, API keys) served under /dashboard/
 //	server               the /api/v1 HTTP JSON interface
 //	cmd/tradekit         the tradekit binary
 //

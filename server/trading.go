@@ -17,6 +17,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/dashboard"
 )
 
 // BrokersConfig configures broker connections and the built-in paper
@@ -129,12 +130,22 @@ func or(s, def string) string {
 	return s
 }
 
-// mount sends the paper broker's paths to it and the rest to the router.
+// mount sends the paper broker's paths to it, the dashboard's to the
+// dashboard, and the rest to the router.
 func (s *Server) mount(router http.Handler) http.Handler {
 	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
+	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Logger: s.log})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, paperPrefix+"/") {
 			paper.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.Path == "/dashboard" {
+			http.Redirect(w, r, "/dashboard/", http.StatusMovedPermanently)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/dashboard/") {
+			board.ServeHTTP(w, r)
 			return
 		}
 		router.ServeHTTP(w, r)

@@ -1,0 +1,238 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/server"
+)
+
+// mustDashboardUser stores a pro-plan user with a password.
+func mustDashboardUser(tb testing.TB, db bun.IDB, email string, admin bool, password string) {
+	tb.Helper()
+	ctx := context.Background()
+	st := billing.NewStore(db)
+	p, err := st.Plan(ctx, "pro")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h, err := billing.HashPassword(password, billing.DefaultPasswordParams())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u := billing.User{Email: email, Name: "Dash", PlanID: p.ID, IsAdmin: admin, PasswordHash: &h}
+	if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// visitor is a browser without JavaScript: cookies kept, redirects not
+// followed, so that each answer can be checked.
+type visitor struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func newVisitor(t *testing.T, base string) *visitor {
+	jar, _ := cookiejar.New(nil)
+	return &visitor{t: t, base: base, c: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// do sends a GET (form nil) or a form POST and returns the status, the
+// headers and the body.
+func (v *visitor) do(path string, form url.Values, header ...string) (int, http.Header, string) {
+	v.t.Helper()
+	var req *http.Request
+	if form == nil {
+		req, _ = http.NewRequest("GET", v.base+path, nil)
+	} else {
+		req, _ = http.NewRequest("POST", v.base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := v.c.Do(req)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+var (
+	csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	fullKey   = regexp.MustCompile(`tk_[a-z2-7]{40}`)
+)
+
+// csrf returns the form token of a page.
+func (v *visitor) csrf(body string) string {
+	v.t.Helper()
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		v.t.Fatalf("no csrf field in:\n%.400s", body)
+	}
+	return m[1]
+}
+
+// signIn signs in and returns the keys page.
+func (v *visitor) signIn(email, password string) string {
+	v.t.Helper()
+	_, _, page := v.do("/dashboard/sign-in", nil)
+	status, h, _ := v.do("/dashboard/sign-in", url.Values{"csrf": {v.csrf(page)}, "email": {email}, "password": {password}})
+	if status != http.StatusSeeOther || h.Get("Location") != "/dashboard/settings/api-keys" {
+		v.t.Fatalf("sign in as %s: %d to %q", email, status, h.Get("Location"))
+	}
+	_, _, keys := v.do("/dashboard/settings/api-keys", nil)
+	return keys
+}
+
+// TestDashboardKeys is Settings → API keys from sign-in to a deleted key,
+// over HTTP on both databases: cookies, CSRF, permissions, and the API
+// refusing a key deleted in the dashboard.
+func TestDashboardKeys(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+		defer srv.Close()
+		mustDashboardUser(t, db, "admin@example.com", true, "admin password 1")
+		mustDashboardUser(t, db, "user@example.com", false, "user password 12")
+		v := newVisitor(t, srv.URL)
+
+		if s, h, _ := v.do("/dashboard/", nil); s != 303 || h.Get("Location") != "/dashboard/sign-in" {
+			t.Errorf("dashboard signed out: %d to %q", s, h.Get("Location"))
+		}
+		s, _, page := v.do("/dashboard/sign-in", nil)
+		if s != 200 || !strings.Contains(page, `<label for="password">`) {
+			t.Fatalf("sign-in page: %d", s)
+		}
+		token := v.csrf(page)
+		if s, _, _ := v.do("/dashboard/sign-in", url.Values{"email": {"admin@example.com"}, "password": {"admin password 1"}}); s != 403 {
+			t.Errorf("sign-in without the form token: %d, want 403", s)
+		}
+		s, _, page = v.do("/dashboard/sign-in", url.Values{"csrf": {token}, "email": {"admin@example.com"}, "password": {"nope"}})
+		if s != 401 || !strings.Contains(page, "Wrong email or password.") || !strings.Contains(page, `value="admin@example.com"`) {
+			t.Errorf("wrong password: %d\n%.300s", s, page)
+		}
+		s, _, page = v.do("/dashboard/sign-in", url.Values{"csrf": {v.csrf(page)}, "email": {""}, "password": {""}})
+		if s != 400 || !strings.Contains(page, `id="email-error"`) || !strings.Contains(page, `id="password-error"`) {
+			t.Errorf("empty form: %d, want 400 with errors beside both fields", s)
+		}
+		_, _, page = v.do("/dashboard/sign-in", nil)
+		s, h, _ := v.do("/dashboard/sign-in", url.Values{"csrf": {v.csrf(page)}, "email": {"Admin@Example.com"}, "password": {"admin password 1"}})
+		cookie := strings.Join(h.Values("Set-Cookie"), "\n")
+		if s != 303 || !strings.Contains(cookie, "tk_session=") || !strings.Contains(cookie, "HttpOnly") ||
+			!strings.Contains(cookie, "SameSite=Lax") || strings.Contains(cookie, "Secure") {
+			t.Fatalf("sign in: %d, cookies:\n%s", s, cookie)
+		}
+		_, _, page = v.do("/dashboard/settings/api-keys", nil)
+		if !strings.Contains(page, "No keys yet.") || !strings.Contains(page, "Create a key") {
+			t.Fatalf("keys page of an admin:\n%.500s", page)
+		}
+		token = v.csrf(page)
+
+		if s, _, _ := v.do("/dashboard/settings/api-keys", url.Values{"name": {"ci"}}); s != 403 {
+			t.Errorf("create without the form token: %d, want 403", s)
+		}
+		if s, _, p := v.do("/dashboard/settings/api-keys", url.Values{"csrf": {token}, "name": {" "}}); s != 400 || !strings.Contains(p, `id="name-error"`) {
+			t.Errorf("create without a name: %d", s)
+		}
+		s, _, page = v.do("/dashboard/settings/api-keys", url.Values{"csrf": {token}, "name": {"ci"}})
+		key := fullKey.FindString(page)
+		if s != 200 || key == "" || !strings.Contains(page, "shown only this once") {
+			t.Fatalf("create: %d, key %q", s, key)
+		}
+		if _, _, again := v.do("/dashboard/settings/api-keys", nil); strings.Contains(again, key) || !strings.Contains(again, key[:11]) {
+			t.Error("the keys page shows the full key again, or not its prefix")
+		}
+		api := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		if r := get(t, api, "/api/v1/billing/plans", key); r.status != 200 {
+			t.Fatalf("the new key against the API: %d", r.status)
+		}
+		keys, _ := billing.NewStore(db).Keys(context.Background(), mustUserID(t, db, "admin@example.com"))
+		s, h, _ = v.do("/dashboard/settings/api-keys/"+keys[0].ID.String()+"/delete", url.Values{"csrf": {token}})
+		if s != 303 {
+			t.Fatalf("delete: %d", s)
+		}
+		// The dashboard revokes through the server's authenticator: that
+		// server refuses the key at once, whatever it had cached.
+		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/billing/plans", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 401 {
+			t.Errorf("the deleted key against the API: %v, %v; want 401", res.StatusCode, err)
+		} else {
+			res.Body.Close()
+		}
+
+		// Signing out ends the session.
+		if s, _, _ := v.do("/dashboard/sign-out", url.Values{"csrf": {token}}); s != 303 {
+			t.Errorf("sign out: %d", s)
+		}
+		if s, h, _ := v.do("/dashboard/settings/api-keys", nil); s != 303 || h.Get("Location") != "/dashboard/sign-in" {
+			t.Errorf("after sign-out: %d to %q", s, h.Get("Location"))
+		}
+
+		// A user who is no administrator sees the list and cannot create.
+		u := newVisitor(t, srv.URL)
+		page = u.signIn("user@example.com", "user password 12")
+		if strings.Contains(page, "Create a key") || !strings.Contains(page, "Only account administrators") {
+			t.Errorf("keys page of a non-administrator:\n%.500s", page)
+		}
+		if s, _, _ := u.do("/dashboard/settings/api-keys", url.Values{"csrf": {u.csrf(page)}, "name": {"sneaky"}}); s != 403 {
+			t.Errorf("a non-administrator creates a key: %d, want 403", s)
+		}
+	})
+}
+
+// TestDashboardSignInThrottleAndTLS checks the throttle on failed
+// sign-ins and the Secure cookie behind a TLS-terminating proxy.
+func TestDashboardSignInThrottleAndTLS(t *testing.T) {
+	db := dbtest.SQLite(t)
+	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+	defer srv.Close()
+	mustDashboardUser(t, db, "eve@example.com", true, "eve's password!")
+	v := newVisitor(t, srv.URL)
+	for i := range 6 {
+		_, _, page := v.do("/dashboard/sign-in", nil)
+		s, h, body := v.do("/dashboard/sign-in", url.Values{"csrf": {v.csrf(page)}, "email": {"eve@example.com"}, "password": {"guess"}})
+		want := 401
+		if i == 5 {
+			want = 429
+			if h.Get("Retry-After") == "" || !strings.Contains(body, "Too many failed sign-ins") {
+				t.Errorf("throttled answer: Retry-After %q\n%.300s", h.Get("Retry-After"), body)
+			}
+		}
+		if s != want {
+			t.Errorf("try %d: %d, want %d", i+1, s, want)
+		}
+	}
+	w := newVisitor(t, srv.URL)
+	_, h, _ := w.do("/dashboard/sign-in", nil, "X-Forwarded-Proto", "https")
+	if c := strings.Join(h.Values("Set-Cookie"), "\n"); !strings.Contains(c, "Secure") {
+		t.Errorf("cookie over TLS without Secure: %s", c)
+	}
+}
+
+func mustUserID(tb testing.TB, db bun.IDB, email string) uuid.UUID {
+	tb.Helper()
+	u, err := billing.NewStore(db).UserByEmail(context.Background(), email)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u.ID
+}
