@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -20,6 +21,9 @@ type fraction float64
 
 // MarshalJSON implements [json.Marshaler].
 func (f fraction) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("0"), nil
+	}
 	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
 }
 
@@ -53,7 +57,7 @@ func (s *Server) handleLeaderList(w http.ResponseWriter, req bunrouter.Request) 
 	}
 	if v := req.URL.Query().Get("minReturn"); v != "" {
 		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || r < -1 || r > 1e6 {
+		if err != nil || !(r >= -1 && r <= 1e6) { // NaN fails both
 			return invalidParam("minReturn", "must be a fraction such as 0.1 (10 %%), at least -1, got %s", tradekit.Quote(v))
 		}
 		f.MinReturn = &r

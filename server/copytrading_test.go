@@ -145,7 +145,7 @@ func TestCopyTradingLeaders(t *testing.T) {
 			}
 		}
 		for _, c := range []struct{ query, field string }{
-			{"sortBy=name", "sortBy"}, {"limit=101", "limit"}, {"page=0", "page"}, {"minReturn=x", "minReturn"},
+			{"sortBy=name", "sortBy"}, {"limit=101", "limit"}, {"page=0", "page"}, {"minReturn=x", "minReturn"}, {"minReturn=NaN", "minReturn"},
 		} {
 			wantInvalid(t, c.query, ts.call(t, "GET", "/api/v1/copy-trading/leaders?"+c.query, carol), c.field)
 		}

@@ -42,3 +42,13 @@ func TestSeriesDocumentWindow(t *testing.T) {
 		t.Errorf("one point = %s", got)
 	}
 }
+
+// TestFractionJSON checks that a figure JSON cannot hold is written 0,
+// never NaN or Inf, which would make the whole answer invalid JSON.
+func TestFractionJSON(t *testing.T) {
+	for in, want := range map[float64]string{0.125: "0.125", -0.5: "-0.5", math.NaN(): "0", math.Inf(1): "0", math.Inf(-1): "0"} {
+		if b, _ := fraction(in).MarshalJSON(); string(b) != want {
+			t.Errorf("fraction(%v) = %s, want %s", in, b, want)
+		}
+	}
+}
