@@ -29,8 +29,9 @@ type Session struct {
 	ExpiresAt time.Time `bun:"expires_at"`
 }
 
-// randomToken returns 32 random bytes in unpadded base64url: 43 characters.
-func randomToken() (string, error) {
+// RandomToken returns 32 random bytes in unpadded base64url (43
+// characters): a session token, or a form's CSRF token.
+func RandomToken() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("billing: token: %w", err)
@@ -47,11 +48,11 @@ func hashToken(token string) string {
 // CreateSession starts a session of the user, created now and lasting
 // ttl, and returns the token for the cookie with the stored session.
 func (s *Store) CreateSession(ctx context.Context, userID uuid.UUID, now time.Time, ttl time.Duration) (string, Session, error) {
-	token, err := randomToken()
+	token, err := RandomToken()
 	if err != nil {
 		return "", Session{}, err
 	}
-	csrf, err := randomToken()
+	csrf, err := RandomToken()
 	if err != nil {
 		return "", Session{}, err
 	}

@@ -15,10 +15,8 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"log/slog"
@@ -196,9 +194,11 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) renderSignIn(w http.ResponseWriter, r *http.Request, status int, email string, errs map[string]string) {
-	b := make([]byte, 32)
-	rand.Read(b) // never fails (crypto/rand)
-	token := base64.RawURLEncoding.EncodeToString(b)
+	token, err := billing.RandomToken()
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
 	h.setCookie(w, r, csrfCookie, token, 3600)
 	h.render(w, status, "sign-in", page{Title: "Sign in", CSRF: token, Email: email, Errors: errs})
 }

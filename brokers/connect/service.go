@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/marketdata"
 )
@@ -503,11 +504,7 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		return 0, err
 	}
 	b := s.client(p, &c, tok, sealer)
-	acct, err := b.Account(ctx)
-	if err != nil {
-		return 0, err
-	}
-	positions, err := b.Positions(ctx)
+	acct, positions, err := snapshot(ctx, b)
 	if err != nil {
 		return 0, err
 	}
@@ -684,4 +681,32 @@ func withQuery(u string, kv ...string) string {
 	}
 	p.RawQuery = q.Encode()
 	return p.String()
+}
+
+// snapshot reads the account and its positions as of one moment. The
+// broker answers them in two requests, so a fill between them would pair
+// the cash from before it with the positions from after it, and the
+// portfolio would hold shares nobody paid for until the next sync. The
+// account is read again after the positions, and the pair read again
+// while the cash moved in between (at most three times; a busier account
+// keeps the last pair, which the next sync corrects).
+func snapshot(ctx context.Context, b brokers.Broker) (brokers.Account, []brokers.Position, error) {
+	acct, err := b.Account(ctx)
+	if err != nil {
+		return brokers.Account{}, nil, err
+	}
+	for try := 1; ; try++ {
+		positions, err := b.Positions(ctx)
+		if err != nil {
+			return brokers.Account{}, nil, err
+		}
+		again, err := b.Account(ctx)
+		if err != nil {
+			return brokers.Account{}, nil, err
+		}
+		if again.Cash.Equal(acct.Cash) || try == 3 {
+			return again, positions, nil
+		}
+		acct = again
+	}
 }
