@@ -24,7 +24,11 @@ var keyEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPad
 
 // User is an account: the owner of API keys and of user data.
 type User struct {
-	ID        uuid.UUID `bun:"id,pk"`
+	ID uuid.UUID `bun:"id,pk"`
+	// AccountID is the user's account: the users sharing it are its
+	// members, and its administrators manage their keys. A user created
+	// on their own starts an account whose id is their own.
+	AccountID uuid.UUID `bun:"account_id"`
 	Email     string    `bun:"email"`
 	Name      string    `bun:"name"`
 	PlanID    uuid.UUID `bun:"plan_id"`

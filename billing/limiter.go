@@ -113,6 +113,26 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 	return use, nil
 }
 
+// Usage returns the user's requests counted in the windows containing
+// now, as [Store.Usage] does, less the unused requests this Limiter holds
+// for the user: exact when one process serves the user, and otherwise
+// ahead by at most the other processes' leases.
+func (l *Limiter) Usage(ctx context.Context, userID uuid.UUID, now time.Time) (CurrentUsage, error) {
+	u := l.acquire(userID)
+	defer l.release(u)
+	u.mu.Lock() // no lease is taken or spent while the database is read
+	defer u.mu.Unlock()
+	use, err := l.st.Usage(ctx, userID, now)
+	if err != nil {
+		return CurrentUsage{}, err
+	}
+	if u.minute.Equal(now.UTC().Truncate(time.Minute)) {
+		use.Minute -= u.tokens
+		use.Day -= u.tokens
+	}
+	return use, nil
+}
+
 // acquire returns the user's entry, counted as in use.
 func (l *Limiter) acquire(userID uuid.UUID) *userLimit {
 	l.mu.Lock()

@@ -92,12 +92,16 @@ func (s *Store) DeleteSession(ctx context.Context, token string) error {
 	return nil
 }
 
-// DeleteExpiredSessions removes the sessions expired by now and the
-// failed sign-ins older than a day, and returns how many sessions went.
+// DeleteExpiredSessions removes the sessions and invitations expired by
+// now and the failed sign-ins older than a day, and returns how many
+// sessions went.
 func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64, error) {
 	res, err := s.db.NewDelete().Model((*Session)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("billing: delete expired sessions: %w", err)
+	}
+	if _, err := s.db.NewDelete().Model((*invite)(nil)).Where("expires_at <= ?", now.UTC()).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("billing: delete expired invitations: %w", err)
 	}
 	if _, err := s.db.NewDelete().Table("sign_in_failures").Where("failed_at < ?", now.UTC().Add(-24*time.Hour)).Exec(ctx); err != nil {
 		return 0, fmt.Errorf("billing: delete old sign-in failures: %w", err)

@@ -120,12 +120,15 @@ func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordPa
 	return u, nil
 }
 
-// CreateUser stores u, giving it an id if it has none and, if it has no
-// creation time, now. The error wraps [tradekit.ErrConflict] when the
+// CreateUser stores u, giving it an id if it has none, an account of its
+// own if it has none and, if it has no creation time, now. The error wraps [tradekit.ErrConflict] when the
 // email is taken.
 func (s *Store) CreateUser(ctx context.Context, u *User, now time.Time) error {
 	if u.ID == uuid.Nil {
 		u.ID = uuid.New()
+	}
+	if u.AccountID == uuid.Nil {
+		u.AccountID = u.ID
 	}
 	if u.CreatedAt.IsZero() {
 		u.CreatedAt = now.UTC()

@@ -1,15 +1,26 @@
 // Package dashboard is the account dashboard that `tradekit serve` serves
-// under /dashboard/: sign-in with an email and password, and Settings →
-// API keys, where account administrators create keys (shown once) and
-// delete them, and other users see the list.
+// under /dashboard/:
+//
+//   - sign-in with an email and password, sign-out, and invitations with
+//     which a new member of an account sets a password;
+//   - Usage: the plan's limits beside this minute's and today's use, read
+//     from the rate limiter's counters;
+//   - Settings → API keys: the account's keys, which administrators create
+//     (the key shown once) and delete, and other members see;
+//   - Settings → Members: the account's users; administrators invite more;
+//   - Brokers: connect a broker (OAuth, returning here), sync, disconnect,
+//     the portfolio's positions and the sync log;
+//   - Copy trading: the leaderboard, follows with their controls, and
+//     notifications.
 //
 // It is server-rendered HTML (html/template, embedded), usable without
-// JavaScript and on a phone. Sessions are billing sessions: the cookie
-// tk_session holds a random token (HttpOnly, SameSite=Lax, Secure when
-// the request came over TLS), the database its hash. Every form carries a
-// CSRF token: the session's own once signed in, and before that a random
-// token also set in the cookie tk_csrf (double submit), so that a form
-// posted from another site is refused with 403. Failed sign-ins are
+// JavaScript and on a phone; every form reports errors beside its fields.
+// Sessions are billing sessions: the cookie tk_session holds a random
+// token (HttpOnly, SameSite=Lax, Secure when the request came over TLS),
+// the database its hash, so any instance serves any session. Every form
+// carries a CSRF token: the session's own once signed in, and before that
+// a random token also set in the cookie tk_csrf (double submit), so that a
+// form posted from another site is refused with 403. Failed sign-ins are
 // throttled per email (billing.SignInThrottle).
 package dashboard
 
@@ -22,6 +33,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -31,18 +43,23 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/copytrading"
 )
 
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-// Config configures a [Handler]. The zero value gives the defaults, but
-// for Revoke.
+// Config configures a [Handler]. The zero value gives the defaults; the
+// broker and copy-trading pages need Brokers and Copy.
 type Config struct {
-	// Now is the clock of sessions and the throttle. Default time.Now.
+	// Now is the clock of sessions, invitations and the throttle. Default
+	// time.Now.
 	Now func() time.Time
 	// SessionTTL is how long a session lasts. Default 12 hours.
 	SessionTTL time.Duration
+	// InviteTTL is how long an invitation link works. Default 7 days.
+	InviteTTL time.Duration
 	// Passwords are the hash parameters new and upgraded hashes use.
 	// Default billing.DefaultPasswordParams().
 	Passwords billing.PasswordParams
@@ -51,6 +68,18 @@ type Config struct {
 	// Revoke revokes a key, so that the API refuses it at once; the server
 	// passes its Authenticator's. Default billing.Store.RevokeKey.
 	Revoke func(ctx context.Context, id uuid.UUID) error
+	// Usage reads a user's requests counted this minute and today; the
+	// server passes its Limiter's. Default billing.Store.Usage.
+	Usage func(ctx context.Context, userID uuid.UUID, now time.Time) (billing.CurrentUsage, error)
+	// PublicURL is the server's public base URL, such as
+	// https://tradekit.example.com: invitation links and the brokers'
+	// return address start with it. Default the request's own scheme and
+	// host.
+	PublicURL string
+	// Brokers serves the broker pages; nil leaves them out.
+	Brokers *connect.Service
+	// Copy serves the copy-trading pages; nil leaves them out.
+	Copy *copytrading.Service
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -76,6 +105,9 @@ func New(db bun.IDB, cfg Config) *Handler {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
 	}
+	if cfg.InviteTTL <= 0 {
+		cfg.InviteTTL = 7 * 24 * time.Hour
+	}
 	if cfg.Passwords == (billing.PasswordParams{}) {
 		cfg.Passwords = billing.DefaultPasswordParams()
 	}
@@ -91,26 +123,40 @@ func New(db bun.IDB, cfg Config) *Handler {
 			return err
 		}
 	}
+	if cfg.Usage == nil {
+		cfg.Usage = billing.NewStore(db).Usage
+	}
 	h := &Handler{db: db, cfg: cfg, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
-	funcs := template.FuncMap{"date": func(t any) string {
-		switch t := t.(type) {
-		case time.Time:
-			return t.UTC().Format("2006-01-02 15:04 UTC")
-		case *time.Time:
-			return t.UTC().Format("2006-01-02 15:04 UTC")
-		}
-		return ""
-	}}
-	for _, p := range []string{"sign-in", "api-keys"} {
+	for _, p := range []string{"sign-in", "invite", "usage", "api-keys", "members", "brokers", "connection", "copy-trading"} {
 		h.pages[p] = template.Must(template.New(p+".html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p+".html"))
 	}
 	h.mux.HandleFunc("GET /dashboard/{$}", h.home)
 	h.mux.HandleFunc("GET /dashboard/sign-in", h.signInPage)
 	h.mux.HandleFunc("POST /dashboard/sign-in", h.signIn)
 	h.mux.HandleFunc("POST /dashboard/sign-out", h.signOut)
+	h.mux.HandleFunc("GET /dashboard/invite/{token}", h.invitePage)
+	h.mux.HandleFunc("POST /dashboard/invite/{token}", h.acceptInvite)
+	h.mux.HandleFunc("GET /dashboard/usage", h.usagePage)
 	h.mux.HandleFunc("GET /dashboard/settings/api-keys", h.keysPage)
 	h.mux.HandleFunc("POST /dashboard/settings/api-keys", h.createKey)
 	h.mux.HandleFunc("POST /dashboard/settings/api-keys/{id}/delete", h.deleteKey)
+	h.mux.HandleFunc("GET /dashboard/settings/members", h.membersPage)
+	h.mux.HandleFunc("POST /dashboard/settings/members", h.inviteMember)
+	h.mux.HandleFunc("POST /dashboard/settings/members/{id}/invite", h.reinviteMember)
+	if cfg.Brokers != nil {
+		h.mux.HandleFunc("GET /dashboard/brokers", h.brokersPage)
+		h.mux.HandleFunc("POST /dashboard/brokers", h.connectBroker)
+		h.mux.HandleFunc("GET /dashboard/brokers/{id}", h.connectionPage)
+		h.mux.HandleFunc("POST /dashboard/brokers/{id}/sync", h.syncConnection)
+		h.mux.HandleFunc("POST /dashboard/brokers/{id}/disconnect", h.disconnect)
+	}
+	if cfg.Copy != nil {
+		h.mux.HandleFunc("GET /dashboard/copy-trading", h.copyPage)
+		h.mux.HandleFunc("POST /dashboard/copy-trading/follow", h.follow)
+		h.mux.HandleFunc("POST /dashboard/copy-trading/follows/{id}", h.updateFollow)
+		h.mux.HandleFunc("POST /dashboard/copy-trading/follows/{id}/unfollow", h.unfollow)
+		h.mux.HandleFunc("POST /dashboard/copy-trading/notifications/{id}/read", h.markRead)
+	}
 	return h
 }
 
@@ -122,21 +168,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// page is what a template renders.
+// page is what a template renders: the layout's fields and the page's
+// own Data.
 type page struct {
-	Title  string
-	User   *billing.User
-	CSRF   string
+	Title string
+	User  *billing.User
+	CSRF  string
+	// Brokers and Copy report whether those pages exist, for the menu.
+	Brokers, Copy bool
+	// Notice is a status line for the top of the page.
+	Notice string
+	// Errors maps a form field's name, or "form" for the whole form, to
+	// what is wrong with it.
 	Errors map[string]string
-	Email  string // sign-in: the email given
-	Name   string // api-keys: the key name given
-	Keys   []billing.APIKey
-	NewKey *newKey
+	// Form holds the values a form was posted with, to fill it again.
+	Form map[string]string
+	Data any
 }
 
-type newKey struct{ Name, Full string }
-
 func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
+	p.Brokers, p.Copy = h.cfg.Brokers != nil, h.cfg.Copy != nil
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := h.pages[name].ExecuteTemplate(w, name+".html", p); err != nil {
@@ -178,7 +229,7 @@ func sameToken(a, b string) bool {
 
 func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := h.session(r); ok {
-		http.Redirect(w, r, "/dashboard/settings/api-keys", http.StatusSeeOther)
+		http.Redirect(w, r, "/dashboard/usage", http.StatusSeeOther)
 		return
 	}
 	http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
@@ -187,7 +238,7 @@ func (h *Handler) home(w http.ResponseWriter, r *http.Request) {
 // signInPage shows the form with a fresh pre-session CSRF token.
 func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 	if _, _, ok := h.session(r); ok {
-		http.Redirect(w, r, "/dashboard/settings/api-keys", http.StatusSeeOther)
+		http.Redirect(w, r, "/dashboard/usage", http.StatusSeeOther)
 		return
 	}
 	h.renderSignIn(w, r, http.StatusOK, "", nil)
@@ -200,7 +251,7 @@ func (h *Handler) renderSignIn(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	h.setCookie(w, r, csrfCookie, token, 3600)
-	h.render(w, status, "sign-in", page{Title: "Sign in", CSRF: token, Email: email, Errors: errs})
+	h.render(w, status, "sign-in", page{Title: "Sign in", CSRF: token, Form: map[string]string{"email": email}, Errors: errs})
 }
 
 func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
@@ -246,20 +297,34 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	token, _, err := st.CreateSession(ctx, u.ID, now, h.cfg.SessionTTL)
+	h.startSession(w, r, u)
+}
+
+// startSession signs the user in and sends them to the dashboard's first
+// page.
+func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u billing.User) {
+	token, _, err := billing.NewStore(h.db).CreateSession(r.Context(), u.ID, h.cfg.Now(), h.cfg.SessionTTL)
 	if err != nil {
 		h.fail(w, err)
 		return
 	}
 	h.setCookie(w, r, sessionCookie, token, int(h.cfg.SessionTTL.Seconds()))
 	h.setCookie(w, r, csrfCookie, "", -1)
-	http.Redirect(w, r, "/dashboard/settings/api-keys", http.StatusSeeOther)
+	http.Redirect(w, r, "/dashboard/usage", http.StatusSeeOther)
+}
+
+// visit is a signed-in request.
+type visit struct {
+	w  http.ResponseWriter
+	r  *http.Request
+	se billing.Session
+	u  billing.User
 }
 
 // withSession runs fn for a signed-in request whose form, for a POST,
 // carries the session's CSRF token; otherwise it sends GETs to the sign-in
 // page and refuses POSTs.
-func (h *Handler) withSession(w http.ResponseWriter, r *http.Request, fn func(billing.Session, billing.User)) {
+func (h *Handler) withSession(w http.ResponseWriter, r *http.Request, fn func(v visit)) {
 	se, u, ok := h.session(r)
 	switch {
 	case !ok && r.Method == http.MethodGet:
@@ -269,12 +334,113 @@ func (h *Handler) withSession(w http.ResponseWriter, r *http.Request, fn func(bi
 	case r.Method == http.MethodPost && !sameToken(se.CSRFToken, r.PostFormValue("csrf")):
 		h.forbidden(w, "the form's security token is missing or stale: reload the page and try again")
 	default:
-		fn(se, u)
+		fn(visit{w: w, r: r, se: se, u: u})
 	}
 }
 
+// show renders a signed-in page.
+func (h *Handler) show(v visit, status int, name, title string, p page) {
+	p.Title, p.User, p.CSRF = title, &v.u, v.se.CSRFToken
+	h.render(v.w, status, name, p)
+}
+
+// back redirects a handled POST to a page (post/redirect/get), with a
+// notice to show there.
+func back(v visit, path, notice string) {
+	if notice != "" {
+		path += "?notice=" + url.QueryEscape(notice)
+	}
+	http.Redirect(v.w, v.r, path, http.StatusSeeOther)
+}
+
+// notice returns the notice a redirect from [back] carries.
+func notice(r *http.Request) string {
+	n := r.URL.Query().Get("notice")
+	if len(n) > 200 {
+		return ""
+	}
+	return n
+}
+
+// action runs a button's action on the object of the path's id and
+// returns to the page to(id), with the action's notice or the reason it
+// was refused.
+func (h *Handler) action(w http.ResponseWriter, r *http.Request, to func(uuid.UUID) string, act func(visit, uuid.UUID) (string, error)) {
+	h.withSession(w, r, func(v visit) {
+		id, err := uuid.Parse(r.PathValue("id"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		msg, err := act(v, id)
+		if errs, ok := formErrors(err); ok {
+			for _, m := range errs { // one
+				msg = m
+			}
+		} else if err != nil {
+			h.fail(w, err)
+			return
+		}
+		back(v, to(id), msg)
+	})
+}
+
+// baseURL returns the server's public base URL: the configured one, or
+// the request's scheme and host.
+func (h *Handler) baseURL(r *http.Request) string {
+	if h.cfg.PublicURL != "" {
+		return strings.TrimRight(h.cfg.PublicURL, "/")
+	}
+	scheme := "http"
+	if secure(r) {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// formErrors turns a refused request into errors beside the form's
+// fields, as the API would word them: a parameter error names its field;
+// a [*tradekit.Error] or another error of a known kind is the whole
+// form's. Any other error is no user's doing, and ok is false.
+func formErrors(err error) (errs map[string]string, ok bool) {
+	var pe *tradekit.ParamError
+	var te *tradekit.Error
+	switch {
+	case errors.As(err, &pe):
+		return map[string]string{pe.Param: sentence(pe.Msg)}, true
+	case errors.As(err, &te):
+		return map[string]string{"form": sentence(te.Msg)}, true
+	}
+	for _, k := range []struct {
+		kind error
+		msg  string
+	}{
+		{tradekit.ErrNotFound, "It does not exist, or no longer."},
+		{tradekit.ErrConflict, "That conflicts with its current state: reload the page and try again."},
+		{tradekit.ErrForbidden, "You may not do that."},
+		{tradekit.ErrInvalid, "That is not a valid request."},
+	} {
+		if errors.Is(err, k.kind) {
+			return map[string]string{"form": k.msg}, true
+		}
+	}
+	return nil, false
+}
+
+// sentence capitalises msg and ends it with a full stop.
+func sentence(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}
+
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(billing.Session, billing.User) {
+	h.withSession(w, r, func(visit) {
 		if c, err := r.Cookie(sessionCookie); err == nil {
 			if err := billing.NewStore(h.db).DeleteSession(r.Context(), c.Value); err != nil {
 				h.fail(w, err)
@@ -283,78 +449,6 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 		}
 		h.setCookie(w, r, sessionCookie, "", -1)
 		http.Redirect(w, r, "/dashboard/sign-in", http.StatusSeeOther)
-	})
-}
-
-func (h *Handler) keysPage(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(se billing.Session, u billing.User) {
-		h.renderKeys(w, r, http.StatusOK, se, u, page{})
-	})
-}
-
-func (h *Handler) renderKeys(w http.ResponseWriter, r *http.Request, status int, se billing.Session, u billing.User, p page) {
-	keys, err := billing.NewStore(h.db).Keys(r.Context(), u.ID)
-	if err != nil {
-		h.fail(w, err)
-		return
-	}
-	p.Title, p.User, p.CSRF, p.Keys = "API keys", &u, se.CSRFToken, keys
-	h.render(w, status, "api-keys", p)
-}
-
-func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(se billing.Session, u billing.User) {
-		if !u.IsAdmin {
-			h.forbidden(w, "only account administrators can create API keys")
-			return
-		}
-		name := strings.TrimSpace(r.PostFormValue("name"))
-		switch {
-		case name == "":
-			h.renderKeys(w, r, http.StatusBadRequest, se, u, page{Errors: map[string]string{"name": "Give the key a name, such as the server that will use it."}})
-			return
-		case len([]rune(name)) > 100:
-			h.renderKeys(w, r, http.StatusBadRequest, se, u, page{Name: name, Errors: map[string]string{"name": "At most 100 characters."}})
-			return
-		}
-		k, full, err := billing.NewStore(h.db).CreateKey(r.Context(), u.ID, name, h.cfg.Now())
-		if err != nil {
-			h.fail(w, err)
-			return
-		}
-		h.renderKeys(w, r, http.StatusOK, se, u, page{NewKey: &newKey{Name: k.Name, Full: full}})
-	})
-}
-
-func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(se billing.Session, u billing.User) {
-		if !u.IsAdmin {
-			h.forbidden(w, "only account administrators can delete API keys")
-			return
-		}
-		id, err := uuid.Parse(r.PathValue("id"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
-		keys, err := billing.NewStore(h.db).Keys(r.Context(), u.ID)
-		if err != nil {
-			h.fail(w, err)
-			return
-		}
-		owned := false
-		for _, k := range keys {
-			owned = owned || k.ID == id
-		}
-		if !owned {
-			http.NotFound(w, r)
-			return
-		}
-		if err := h.cfg.Revoke(r.Context(), id); err != nil && !errors.Is(err, tradekit.ErrConflict) {
-			h.fail(w, err)
-			return
-		}
-		http.Redirect(w, r, "/dashboard/settings/api-keys", http.StatusSeeOther)
 	})
 }
 

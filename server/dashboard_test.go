@@ -96,7 +96,7 @@ func (v *visitor) signIn(email, password string) string {
 	v.t.Helper()
 	_, _, page := v.do("/dashboard/sign-in", nil)
 	status, h, _ := v.do("/dashboard/sign-in", url.Values{"csrf": {v.csrf(page)}, "email": {email}, "password": {password}})
-	if status != http.StatusSeeOther || h.Get("Location") != "/dashboard/settings/api-keys" {
+	if status != http.StatusSeeOther || h.Get("Location") != "/dashboard/usage" {
 		v.t.Fatalf("sign in as %s: %d to %q", email, status, h.Get("Location"))
 	}
 	_, _, keys := v.do("/dashboard/settings/api-keys", nil)
@@ -127,7 +127,7 @@ func TestDashboardKeys(t *testing.T) {
 		}
 		s, _, page = v.do("/dashboard/sign-in", url.Values{"csrf": {token}, "email": {"admin@example.com"}, "password": {"nope"}})
 		if s != 401 || !strings.Contains(page, "Wrong email or password.") || !strings.Contains(page, `value="admin@example.com"`) {
-			t.Errorf("wrong password: %d\n%.300s", s, page)
+			t.Errorf("wrong password: %d\n%s", s, mainOf(page))
 		}
 		s, _, page = v.do("/dashboard/sign-in", url.Values{"csrf": {v.csrf(page)}, "email": {""}, "password": {""}})
 		if s != 400 || !strings.Contains(page, `id="email-error"`) || !strings.Contains(page, `id="password-error"`) {
@@ -142,7 +142,7 @@ func TestDashboardKeys(t *testing.T) {
 		}
 		_, _, page = v.do("/dashboard/settings/api-keys", nil)
 		if !strings.Contains(page, "No keys yet.") || !strings.Contains(page, "Create a key") {
-			t.Fatalf("keys page of an admin:\n%.500s", page)
+			t.Fatalf("keys page of an admin:\n%s", mainOf(page))
 		}
 		token = v.csrf(page)
 
@@ -191,7 +191,7 @@ func TestDashboardKeys(t *testing.T) {
 		u := newVisitor(t, srv.URL)
 		page = u.signIn("user@example.com", "user password 12")
 		if strings.Contains(page, "Create a key") || !strings.Contains(page, "Only account administrators") {
-			t.Errorf("keys page of a non-administrator:\n%.500s", page)
+			t.Errorf("keys page of a non-administrator:\n%s", mainOf(page))
 		}
 		if s, _, _ := u.do("/dashboard/settings/api-keys", url.Values{"csrf": {u.csrf(page)}, "name": {"sneaky"}}); s != 403 {
 			t.Errorf("a non-administrator creates a key: %d, want 403", s)
@@ -228,6 +228,163 @@ func TestDashboardSignInThrottleAndTLS(t *testing.T) {
 	}
 }
 
+// TestDashboardAccount covers the rest of the dashboard over HTTP on both
+// databases: inviting a member, who sets a password with the link and
+// sees the account's keys but may not manage them; the usage page's
+// counts; connecting the paper broker through OAuth back to the
+// dashboard, syncing, the portfolio and disconnecting; and copy trading
+// from the leaderboard to a follow's controls, with errors beside the
+// fields.
+func TestDashboardAccount(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ts := startTrading(t, db)
+		leader := mustKey(t, db, "leader@example.com", "pro")
+		leaderPF, _ := mustPortfolio(t, ts, leader)
+		if r := ts.call(t, "POST", "/api/v1/copy-trading/publish?"+query("portfolioId", leaderPF, "displayName", "Lena Leader", "slug", "lena"), leader); r.status != 200 {
+			t.Fatalf("publish: %s", r.raw)
+		}
+		mustDashboardUser(t, db, "admin@example.com", true, "admin password 1")
+		v := newVisitor(t, ts.url)
+		v.signIn("admin@example.com", "admin password 1")
+
+		// Members: an invitation, its link used once.
+		_, _, page := v.do("/dashboard/settings/members", nil)
+		token := v.csrf(page)
+		if s, _, p := v.do("/dashboard/settings/members", url.Values{"csrf": {token}, "email": {"leader@example.com"}}); s != 409 || !strings.Contains(p, `id="email-error"`) {
+			t.Errorf("inviting a taken email: %d, want 409 with the error beside the field", s)
+		}
+		s, _, page := v.do("/dashboard/settings/members", url.Values{"csrf": {token}, "email": {"bob@example.com"}, "name": {"Bob"}})
+		link := regexp.MustCompile(`http://[^<"]*/dashboard/invite/[A-Za-z0-9_-]{43}`).FindString(page)
+		if s != 200 || link == "" || !strings.Contains(page, "invited") {
+			t.Fatalf("invite: %d, link %q\n%s", s, link, mainOf(page))
+		}
+		path := strings.TrimPrefix(link, ts.url)
+		b := newVisitor(t, ts.url)
+		_, _, page = b.do(path, nil)
+		if !strings.Contains(page, "bob@example.com") {
+			t.Fatalf("invitation page:\n%s", mainOf(page))
+		}
+		if s, _, p := b.do(path, url.Values{"csrf": {b.csrf(page)}, "password": {"short"}, "confirm": {"short"}}); s != 400 || !strings.Contains(p, `id="password-error"`) {
+			t.Errorf("a short password: %d", s)
+		}
+		_, _, page = b.do(path, nil)
+		if s, _, p := b.do(path, url.Values{"csrf": {b.csrf(page)}, "password": {"bob's password 1"}, "confirm": {"bob's password 2"}}); s != 400 || !strings.Contains(p, `id="confirm-error"`) {
+			t.Errorf("passwords that differ: %d", s)
+		}
+		_, _, page = b.do(path, nil)
+		if s, h, _ := b.do(path, url.Values{"csrf": {b.csrf(page)}, "password": {"bob's password 1"}, "confirm": {"bob's password 1"}}); s != 303 || h.Get("Location") != "/dashboard/usage" {
+			t.Fatalf("accepting the invitation: %d to %q", s, h.Get("Location"))
+		}
+		if s, _, _ := newVisitor(t, ts.url).do(path, nil); s != 404 {
+			t.Errorf("the invitation link used again: %d, want 404", s)
+		}
+		adminID := mustUserID(t, db, "admin@example.com")
+		adminKey, _, _ := billing.NewStore(db).CreateKey(context.Background(), adminID, "admin's", time.Now())
+		_, _, page = b.do("/dashboard/settings/api-keys", nil)
+		if !strings.Contains(page, adminKey.Prefix) || !strings.Contains(page, "admin@example.com") || strings.Contains(page, "Create a key") {
+			t.Errorf("a member's keys page: want the account's keys and no create form\n%s", mainOf(page))
+		}
+		if s, _, _ := b.do("/dashboard/settings/members", url.Values{"csrf": {b.csrf(page)}, "email": {"eve@example.com"}}); s != 403 {
+			t.Errorf("a member invites: %d, want 403", s)
+		}
+		if s, _, _ := b.do("/dashboard/settings/api-keys/"+adminKey.ID.String()+"/delete", url.Values{"csrf": {b.csrf(page)}}); s != 403 {
+			t.Errorf("a member deletes a key: %d, want 403", s)
+		}
+
+		// Usage: the limiter's counts of this minute and day.
+		_, full, _ := billing.NewStore(db).CreateKey(context.Background(), adminID, "usage", time.Now())
+		for range 3 {
+			ts.call(t, "GET", "/api/v1/billing/plans", full)
+		}
+		_, _, page = v.do("/dashboard/usage", nil)
+		if n := strings.Count(page, `<td class="num">3</td>`); n != 2 || !strings.Contains(page, "Pro plan") || !strings.Contains(page, `<td class="num">120</td>`) {
+			t.Errorf("usage page: %d cells of 3 requests, want 2 (minute and day)\n%s", n, mainOf(page))
+		}
+
+		// Brokers: connect through the paper broker's consent page, back
+		// to the dashboard.
+		_, _, page = v.do("/dashboard/brokers", nil)
+		token = v.csrf(page)
+		if s, _, p := v.do("/dashboard/brokers", url.Values{"csrf": {token}, "provider": {"nope"}}); s != 400 || !strings.Contains(p, `id="provider-error"`) {
+			t.Errorf("an unknown provider: %d", s)
+		}
+		s, h, _ := v.do("/dashboard/brokers", url.Values{"csrf": {token}, "provider": {"paper"}})
+		if s != 303 || !strings.Contains(h.Get("Location"), "/oauth/authorize") {
+			t.Fatalf("connect: %d to %q", s, h.Get("Location"))
+		}
+		consenter := browser()
+		consenter.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+			if strings.HasPrefix(req.URL.Path, "/dashboard/") {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		back, _ := consentVia(t, consenter, h.Get("Location"), "approve")
+		if back.Path != "/dashboard/brokers" || back.Query().Get("status") != "active" {
+			t.Fatalf("the broker sent the browser to %s", back)
+		}
+		_, _, page = v.do(back.RequestURI(), nil)
+		conn := back.Query().Get("connectionId")
+		if !strings.Contains(page, "Connected.") || !strings.Contains(page, "/dashboard/brokers/"+conn) {
+			t.Errorf("brokers page after connecting:\n%s", mainOf(page))
+		}
+		ts.Connections().Wait()
+		if s, h, _ := v.do("/dashboard/brokers/"+conn+"/sync", url.Values{"csrf": {token}, "return": {"connection"}}); s != 303 || !strings.HasPrefix(h.Get("Location"), "/dashboard/brokers/"+conn+"?notice=") {
+			t.Errorf("sync: %d to %q", s, h.Get("Location"))
+		}
+		ts.Connections().Wait()
+		_, _, page = v.do("/dashboard/brokers/"+conn, nil)
+		if !strings.Contains(page, "Cash 100000.00 USD") || strings.Count(page, "completed") < 2 {
+			t.Errorf("connection page: want the portfolio's cash and two completed syncs\n%s", mainOf(page))
+		}
+		if s, _, _ := b.do("/dashboard/brokers/"+conn, nil); s != 404 {
+			t.Errorf("another user's connection page: %d, want 404", s)
+		}
+
+		// Copy trading: follow from the leaderboard, then the controls.
+		_, _, page = v.do("/dashboard/copy-trading", nil)
+		lid := regexp.MustCompile(`name="leaderProfileId" value="([^"]+)"`).FindStringSubmatch(page)
+		if lid == nil || !strings.Contains(page, "Lena Leader") {
+			t.Fatalf("leaderboard:\n%s", mainOf(page))
+		}
+		if s, _, _ := v.do("/dashboard/copy-trading/follow", url.Values{"csrf": {token}, "leaderProfileId": {lid[1]}}); s != 303 {
+			t.Fatalf("follow: %d", s)
+		}
+		_, _, page = v.do("/dashboard/copy-trading", nil)
+		fid := regexp.MustCompile(`action="/dashboard/copy-trading/follows/([0-9a-f-]{36})"`).FindStringSubmatch(page)
+		if fid == nil || !strings.Contains(page, "<h3>Lena Leader</h3>") {
+			t.Fatalf("following:\n%s", mainOf(page))
+		}
+		follow := "/dashboard/copy-trading/follows/" + fid[1]
+		for _, c := range []struct{ field, value string }{{"allocationPct", "lots"}, {"allocationPct", "150"}, {"scalingPct", "0"}} {
+			s, _, p := v.do(follow, url.Values{"csrf": {token}, c.field: {c.value}})
+			if s != 400 || !regexp.MustCompile(`id="`+c.field+`-`+fid[1]+`"[^>]*aria-invalid="true"`).MatchString(p) {
+				t.Errorf("%s=%s: %d, want 400 with the error beside the field", c.field, c.value, s)
+			}
+		}
+		if s, _, _ := v.do(follow, url.Values{"csrf": {token}, "autoSync": {"on"}, "allocationPct": {"25"}, "connectionId": {conn}}); s != 303 {
+			t.Errorf("saving the controls: %d", s)
+		}
+		// The connection is disconnected below: auto-sync needs an active one.
+		if s, _, _ := v.do("/dashboard/brokers/"+conn+"/disconnect", url.Values{"csrf": {token}}); s != 303 {
+			t.Errorf("disconnect: %d", s)
+		}
+		_, _, page = v.do("/dashboard/brokers", nil)
+		if !strings.Contains(page, "disconnected") {
+			t.Errorf("brokers page after disconnecting:\n%s", mainOf(page))
+		}
+		if s, _, _ := v.do(follow+"/unfollow", url.Values{"csrf": {token}}); s != 303 {
+			t.Errorf("unfollow: %d", s)
+		}
+		if _, _, page = v.do("/dashboard/copy-trading", nil); !strings.Contains(page, "You follow nobody yet") {
+			t.Errorf("after unfollowing:\n%s", mainOf(page))
+		}
+		if s, _, _ := v.do(follow, url.Values{"allocationPct": {"10"}}); s != 403 {
+			t.Errorf("a follow's form without the form token: %d, want 403", s)
+		}
+	})
+}
+
 func mustUserID(tb testing.TB, db bun.IDB, email string) uuid.UUID {
 	tb.Helper()
 	u, err := billing.NewStore(db).UserByEmail(context.Background(), email)
@@ -235,4 +392,15 @@ func mustUserID(tb testing.TB, db bun.IDB, email string) uuid.UUID {
 		tb.Fatal(err)
 	}
 	return u.ID
+}
+
+// mainOf returns a page's main element, for failure messages.
+func mainOf(page string) string {
+	if i := strings.Index(page, "<main>"); i >= 0 {
+		page = page[i:]
+	}
+	if len(page) > 3000 {
+		page = page[:3000] + "…"
+	}
+	return page
 }

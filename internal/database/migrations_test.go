@@ -44,7 +44,7 @@ func TestCustomIndicatorNamesMigration(t *testing.T) {
 		}
 		alice, bob := uuid.New(), uuid.New()
 		for _, u := range []uuid.UUID{alice, bob} {
-			mustExec("INSERT INTO users (id, email, name, plan_id, created_at) VALUES (?, ?, 'x', ?, ?)", u, u.String()+"@example.com", planID, time.Now())
+			mustExec("INSERT INTO users (id, account_id, email, name, plan_id, created_at) VALUES (?, ?, ?, 'x', ?, ?)", u, u, u.String()+"@example.com", planID, time.Now())
 		}
 		t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		ids := []uuid.UUID{

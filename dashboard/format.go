@@ -1,0 +1,69 @@
+package dashboard
+
+import (
+	"html/template"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit/copytrading"
+)
+
+// funcs are the templates' formatting functions.
+var funcs = template.FuncMap{
+	"date":    date,
+	"money":   func(d decimal.Decimal) string { return d.StringFixed(2) },
+	"decimal": func(d decimal.Decimal) string { return d.String() },
+	"percent": percent,
+	"share":   share,
+	"add":     func(a, b int) int { return a + b },
+	"deref":   func(id *uuid.UUID) uuid.UUID { return *id },
+	"fields":  controlFields,
+}
+
+// date formats a time, or a pointer to one (nil gives ""), to the minute
+// in UTC.
+func date(t any) string {
+	switch t := t.(type) {
+	case time.Time:
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	case *time.Time:
+		if t != nil {
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		}
+	}
+	return ""
+}
+
+// percent formats a fraction as a percentage with two decimals: 0.1234 is
+// "12.34 %".
+func percent(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "–"
+	}
+	return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
+}
+
+// share is used/limit in whole percent, at most 100, for a meter's width.
+func share(used, limit int) int {
+	if limit <= 0 {
+		return 0
+	}
+	return min(100, used*100/limit)
+}
+
+// controlField is a copy control as its form shows it.
+type controlField struct{ Name, Label, Value string }
+
+// controlFields lists a follow's copy controls for its form.
+func controlFields(c copytrading.Controls) []controlField {
+	return []controlField{
+		{"allocationPct", "Allocation, % of your equity", c.AllocationPct.String()},
+		{"scalingPct", "Scaling, % of the leader's size", c.ScalingPct.String()},
+		{"maxPositionPct", "Largest position, % of the allocation", c.MaxPositionPct.String()},
+		{"copyStopLossPct", "Stop copying at a loss of, %", c.CopyStopLossPct.String()},
+	}
+}
