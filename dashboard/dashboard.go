@@ -127,7 +127,7 @@ func New(db bun.IDB, cfg Config) *Handler {
 		cfg.Usage = billing.NewStore(db).Usage
 	}
 	h := &Handler{db: db, cfg: cfg, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
-	for _, p := range []string{"sign-in", "invite", "usage", "api-keys", "members", "brokers", "connection", "copy-trading"} {
+	for _, p := range []string{"sign-in", "invite", "usage", "api-keys", "members", "brokers", "connection", "copy-trading", "error"} {
 		h.pages[p] = template.Must(template.New(p+".html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p+".html"))
 	}
 	h.mux.HandleFunc("GET /dashboard/{$}", h.home)
@@ -452,15 +452,14 @@ func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// forbidden answers a refused request with a page saying why.
 func (h *Handler) forbidden(w http.ResponseWriter, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusForbidden)
-	w.Write([]byte("Forbidden: " + msg + "\n"))
+	h.render(w, http.StatusForbidden, "error", page{Title: "Forbidden", Errors: map[string]string{"form": "Forbidden: " + msg + "."}})
 }
 
+// fail answers a request that failed on the server's side, and logs why.
 func (h *Handler) fail(w http.ResponseWriter, err error) {
 	h.cfg.Logger.Error("dashboard", "err", err)
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusInternalServerError)
-	w.Write([]byte("Something went wrong; the server's log has the details.\n"))
+	h.render(w, http.StatusInternalServerError, "error", page{Title: "Error", Errors: map[string]string{
+		"form": "Something went wrong on our side; the server's log has the details. Try again in a moment."}})
 }

@@ -4,6 +4,7 @@ import (
 	"html/template"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,10 +19,15 @@ var funcs = template.FuncMap{
 	"money":   func(d decimal.Decimal) string { return d.StringFixed(2) },
 	"decimal": func(d decimal.Decimal) string { return d.String() },
 	"percent": percent,
+	"count":   count,
 	"share":   share,
 	"add":     func(a, b int) int { return a + b },
 	"deref":   func(id *uuid.UUID) uuid.UUID { return *id },
 	"fields":  controlFields,
+	"sortLabel": func(sortBy string) string {
+		return map[string]string{copytrading.SortTotalReturn: "Total return", copytrading.SortSharpeRatio: "Sharpe ratio",
+			copytrading.SortFollowers: "Followers"}[sortBy]
+	},
 }
 
 // date formats a time, or a pointer to one (nil gives ""), to the minute
@@ -66,4 +72,19 @@ func controlFields(c copytrading.Controls) []controlField {
 		{"maxPositionPct", "Largest position, % of the allocation", c.MaxPositionPct.String()},
 		{"copyStopLossPct", "Stop copying at a loss of, %", c.CopyStopLossPct.String()},
 	}
+}
+
+// count formats a whole number with thousands separators: 10000 is
+// "10,000".
+func count(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

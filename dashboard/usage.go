@@ -4,12 +4,16 @@ import (
 	"net/http"
 
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/brokers/connect"
 )
 
 // usageData is the usage page's.
 type usageData struct {
 	Plan  billing.Plan
 	Usage billing.CurrentUsage
+	// Connections is the user's active broker connections, which count
+	// against the plan's portfolios; -1 without the broker pages.
+	Connections int
 }
 
 // usagePage shows the plan's limits beside this minute's and today's
@@ -27,6 +31,13 @@ func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		h.show(v, http.StatusOK, "usage", "Usage and plan", page{Notice: notice(r), Data: usageData{Plan: plan, Usage: use}})
+		d := usageData{Plan: plan, Usage: use, Connections: -1}
+		if h.cfg.Brokers != nil {
+			if d.Connections, err = connect.NewStore(h.db).CountActive(r.Context(), v.u.ID); err != nil {
+				h.fail(w, err)
+				return
+			}
+		}
+		h.show(v, http.StatusOK, "usage", "Usage and plan", page{Notice: notice(r), Data: d})
 	})
 }

@@ -147,7 +147,7 @@ func (s *Server) Handler() http.Handler {
 // for keys revoked elsewhere, listening for price changes (see
 // [studies.Service.Watch]), giving back the unused part of rate-limit
 // leases when their minute ends, the pruning of old rate-limit
-// counters, scheduled broker syncs and the order tracker (see
+// counters and of expired dashboard sessions and invitations, scheduled broker syncs and the order tracker (see
 // [connect.Service.Run]), the paper broker's matching engine (see
 // [paper.Broker.Run]) and the copy-trading engine (see
 // [copytrading.Service.Run]). It returns once that work has stopped, the last
@@ -203,6 +203,9 @@ func (s *Server) Maintain(ctx context.Context) {
 			// Keep yesterday's counters; nothing reads older ones.
 			if err := billing.NewStore(s.db).PruneCounters(ctx, s.now().Add(-48*time.Hour)); err != nil && ctx.Err() == nil {
 				s.log.Warn("pruning rate counters failed", "err", err)
+			}
+			if _, err := billing.NewStore(s.db).DeleteExpiredSessions(ctx, s.now()); err != nil && ctx.Err() == nil {
+				s.log.Warn("deleting expired dashboard sessions failed", "err", err)
 			}
 		}
 	}
