@@ -25,8 +25,9 @@ commands:
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
   keys delete  revoke an API key (--id, --db)
-  users create        create a dashboard user; the password is read from stdin (--email, --name, --plan, --admin, --db)
+  users create        create a dashboard user; the password is read from stdin (--email, --name, --plan, --admin, --account-of, --db)
   users set-password  set a user's dashboard password, read from stdin (--email, --db)
+  users list          list the users of an account (--account-of, --db)
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
   import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
                import daily OHLCV from CSV, creating the asset when unknown; re-imports update

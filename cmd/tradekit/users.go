@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -17,8 +18,9 @@ import (
 const usersUsage = `usage: tradekit users <subcommand> [flags]
 
 subcommands:
-  create        create a user who signs in to the dashboard (--email, --name, --plan, --admin, --db)
+  create        create a user who signs in to the dashboard (--email, --name, --plan, --admin, --account-of, --db)
   set-password  set a user's dashboard password (--email, --db)
+  list          list the users of an account (--account-of, --db)
 
 The password is read from the first line of standard input, never from a flag
 (flags show in process lists and shell history):
@@ -30,7 +32,7 @@ Run 'tradekit users <subcommand> -h' for a subcommand's flags.`
 // users runs `tradekit users`.
 func (e *env) users(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("users: give a subcommand: create or set-password (see 'tradekit users -h')")
+		return errors.New("users: give a subcommand: create, set-password or list (see 'tradekit users -h')")
 	}
 	if isHelp(args[0]) {
 		return e.help(usersUsage)
@@ -40,8 +42,10 @@ func (e *env) users(ctx context.Context, args []string) error {
 		return e.usersCreate(ctx, rest)
 	case "set-password":
 		return e.usersSetPassword(ctx, rest)
+	case "list":
+		return e.usersList(ctx, rest)
 	default:
-		return fmt.Errorf("users: unknown subcommand %q: want create or set-password", sub)
+		return fmt.Errorf("users: unknown subcommand %q: want create, set-password or list", sub)
 	}
 }
 
@@ -61,12 +65,13 @@ func (e *env) readPassword(cmd string) (string, error) {
 
 // usersCreate runs `tradekit users create`.
 func (e *env) usersCreate(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("users create", "--email EMAIL [--name NAME] [--plan SLUG] [--admin] [--db DSN]",
+	fs, dsn := e.flags("users create", "--email EMAIL [--name NAME] [--plan SLUG] [--admin] [--account-of EMAIL] [--db DSN]",
 		"Create a user who signs in to the dashboard with EMAIL and the password read from stdin.")
 	email := fs.String("email", "", "the user's `EMAIL` (required)")
 	name := fs.String("name", "", "the user's `NAME` (default the email's local part)")
 	plan := fs.String("plan", "free", "the user's plan `SLUG`")
 	admin := fs.Bool("admin", false, "make the user an account administrator, who may create and delete API keys")
+	accountOf := fs.String("account-of", "", "add the user to the account of the user of `EMAIL`, on that user's plan (default a new account)")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -88,17 +93,26 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 	var u billing.User
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		st := billing.NewStore(tx)
-		p, err := st.Plan(ctx, *plan)
-		if err != nil {
-			return err
+		u = billing.User{Email: *email, Name: *name, IsAdmin: *admin, PasswordHash: &hash}
+		if *accountOf != "" {
+			of, err := st.UserByEmail(ctx, *accountOf)
+			if err != nil {
+				return fmt.Errorf("--account-of: %w", err)
+			}
+			u.AccountID, u.PlanID = of.AccountID, of.PlanID
+		} else {
+			p, err := st.Plan(ctx, *plan)
+			if err != nil {
+				return err
+			}
+			u.PlanID = p.ID
 		}
-		u = billing.User{Email: *email, Name: *name, PlanID: p.ID, IsAdmin: *admin, PasswordHash: &hash}
 		return st.CreateUser(ctx, &u, time.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("users create: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "created user %s (%s, plan %s, admin %t)\n", u.Email, u.ID, *plan, u.IsAdmin)
+	fmt.Fprintf(e.stdout, "created user %s (%s, account %s, admin %t)\n", u.Email, u.ID, u.AccountID, u.IsAdmin)
 	return nil
 }
 
@@ -132,4 +146,44 @@ func (e *env) usersSetPassword(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "set the password of %s\n", u.Email)
 	return nil
+}
+
+// usersList runs `tradekit users list`.
+func (e *env) usersList(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("users list", "--account-of EMAIL [--db DSN]",
+		"List the users of the account of the user of EMAIL: email, role, and whether they have a password.")
+	accountOf := fs.String("account-of", "", "a member's `EMAIL` (required)")
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	if *accountOf == "" {
+		return errors.New("users list: --account-of is required")
+	}
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st := billing.NewStore(db)
+	of, err := st.UserByEmail(ctx, *accountOf)
+	if err != nil {
+		return fmt.Errorf("users list: --account-of: %w", err)
+	}
+	members, err := st.Members(ctx, of.AccountID)
+	if err != nil {
+		return fmt.Errorf("users list: %w", err)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "EMAIL\tNAME\tROLE\tPASSWORD\tCREATED")
+	for _, m := range members {
+		role, pw := "member", "none (invited)"
+		if m.IsAdmin {
+			role = "administrator"
+		}
+		if m.PasswordHash != nil {
+			pw = "set"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Email, m.Name, role, pw, m.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
 }

@@ -40,6 +40,20 @@ func TestUsers(t *testing.T) {
 		if err := signIn("second password!"); err != nil {
 			t.Errorf("the new password: %v", err)
 		}
+		out, _, err = cliIn(t, env, "bob's password 12\n", "users", "create", "--email", "bob@example.com", "--account-of", "ADA@example.com")
+		if err != nil {
+			t.Fatalf("users create --account-of: %v", err)
+		}
+		ada, _ := billing.NewStore(db).UserByEmail(context.Background(), "ada@example.com")
+		if !strings.Contains(out, "account "+ada.AccountID.String()) || !strings.Contains(out, "admin false") {
+			t.Errorf("users create --account-of: want ada's account %s\n%s", ada.AccountID, out)
+		}
+		out, err = cli(t, env, "users", "list", "--account-of", "bob@example.com")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[1], "ada@example.com") || !strings.Contains(lines[1], "administrator") ||
+			!strings.HasPrefix(lines[2], "bob@example.com") || !strings.Contains(lines[2], "member") {
+			t.Errorf("users list: %v\n%s", err, out)
+		}
 	})
 }
 
@@ -50,7 +64,9 @@ func TestUsersErrors(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"", []string{"users"}, "create or set-password"},
+		{"", []string{"users"}, "create, set-password or list"},
+		{"long enough password\n", []string{"users", "create", "--email", "a@b.c", "--account-of", "ghost@b.c"}, `--account-of: billing: user "ghost@b.c": not found`},
+		{"", []string{"users", "list"}, "--account-of is required"},
 		{"", []string{"users", "create", "--email", "a@b.c"}, "give the password on standard input"},
 		{"short\n", []string{"users", "create", "--email", "a@b.c"}, "password: must be at least 12 characters"},
 		{"long enough password\n", []string{"users", "create", "--email", "nope"}, "--email is required"},
