@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,10 +102,11 @@ func TestDocumentedCommands(t *testing.T) {
 			}
 			t.Run(strings.Join(append([]string{file}, args...), " "), func(t *testing.T) {
 				var out bytes.Buffer
+				args := append(slices.Clone(args), "-png", filepath.Join(t.TempDir(), "chart.png"))
 				if err := run(args, &out); err != nil {
 					t.Fatalf("run(%q): %v", args, err)
 				}
-				if !strings.Contains(out.String(), "buy & hold") {
+				if !strings.Contains(out.String(), "buy & hold") || !strings.Contains(out.String(), "chart.png") {
 					t.Errorf("output lacks the comparison table:\n%s", out.String())
 				}
 			})

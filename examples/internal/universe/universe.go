@@ -1,0 +1,149 @@
+// Package universe builds backtest universes from the demo data set or a
+// CSV file, for the examples.
+package universe
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/tradekit/tradekit/backtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/marketdata/demo"
+)
+
+// Universe is a backtest's assets and days.
+type Universe struct {
+	Name   string
+	Assets []backtest.Asset
+	// Days are the exchange calendar's sessions when every asset trades
+	// on the same calendar; nil otherwise (the assets' dates).
+	Days     []calendar.Date
+	Calendar string // the calendar's exchange, "" for none
+}
+
+// Demo returns a universe of the demo data set: the members of the index
+// (with their point-in-time membership) when index is not "", else the
+// symbols, comma-separated. Its prices are SYNTHETIC.
+func Demo(index, symbols string) (*Universe, error) {
+	set, err := demo.Generate(demo.Config{})
+	if err != nil {
+		return nil, err
+	}
+	bars := map[uuid.UUID][]marketdata.Price{}
+	for _, p := range set.Prices {
+		bars[p.AssetID] = append(bars[p.AssetID], p)
+	}
+	bySymbol := map[string]marketdata.Asset{}
+	for _, a := range set.Assets {
+		bySymbol[a.Symbol] = a
+	}
+	u := &Universe{}
+	var assets []marketdata.Asset
+	spans := map[uuid.UUID][]backtest.Span{}
+	switch {
+	case index != "":
+		var ix *marketdata.Index
+		for i := range set.Indexes {
+			if strings.EqualFold(set.Indexes[i].Symbol, index) {
+				ix = &set.Indexes[i]
+			}
+		}
+		if ix == nil {
+			return nil, fmt.Errorf("no demo index %q: the demo indexes are %s", index, indexSymbols(set))
+		}
+		for _, c := range set.Constituents {
+			if c.IndexID != ix.ID {
+				continue
+			}
+			if spans[c.AssetID] == nil {
+				for _, a := range set.Assets {
+					if a.ID == c.AssetID {
+						assets = append(assets, a)
+					}
+				}
+			}
+			spans[c.AssetID] = append(spans[c.AssetID], backtest.Span{From: c.From, To: c.To})
+		}
+		u.Name = fmt.Sprintf("%s (%s), %d members over time", ix.Symbol, ix.Name, len(assets))
+	default:
+		for _, s := range strings.Split(symbols, ",") {
+			a, ok := bySymbol[marketdata.NormalizeSymbol(s)]
+			if !ok {
+				return nil, fmt.Errorf("no demo asset %q", s)
+			}
+			assets = append(assets, a)
+		}
+		u.Name = symbols
+	}
+	codes := map[uuid.UUID]string{}
+	for _, ex := range calendar.Exchanges() {
+		codes[marketdata.ExchangeID(ex.Symbol)] = ex.Symbol
+	}
+	exchanges := map[string]bool{}
+	for _, a := range assets {
+		u.Assets = append(u.Assets, backtest.Asset{Symbol: a.Symbol, Bars: marketdata.PriceSeries(bars[a.ID]), Member: spans[a.ID]})
+		exchanges[codes[a.ExchangeID]] = true
+	}
+	u.Days, u.Calendar = sessions(u.Assets, exchanges)
+	return u, nil
+}
+
+// CSV returns a universe of one asset whose daily bars are in the CSV
+// file that `tradekit import prices` reads.
+func CSV(path string) (*Universe, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ps, err := marketdata.ReadPricesCSV(f)
+	if err != nil {
+		return nil, err
+	}
+	return &Universe{Name: path, Assets: []backtest.Asset{{Symbol: path, Bars: marketdata.PriceSeries(ps)}}}, nil
+}
+
+// sessions returns the sessions shared by the exchanges' calendars over
+// the assets' dates, when they all agree (NYSE and NASDAQ do).
+func sessions(assets []backtest.Asset, exchanges map[string]bool) ([]calendar.Date, string) {
+	var first, last calendar.Date
+	for _, a := range assets {
+		if n := a.Bars.Len(); n > 0 {
+			if first == (calendar.Date{}) || a.Bars.Dates[0].Before(first) {
+				first = a.Bars.Dates[0]
+			}
+			if a.Bars.Dates[n-1].After(last) {
+				last = a.Bars.Dates[n-1]
+			}
+		}
+	}
+	var days []calendar.Date
+	var names []string
+	for ex := range exchanges {
+		c, ok := calendar.Lookup(ex)
+		if !ok {
+			return nil, ""
+		}
+		d, err := c.Sessions(first, last)
+		if err != nil || days != nil && !slices.Equal(days, d) {
+			return nil, ""
+		}
+		days = d
+		names = append(names, ex)
+	}
+	slices.Sort(names)
+	return days, strings.Join(names, "/")
+}
+
+func indexSymbols(set *demo.Set) string {
+	var s []string
+	for _, ix := range set.Indexes {
+		s = append(s, ix.Symbol)
+	}
+	return strings.Join(s, ", ")
+}
