@@ -44,6 +44,36 @@ func (e AssetType) Valid() bool {
 	}
 }
 
+// Defines values for BacktestTradeExitReason.
+const (
+	Delisted   BacktestTradeExitReason = "delisted"
+	End        BacktestTradeExitReason = "end"
+	Removed    BacktestTradeExitReason = "removed"
+	Signal     BacktestTradeExitReason = "signal"
+	StopLoss   BacktestTradeExitReason = "stop-loss"
+	TakeProfit BacktestTradeExitReason = "take-profit"
+)
+
+// Valid indicates whether the value is a known member of the BacktestTradeExitReason enum.
+func (e BacktestTradeExitReason) Valid() bool {
+	switch e {
+	case Delisted:
+		return true
+	case End:
+		return true
+	case Removed:
+		return true
+	case Signal:
+		return true
+	case StopLoss:
+		return true
+	case TakeProfit:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConnectionStatus.
 const (
 	ConnectionStatusActive       ConnectionStatus = "active"
@@ -595,6 +625,144 @@ type BBValue struct {
 	// Upper null where the indicator is not defined (too little history).
 	Upper *Value `json:"upper"`
 }
+
+// Backtest defines model for Backtest.
+type Backtest struct {
+	// Benchmark A tearsheet; fractions, not percent. A figure that divides by zero is null.
+	Benchmark BacktestStats `json:"benchmark"`
+
+	// Calendar the exchanges whose sessions were the days, e.g. NASDAQ/NYSE; null for the assets' own dates
+	Calendar  *string   `json:"calendar"`
+	Cash      float64   `json:"cash"`
+	CreatedAt time.Time `json:"createdAt"`
+	Equity    []struct {
+		Benchmark *float64 `json:"benchmark"`
+
+		// Date Examples: 2026-11-24
+		Date   Date     `json:"date"`
+		Equity *float64 `json:"equity"`
+	} `json:"equity"`
+	Id    openapi_types.UUID `json:"id"`
+	Index *string            `json:"index"`
+
+	// Stats A tearsheet; fractions, not percent. A figure that divides by zero is null.
+	Stats BacktestStats `json:"stats"`
+
+	// Strategy The strategy with its defaults filled in and its formulas in canonical form.
+	Strategy BacktestStrategy `json:"strategy"`
+
+	// StrategyHash hex SHA-256 of the strategy's canonical JSON
+	StrategyHash string `json:"strategyHash"`
+
+	// Symbols every asset of the universe
+	Symbols []string        `json:"symbols"`
+	Trades  []BacktestTrade `json:"trades"`
+}
+
+// BacktestStats A tearsheet; fractions, not percent. A figure that divides by zero is null.
+type BacktestStats struct {
+	// AvgTradeReturn mean return of a trade
+	AvgTradeReturn *float64 `json:"avgTradeReturn"`
+
+	// Cagr (1 + totalReturn)^(1/years) − 1
+	Cagr *float64 `json:"cagr"`
+
+	// CalmarRatio cagr / |maxDrawdown|
+	CalmarRatio *float64 `json:"calmarRatio"`
+
+	// End Examples: 2026-11-24
+	End Date `json:"end"`
+
+	// Expectancy mean profit of a trade, in money
+	Expectancy *float64 `json:"expectancy"`
+
+	// Exposure share of days that ended with a position
+	Exposure *float64 `json:"exposure"`
+
+	// FinalEquity equity at the last close
+	FinalEquity *float64 `json:"finalEquity"`
+
+	// MaxDrawdown the deepest fall below a previous high, ≤ 0
+	MaxDrawdown *float64 `json:"maxDrawdown"`
+
+	// MaxDrawdownDays the most consecutive days ending below a previous high
+	MaxDrawdownDays int `json:"maxDrawdownDays"`
+
+	// ProfitFactor winners' profit / losers' loss
+	ProfitFactor *float64 `json:"profitFactor"`
+
+	// SharpeRatio mean / sd of daily returns × √252
+	SharpeRatio *float64 `json:"sharpeRatio"`
+
+	// SortinoRatio mean of daily returns / downside deviation × √252
+	SortinoRatio *float64 `json:"sortinoRatio"`
+
+	// Start Examples: 2026-11-24
+	Start Date `json:"start"`
+
+	// TotalReturn final equity / cash − 1
+	TotalReturn *float64 `json:"totalReturn"`
+	Trades      int      `json:"trades"`
+
+	// Turnover yearly: half the value traded / mean equity / years
+	Turnover *float64 `json:"turnover"`
+
+	// Volatility sd of daily returns × √252
+	Volatility *float64 `json:"volatility"`
+
+	// WinRate trades with a profit / trades
+	WinRate *float64 `json:"winRate"`
+
+	// Years calendar years from start to end (days / 365.25)
+	Years *float64 `json:"years"`
+}
+
+// BacktestStrategy The strategy with its defaults filled in and its formulas in canonical form.
+type BacktestStrategy struct {
+	CommissionBps float64 `json:"commissionBps"`
+	Entry         string  `json:"entry"`
+	Exit          string  `json:"exit"`
+	MaxPositions  int     `json:"maxPositions"`
+	PositionPct   float64 `json:"positionPct"`
+	SlippageBps   float64 `json:"slippageBps"`
+	StopLossPct   float64 `json:"stopLossPct"`
+	TakeProfitPct float64 `json:"takeProfitPct"`
+}
+
+// BacktestTrade defines model for BacktestTrade.
+type BacktestTrade struct {
+	// Commission both fills'
+	Commission *float64 `json:"commission"`
+
+	// Days trading days held, entry and exit included
+	Days int `json:"days"`
+
+	// EntryDate Examples: 2026-11-24
+	EntryDate Date `json:"entryDate"`
+
+	// EntryPrice the fill, slippage included
+	EntryPrice *float64 `json:"entryPrice"`
+
+	// ExitDate Examples: 2026-11-24
+	ExitDate Date `json:"exitDate"`
+
+	// ExitPrice the fill, slippage included
+	ExitPrice  *float64                `json:"exitPrice"`
+	ExitReason BacktestTradeExitReason `json:"exitReason"`
+
+	// Pnl exit value less entry cost and commissions
+	Pnl *float64 `json:"pnl"`
+
+	// Quantity fractional units
+	Quantity *float64 `json:"quantity"`
+
+	// Return pnl / entry cost
+	Return *float64 `json:"return"`
+	Symbol string   `json:"symbol"`
+}
+
+// BacktestTradeExitReason defines model for BacktestTrade.ExitReason.
+type BacktestTradeExitReason string
 
 // BlogCategory defines model for BlogCategory.
 type BlogCategory struct {
@@ -1432,6 +1600,48 @@ type GetAssetAIProfileParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// RunBacktestParams defines parameters for RunBacktest.
+type RunBacktestParams struct {
+	// Entry formula; a non-zero value at a bar's close enters at the next open
+	Entry string `form:"entry" json:"entry"`
+
+	// Exit formula; a non-zero value at a bar's close leaves at the next open
+	Exit string `form:"exit" json:"exit"`
+
+	// MaxPositions the most positions held at once
+	MaxPositions *int `form:"maxPositions,omitempty" json:"maxPositions,omitempty"`
+
+	// PositionPct a new position, in percent of the equity at the previous close; default 100 / maxPositions
+	PositionPct *float64 `form:"positionPct,omitempty" json:"positionPct,omitempty"`
+
+	// StopLossPct sell when a bar reaches this percentage below the entry price; 0 for none
+	StopLossPct *float64 `form:"stopLossPct,omitempty" json:"stopLossPct,omitempty"`
+
+	// TakeProfitPct sell when a bar reaches this percentage above the entry price; 0 for none
+	TakeProfitPct *float64 `form:"takeProfitPct,omitempty" json:"takeProfitPct,omitempty"`
+
+	// CommissionBps commission on every fill, basis points of its value
+	CommissionBps *float64 `form:"commissionBps,omitempty" json:"commissionBps,omitempty"`
+
+	// SlippageBps every fill moves this many basis points against the trader
+	SlippageBps *float64 `form:"slippageBps,omitempty" json:"slippageBps,omitempty"`
+
+	// Symbols comma-separated symbols, at most 100; or index
+	Symbols *string `form:"symbols,omitempty" json:"symbols,omitempty"`
+
+	// Index an index symbol; its members over time, at most 100, trade while they belong to it
+	Index *string `form:"index,omitempty" json:"index,omitempty"`
+
+	// From the first day traded (bars before it warm the formulas up); default the first bar
+	From *Date `form:"from,omitempty" json:"from,omitempty"`
+
+	// To the last day traded; default the last bar
+	To *Date `form:"to,omitempty" json:"to,omitempty"`
+
+	// Cash the starting cash
+	Cash *float64 `form:"cash,omitempty" json:"cash,omitempty"`
+}
+
 // CreateConnectionParams defines parameters for CreateConnection.
 type CreateConnectionParams struct {
 	// Provider a provider of GET /brokers/providers
@@ -1989,6 +2199,24 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/asset-profiles/{assetId} (the `GetAssetAIProfile` operationId).
 	GetAssetAIProfile(ctx context.Context, assetId AssetIdPath, params *GetAssetAIProfileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RunBacktest Run a strategy over stored assets (beyond the spec).
+	//
+	// Runs a backtest (package backtest): the entry and exit formulas at each bar's close, filled
+	// at the next open with the slippage and commission, over the symbols or the point-in-time
+	// members of the index (at most 100 assets), on the exchange calendar's sessions when the
+	// assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
+	// trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
+	// the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
+	// result's totalReturn and sharpeRatio.
+	//
+	// Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
+	RunBacktest(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBacktest The key owner's latest backtest of a strategy hash (beyond the spec).
+	//
+	// Corresponds with GET /api/v1/backtests/{hash} (the `GetBacktest` operationId).
+	GetBacktest(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPlans The subscription plans with their prices and limits.
 	//
 	// Corresponds with GET /api/v1/billing/plans (the `ListPlans` operationId).
@@ -2377,6 +2605,44 @@ func (c *Client) ListAssetProfiles(ctx context.Context, params *ListAssetProfile
 // Corresponds with GET /api/v1/asset-profiles/{assetId} (the `GetAssetAIProfile` operationId).
 func (c *Client) GetAssetAIProfile(ctx context.Context, assetId AssetIdPath, params *GetAssetAIProfileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAssetAIProfileRequest(c.Server, assetId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunBacktest Run a strategy over stored assets (beyond the spec).
+//
+// Runs a backtest (package backtest): the entry and exit formulas at each bar's close, filled
+// at the next open with the slippage and commission, over the symbols or the point-in-time
+// members of the index (at most 100 assets), on the exchange calendar's sessions when the
+// assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
+// trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
+// the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
+// result's totalReturn and sharpeRatio.
+//
+// Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
+func (c *Client) RunBacktest(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunBacktestRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBacktest The key owner's latest backtest of a strategy hash (beyond the spec).
+//
+// Corresponds with GET /api/v1/backtests/{hash} (the `GetBacktest` operationId).
+func (c *Client) GetBacktest(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBacktestRequest(c.Server, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -3564,6 +3830,230 @@ func NewGetAssetAIProfileRequest(server string, assetId AssetIdPath, params *Get
 			req.Header.Set("If-None-Match", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewRunBacktestRequest constructs an http.Request for the RunBacktest method
+func NewRunBacktestRequest(server string, params *RunBacktestParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/backtests")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "entry", params.Entry, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "exit", params.Exit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.MaxPositions != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxPositions", *params.MaxPositions, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PositionPct != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "positionPct", *params.PositionPct, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StopLossPct != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stopLossPct", *params.StopLossPct, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.TakeProfitPct != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "takeProfitPct", *params.TakeProfitPct, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CommissionBps != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "commissionBps", *params.CommissionBps, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SlippageBps != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "slippageBps", *params.SlippageBps, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Symbols != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "symbols", *params.Symbols, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Index != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "index", *params.Index, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.From != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "from", *params.From, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.To != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cash != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cash", *params.Cash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBacktestRequest constructs an http.Request for the GetBacktest method
+func NewGetBacktestRequest(server string, hash string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "hash", hash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/backtests/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -7041,6 +7531,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/asset-profiles/{assetId} (the `GetAssetAIProfile` operationId).
 	GetAssetAIProfileWithResponse(ctx context.Context, assetId AssetIdPath, params *GetAssetAIProfileParams, reqEditors ...RequestEditorFn) (*GetAssetAIProfileResponse, error)
 
+	// RunBacktestWithResponse Run a strategy over stored assets (beyond the spec).
+	//
+	// Runs a backtest (package backtest): the entry and exit formulas at each bar's close, filled
+	// at the next open with the slippage and commission, over the symbols or the point-in-time
+	// members of the index (at most 100 assets), on the exchange calendar's sessions when the
+	// assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
+	// trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
+	// the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
+	// result's totalReturn and sharpeRatio.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
+	RunBacktestWithResponse(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*RunBacktestResponse, error)
+
+	// GetBacktestWithResponse The key owner's latest backtest of a strategy hash (beyond the spec).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/backtests/{hash} (the `GetBacktest` operationId).
+	GetBacktestWithResponse(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*GetBacktestResponse, error)
+
 	// ListPlansWithResponse The subscription plans with their prices and limits.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -7780,6 +8292,242 @@ func (r GetAssetAIProfileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAssetAIProfileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RunBacktestResponse200Headers the declared response headers of an HTTP 200 response for RunBacktest
+type RunBacktestResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// RunBacktestResponse429Headers the declared response headers of an HTTP 429 response for RunBacktest
+type RunBacktestResponse429Headers struct {
+	RetryAfter *int
+}
+
+// RunBacktestResponse503Headers the declared response headers of an HTTP 503 response for RunBacktest
+type RunBacktestResponse503Headers struct {
+	RetryAfter *int
+}
+
+type RunBacktestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data Backtest `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RunBacktestResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RunBacktestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RunBacktestResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RunBacktestResponse) GetJSON200() *struct {
+	Data Backtest `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RunBacktestResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RunBacktestResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RunBacktestResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RunBacktestResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r RunBacktestResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RunBacktestResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RunBacktestResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RunBacktestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunBacktestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunBacktestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunBacktestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBacktestResponse200Headers the declared response headers of an HTTP 200 response for GetBacktest
+type GetBacktestResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// GetBacktestResponse429Headers the declared response headers of an HTTP 429 response for GetBacktest
+type GetBacktestResponse429Headers struct {
+	RetryAfter *int
+}
+
+// GetBacktestResponse503Headers the declared response headers of an HTTP 503 response for GetBacktest
+type GetBacktestResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetBacktestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data Backtest `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBacktestResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetBacktestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBacktestResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBacktestResponse) GetJSON200() *struct {
+	Data Backtest `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBacktestResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetBacktestResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBacktestResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetBacktestResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r GetBacktestResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBacktestResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBacktestResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBacktestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBacktestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBacktestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBacktestResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15926,6 +16674,40 @@ func (c *ClientWithResponses) GetAssetAIProfileWithResponse(ctx context.Context,
 	return ParseGetAssetAIProfileResponse(rsp)
 }
 
+// RunBacktestWithResponse Run a strategy over stored assets (beyond the spec).
+//
+// Runs a backtest (package backtest): the entry and exit formulas at each bar's close, filled
+// at the next open with the slippage and commission, over the symbols or the point-in-time
+// members of the index (at most 100 assets), on the exchange calendar's sessions when the
+// assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
+// trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
+// the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
+// result's totalReturn and sharpeRatio.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
+func (c *ClientWithResponses) RunBacktestWithResponse(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*RunBacktestResponse, error) {
+	rsp, err := c.RunBacktest(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunBacktestResponse(rsp)
+}
+
+// GetBacktestWithResponse The key owner's latest backtest of a strategy hash (beyond the spec).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/backtests/{hash} (the `GetBacktest` operationId).
+func (c *ClientWithResponses) GetBacktestWithResponse(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*GetBacktestResponse, error) {
+	rsp, err := c.GetBacktest(ctx, hash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBacktestResponse(rsp)
+}
+
 // ListPlansWithResponse The subscription plans with their prices and limits.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -17115,6 +17897,268 @@ func ParseGetAssetAIProfileResponse(rsp *http.Response) (*GetAssetAIProfileRespo
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAssetAIProfileResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRunBacktestResponse parses an HTTP response from a RunBacktestWithResponse call
+func ParseRunBacktestResponse(rsp *http.Response) (*RunBacktestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunBacktestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data Backtest `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RunBacktestResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RunBacktestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RunBacktestResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBacktestResponse parses an HTTP response from a GetBacktestWithResponse call
+func ParseGetBacktestResponse(rsp *http.Response) (*GetBacktestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBacktestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data Backtest `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBacktestResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetBacktestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBacktestResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

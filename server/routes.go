@@ -68,6 +68,8 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/v1/indicators/asset/:assetId/multi-timeframe", keyed, s.handleIndicatorOverlays},
 		{"GET", "/api/v1/indicators/custom", keyed, s.handleCustomList},
 		{"POST", "/api/v1/indicators/custom", keyed, s.handleCustomCreate},
+		{"POST", "/api/v1/backtests", keyed, s.handleBacktestRun},
+		{"GET", "/api/v1/backtests/:hash", keyed, s.handleBacktestGet},
 		{"PATCH", "/api/v1/indicators/custom/:id", keyed, s.handleCustomUpdate},
 		{"DELETE", "/api/v1/indicators/custom/:id", keyed, s.handleCustomDelete},
 		{"POST", "/api/v1/indicators/custom/:id/evaluate", keyed, s.handleCustomEvaluate},

@@ -5,7 +5,6 @@ package universe
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -84,12 +83,12 @@ func Demo(index, symbols string) (*Universe, error) {
 	for _, ex := range calendar.Exchanges() {
 		codes[marketdata.ExchangeID(ex.Symbol)] = ex.Symbol
 	}
-	exchanges := map[string]bool{}
+	var exchanges []string
 	for _, a := range assets {
 		u.Assets = append(u.Assets, backtest.Asset{Symbol: a.Symbol, Bars: marketdata.PriceSeries(bars[a.ID]), Member: spans[a.ID]})
-		exchanges[codes[a.ExchangeID]] = true
+		exchanges = append(exchanges, codes[a.ExchangeID])
 	}
-	u.Days, u.Calendar = sessions(u.Assets, exchanges)
+	u.Days, u.Calendar = backtest.Sessions(u.Assets, exchanges)
 	return u, nil
 }
 
@@ -106,38 +105,6 @@ func CSV(path string) (*Universe, error) {
 		return nil, err
 	}
 	return &Universe{Name: path, Assets: []backtest.Asset{{Symbol: path, Bars: marketdata.PriceSeries(ps)}}}, nil
-}
-
-// sessions returns the sessions shared by the exchanges' calendars over
-// the assets' dates, when they all agree (NYSE and NASDAQ do).
-func sessions(assets []backtest.Asset, exchanges map[string]bool) ([]calendar.Date, string) {
-	var first, last calendar.Date
-	for _, a := range assets {
-		if n := a.Bars.Len(); n > 0 {
-			if first == (calendar.Date{}) || a.Bars.Dates[0].Before(first) {
-				first = a.Bars.Dates[0]
-			}
-			if a.Bars.Dates[n-1].After(last) {
-				last = a.Bars.Dates[n-1]
-			}
-		}
-	}
-	var days []calendar.Date
-	var names []string
-	for ex := range exchanges {
-		c, ok := calendar.Lookup(ex)
-		if !ok {
-			return nil, ""
-		}
-		d, err := c.Sessions(first, last)
-		if err != nil || days != nil && !slices.Equal(days, d) {
-			return nil, ""
-		}
-		days = d
-		names = append(names, ex)
-	}
-	slices.Sort(names)
-	return days, strings.Join(names, "/")
 }
 
 func indexSymbols(set *demo.Set) string {

@@ -1,0 +1,169 @@
+// Package backtestdb runs backtests over a database's assets and keeps
+// their results: [Load] builds a universe of stored assets (symbols, or
+// an index with its point-in-time members) with their prices and the
+// exchange calendar's sessions, and [Store] keeps results by user and
+// strategy hash.
+package backtestdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/backtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// MaxAssets bounds a universe: a backtest's cost grows with its assets.
+const MaxAssets = 100
+
+// Universe names a backtest's assets: Symbols, or the members of Index
+// over time. Exactly one is given.
+type Universe struct {
+	Symbols []string
+	Index   string
+}
+
+// Loaded is a universe read from the database.
+type Loaded struct {
+	Assets []backtest.Asset
+	// Days and Calendar are backtest.Sessions of the assets' exchanges.
+	Days     []calendar.Date
+	Calendar string
+}
+
+// Load reads the universe's assets, their prices and membership. The
+// error is a [*tradekit.ParamError] naming symbols or index when the
+// universe is not given, names an unknown asset or index, or holds more
+// than [MaxAssets] assets.
+func Load(ctx context.Context, md *marketdata.Store, u Universe) (*Loaded, error) {
+	var assets []marketdata.Asset
+	spans := map[uuid.UUID][]backtest.Span{}
+	switch {
+	case len(u.Symbols) > 0 && u.Index != "":
+		return nil, &tradekit.ParamError{Param: "index", Msg: "give symbols or an index, not both"}
+	case len(u.Symbols) > MaxAssets:
+		return nil, &tradekit.ParamError{Param: "symbols", Msg: fmt.Sprintf("must name at most %d assets, not %d", MaxAssets, len(u.Symbols))}
+	case len(u.Symbols) > 0:
+		seen := map[uuid.UUID]bool{}
+		for _, s := range u.Symbols {
+			a, err := md.AssetBySymbol(ctx, strings.TrimSpace(s))
+			if errors.Is(err, tradekit.ErrNotFound) {
+				return nil, &tradekit.ParamError{Param: "symbols", Msg: "names no asset: " + tradekit.Quote(s)}
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !seen[a.ID] {
+				seen[a.ID] = true
+				assets = append(assets, a)
+			}
+		}
+	case u.Index != "":
+		ix, err := md.IndexBySymbol(ctx, u.Index)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			return nil, &tradekit.ParamError{Param: "index", Msg: "names no index: " + tradekit.Quote(u.Index)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		cs, err := md.Constituents(ctx, ix.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			if spans[c.AssetID] == nil {
+				if len(spans) == MaxAssets {
+					return nil, &tradekit.ParamError{Param: "index", Msg: fmt.Sprintf("has more than %d members over time: name at most %d symbols instead", MaxAssets, MaxAssets)}
+				}
+				a, err := md.Asset(ctx, c.AssetID)
+				if err != nil {
+					return nil, err
+				}
+				assets = append(assets, a)
+			}
+			spans[c.AssetID] = append(spans[c.AssetID], backtest.Span{From: c.From, To: c.To})
+		}
+		if len(assets) == 0 {
+			return nil, &tradekit.ParamError{Param: "index", Msg: "has no members: " + tradekit.Quote(u.Index)}
+		}
+	default:
+		return nil, &tradekit.ParamError{Param: "symbols", Msg: "is required, or index: the assets to trade"}
+	}
+
+	l := &Loaded{}
+	exchanges := map[uuid.UUID]string{}
+	var names []string
+	for _, a := range assets {
+		bars, err := md.PriceColumns(ctx, a.ID)
+		if err != nil {
+			return nil, err
+		}
+		l.Assets = append(l.Assets, backtest.Asset{Symbol: a.Symbol, Bars: bars, Member: spans[a.ID]})
+		name, ok := exchanges[a.ExchangeID]
+		if !ok {
+			ex, err := md.Exchange(ctx, a.ExchangeID)
+			if err != nil {
+				return nil, err
+			}
+			name, exchanges[a.ExchangeID] = ex.Symbol, ex.Symbol
+		}
+		names = append(names, name)
+	}
+	l.Days, l.Calendar = backtest.Sessions(l.Assets, names)
+	return l, nil
+}
+
+// Record is a stored backtest result.
+type Record struct {
+	bun.BaseModel `bun:"table:backtests"`
+
+	ID           uuid.UUID `bun:"id,pk"`
+	UserID       uuid.UUID `bun:"user_id"`
+	StrategyHash string    `bun:"strategy_hash"`
+	// Document is the result as the API serves it (JSON).
+	Document    string    `bun:"document"`
+	TotalReturn *float64  `bun:"total_return"` // nil when not finite
+	SharpeRatio *float64  `bun:"sharpe_ratio"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+// Store keeps backtest results.
+type Store struct{ db bun.IDB }
+
+// NewStore returns a Store on db.
+func NewStore(db bun.IDB) *Store { return &Store{db: db} }
+
+// Save stores r, giving it an id if it has none.
+func (s *Store) Save(ctx context.Context, r *Record) error {
+	if r.ID == uuid.Nil {
+		r.ID = uuid.New()
+	}
+	if _, err := s.db.NewInsert().Model(r).Exec(ctx); err != nil {
+		return fmt.Errorf("backtestdb: save: %w", err)
+	}
+	return nil
+}
+
+// Latest returns the user's latest result of the strategy hash. The
+// error wraps [tradekit.ErrNotFound] when there is none.
+func (s *Store) Latest(ctx context.Context, userID uuid.UUID, hash string) (Record, error) {
+	var r Record
+	err := s.db.NewSelect().Model(&r).Where("user_id = ? AND strategy_hash = ?", userID, hash).
+		OrderExpr("created_at DESC, id DESC").Limit(1).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Record{}, fmt.Errorf("backtestdb: %w", tradekit.Errorf(tradekit.ErrNotFound, "no backtest of the strategy %s", tradekit.Quote(hash)))
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("backtestdb: latest: %w", err)
+	}
+	return r, nil
+}
