@@ -116,6 +116,23 @@ func TestClient(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		// A backtest, kept under its strategy hash: the days are the NYSE
+		// sessions, fewer than the fixture's weekday bars.
+		symbols := "acme"
+		bt, err := client.Check(c.RunBacktestWithResponse(ctx, &client.RunBacktestParams{
+			Entry: "close > sma(close, 20)", Exit: "close < sma(close, 20)", Symbols: &symbols}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := bt.JSON200.Data
+		if len(run.StrategyHash) != 64 || run.Stats.Trades != len(run.Trades) || len(run.Equity) < 250 || run.Stats.TotalReturn == nil {
+			t.Errorf("backtest: hash %q, %d trades listed %d, %d days, total return %v", run.StrategyHash, run.Stats.Trades,
+				len(run.Trades), len(run.Equity), run.Stats.TotalReturn)
+		}
+		if got, err := client.Check(c.GetBacktestWithResponse(ctx, run.StrategyHash)); err != nil || got.JSON200.Data.Id != run.Id {
+			t.Errorf("the stored backtest: %+v, %v", got, err)
+		}
+
 		// The paginated lists, empty here, through their iterators.
 		n := 0
 		for _, err := range c.Leaders(ctx, client.ListLeadersParams{}) {
