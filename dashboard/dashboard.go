@@ -165,6 +165,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "same-origin")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	// Only the pages' own inline style and the copy buttons' inline
+	// handlers run; no form-action, since connecting a broker redirects a
+	// form's post to the broker's site.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "+
+		"img-src data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'")
 	h.mux.ServeHTTP(w, r)
 }
 
