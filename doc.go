@@ -17,6 +17,8 @@
 //	profiles             per-asset analytics profiles (regimes, volatility, seasonality, …)
 //	profiles/profiledb   building the profiles of a database's assets, and their store
 //	studies              indicator series of stored assets, custom indicators, their cache
+//	backtest             the portfolio backtest engine, its tearsheet and the strategy hash
+//	backtest/backtestdb  backtests of a database's assets, and their results
 //	brokers              orders and the pre-trade guardrail checks; the broker interfaces
 //	brokers/alpaca       the client of Alpaca's Trading API v2
 //	brokers/connect      broker connections, syncs, portfolios, order placement
@@ -24,13 +26,15 @@
 //	copytrading          leaders, follows, auto-sync, notifications, strategies
 //	knowledge            blog, glossary and roadmap from an embedded content pack
 //	billing              accounts, API keys, plans and rate limits; passwords and sessions
-//	dashboard            the account dashboard (sign-in, API keys) served under /dashboard/
+//	dashboard            the account dashboard served under /dashboard/ (sign-in, members,
+//	                     usage, API keys, brokers, copy trading)
 //	server               the /api/v1 HTTP JSON interface
 //	cmd/tradekit         the tradekit binary
 //
 // Dependencies point one way: cmd → server → domain packages → internal and
 // this package; copytrading sits above brokers and marketdata. Pure engines
-// (indicators, formula, calendar, ohlcv, profiles, the brokers checks)
+// (indicators, formula, calendar, ohlcv, profiles, the brokers checks,
+// backtest)
 // import no database package, no net/http and no log, so they can be used
 // on their own; a test (purity_test.go) enforces it.
 package tradekit

@@ -16,6 +16,7 @@ var pureEngines = []string{
 	"github.com/tradekit/tradekit/ohlcv",
 	"github.com/tradekit/tradekit/profiles",
 	"github.com/tradekit/tradekit/brokers",
+	"github.com/tradekit/tradekit/backtest",
 }
 
 // forbidden reports whether a pure engine may not depend on the package
