@@ -121,8 +121,8 @@ func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordPa
 }
 
 // CreateUser stores u, giving it an id if it has none, an account of its
-// own if it has none and, if it has no creation time, now. The error wraps [tradekit.ErrConflict] when the
-// email is taken.
+// own if it has none and, if it has no creation time, now. The error
+// wraps [tradekit.ErrConflict] when the email is taken.
 func (s *Store) CreateUser(ctx context.Context, u *User, now time.Time) error {
 	if u.ID == uuid.Nil {
 		u.ID = uuid.New()

@@ -147,12 +147,12 @@ func (s *Server) Handler() http.Handler {
 // for keys revoked elsewhere, listening for price changes (see
 // [studies.Service.Watch]), giving back the unused part of rate-limit
 // leases when their minute ends, the pruning of old rate-limit
-// counters and of expired dashboard sessions and invitations, scheduled broker syncs and the order tracker (see
-// [connect.Service.Run]), the paper broker's matching engine (see
-// [paper.Broker.Run]) and the copy-trading engine (see
-// [copytrading.Service.Run]). It returns once that work has stopped, the last
-// key-use times written, every lease given back and every sync it started
-// finished. [Server.Serve] runs it; tests that use [Server.Handler]
+// counters and of expired dashboard sessions and invitations, scheduled
+// broker syncs and the order tracker (see [connect.Service.Run]), the
+// paper broker's matching engine (see [paper.Broker.Run]) and the
+// copy-trading engine (see [copytrading.Service.Run]). It returns once
+// that work has stopped, the last key-use times written, every lease
+// given back and every sync it started finished. [Server.Serve] runs it; tests that use [Server.Handler]
 // directly may.
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup

@@ -134,8 +134,8 @@ func or(s, def string) string {
 // dashboard, and the rest to the router.
 func (s *Server) mount(router http.Handler) http.Handler {
 	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
-	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage, PublicURL: s.cfg.Brokers.PublicURL,
-		Brokers: s.connect, Copy: s.copy, Logger: s.log})
+	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
+		PublicURL: s.cfg.Brokers.PublicURL, Brokers: s.connect, Copy: s.copy, Logger: s.log})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, paperPrefix+"/") {
 			paper.ServeHTTP(w, r)
