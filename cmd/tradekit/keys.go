@@ -134,17 +134,12 @@ func (e *env) keysList(ctx context.Context, args []string) error {
 	if *email == "" {
 		return fmt.Errorf("keys list: --email is required")
 	}
-	db, err := e.open(ctx, *dsn)
+	db, u, err := e.openUser(ctx, *dsn, *email)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	st := billing.NewStore(db)
-	u, err := st.UserByEmail(ctx, *email)
-	if err != nil {
-		return err
-	}
-	keys, err := st.Keys(ctx, u.ID)
+	keys, err := billing.NewStore(db).Keys(ctx, u.ID)
 	if err != nil {
 		return err
 	}

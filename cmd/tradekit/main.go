@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/internal/database"
 )
 
@@ -183,6 +184,22 @@ func (e *env) printHelp(fs *flagSet) {
 // builds run statements that take many seconds on a loaded machine.
 func (e *env) open(ctx context.Context, dsn string) (*bun.DB, error) {
 	return openWith(ctx, dsn, database.Options{})
+}
+
+// openUser opens and migrates the database of dsn and returns it with the
+// user of email; the caller closes it. An error names no command: the
+// caller prefixes its own.
+func (e *env) openUser(ctx context.Context, dsn, email string) (*bun.DB, billing.User, error) {
+	db, err := e.open(ctx, dsn)
+	if err != nil {
+		return nil, billing.User{}, err
+	}
+	u, err := billing.NewStore(db).UserByEmail(ctx, email)
+	if err != nil {
+		db.Close()
+		return nil, billing.User{}, err
+	}
+	return db, u, nil
 }
 
 // openWith opens the database with opts and migrates it.

@@ -131,15 +131,10 @@ func (e *env) usersSetPassword(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := e.open(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	st := billing.NewStore(db)
-	u, err := st.UserByEmail(ctx, *email)
+	db, u, err := e.openUser(ctx, *dsn, *email)
 	if err == nil {
-		err = st.SetPassword(ctx, u.ID, hash)
+		defer db.Close()
+		err = billing.NewStore(db).SetPassword(ctx, u.ID, hash)
 	}
 	if err != nil {
 		return fmt.Errorf("users set-password: %w", err)
@@ -159,17 +154,12 @@ func (e *env) usersList(ctx context.Context, args []string) error {
 	if *accountOf == "" {
 		return errors.New("users list: --account-of is required")
 	}
-	db, err := e.open(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	st := billing.NewStore(db)
-	of, err := st.UserByEmail(ctx, *accountOf)
+	db, of, err := e.openUser(ctx, *dsn, *accountOf)
 	if err != nil {
 		return fmt.Errorf("users list: --account-of: %w", err)
 	}
-	members, err := st.Members(ctx, of.AccountID)
+	defer db.Close()
+	members, err := billing.NewStore(db).Members(ctx, of.AccountID)
 	if err != nil {
 		return fmt.Errorf("users list: %w", err)
 	}
