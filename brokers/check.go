@@ -58,6 +58,10 @@ type Context struct {
 	Cash decimal.Decimal
 	// Positions are the account's open positions, at most one per symbol.
 	Positions []Held
+	// Open are the account's open orders (accepted, not yet filled,
+	// cancelled or rejected): each holds exposure in reserve until it is
+	// filled, cancelled, rejected or expires.
+	Open []Reservation
 	// TradesToday is the number of orders accepted since 00:00 UTC of the
 	// current day (see [UTCDay]), not counting the order being checked.
 	TradesToday int
@@ -72,6 +76,17 @@ type Held struct {
 	StopLossPrice *decimal.Decimal
 	// ATR is the ATR(14) of the asset, in price units, or zero if unknown.
 	ATR decimal.Decimal
+}
+
+// Reservation is the exposure an open order holds in reserve. [Check]
+// counts it as if it may fill at any moment; see the package
+// documentation.
+type Reservation struct {
+	Symbol        string           // the asset's symbol, e.g. "AAPL"
+	Quantity      decimal.Decimal  // signed: positive for a buy, negative for a sell; the part not yet filled
+	Price         decimal.Decimal  // the reserved price: a limit order's limit, a market order's latest price plus slippage
+	StopLossPrice *decimal.Decimal // the order's protective stop, nil if none
+	ATR           decimal.Decimal  // ATR(14) of the asset, zero if unknown
 }
 
 // RuleCheck is one rule's evaluation: its limit, the value the order
@@ -110,9 +125,10 @@ type Result struct {
 
 	Price       decimal.Decimal // the execution price: the limit price, else Context.Price
 	Notional    decimal.Decimal // Quantity × Price
-	Position    decimal.Decimal // the signed quantity held after the order
-	PositionPct decimal.Decimal // |Position| × Price / equity × 100; zero if equity ≤ 0
-	Risk        decimal.Decimal // the portfolio's risk after the order, in money
+	Position    decimal.Decimal // the signed quantity held after the order, open orders not counted
+	Exposure    decimal.Decimal // the signed worst-case position after the order: held, plus the open orders on the order's side, plus the order
+	PositionPct decimal.Decimal // |Exposure| × Price / equity × 100; zero if equity ≤ 0
+	Risk        decimal.Decimal // the portfolio's risk after the order, open orders included, in money
 	RiskPct     decimal.Decimal // Risk / equity × 100; zero if equity ≤ 0
 	Trades      int             // orders accepted today, this one included
 }
@@ -166,8 +182,9 @@ func UTCDay(t time.Time) time.Time {
 }
 
 // Check evaluates every guardrail of g against order o in context c,
-// with the formulas of the package documentation, and returns each
-// rule's evaluation; [Result.Err] turns the violations into an error.
+// with the formulas of the package documentation, counting the open
+// orders of c.Open at their worst, and returns each rule's evaluation;
+// [Result.Err] turns the violations into an error.
 // Check is pure: it reads no clock, no database and no global setting.
 //
 // Check returns an error, and no Result, when o is malformed: whatever
@@ -234,19 +251,27 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	r.add(rc)
 
 	// maxPositionSizePct
-	after := r.Position.Abs()
-	value := after.Mul(price).Shift(2) // 100 × |position after| × price
+	w, sameSide := h.Quantity, 0 // the worst-case position before the order, and the open orders it counts
+	for i := range c.Open {
+		if v := &c.Open[i]; v.Symbol == o.Symbol && v.Quantity.Sign() == q.Sign() {
+			w = w.Add(v.Quantity)
+			sameSide++
+		}
+	}
+	r.Exposure = w.Add(q)
+	after := r.Exposure.Abs()
+	value := after.Mul(price).Shift(2) // 100 × |worst-case position after| × price
 	if equityOK {
 		r.PositionPct = value.DivRound(c.Equity, PctPlaces)
 	}
 	rc = RuleCheck{Rule: RuleMaxPositionSizePct, Limit: g.MaxPositionSizePct, Actual: r.PositionPct}
 	rc.OK = g.MaxPositionSizePct.IsZero() ||
-		after.Cmp(h.Quantity.Abs()) <= 0 || // the order does not grow the position
+		after.Cmp(w.Abs()) <= 0 || // the order does not grow the worst-case position
 		equityOK && value.Cmp(g.MaxPositionSizePct.Mul(c.Equity)) <= 0
 	if !rc.OK {
 		if equityOK {
-			rc.Message = fmt.Sprintf("the %s position would be %s%% of equity, over the limit of %s%%",
-				o.Symbol, r.PositionPct.StringFixed(2), g.MaxPositionSizePct)
+			rc.Message = fmt.Sprintf("the %s position%s would be %s%% of equity, over the limit of %s%%",
+				o.Symbol, withOpen(sameSide, o.Side), r.PositionPct.StringFixed(2), g.MaxPositionSizePct)
 		} else {
 			rc.Message = fmt.Sprintf("equity is %s, so no position fits a percent-of-equity limit", c.Equity)
 		}
@@ -254,11 +279,20 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	r.add(rc)
 
 	// maxPortfolioRiskPct
-	var others riskSum // the risk of the positions in other symbols
+	var others decimal.Decimal // the risk of the positions in other symbols and of the open orders
 	for i := range c.Positions {
 		if i != held {
 			p := &c.Positions[i]
-			others.add(p.Quantity, p.Price, p.StopLossPrice, p.ATR)
+			others = others.Add(risk(p.Quantity, p.Price, p.StopLossPrice, p.ATR))
+		}
+	}
+	growing := 0 // the open orders that grow a position, whose risk counts
+	for i := range c.Open {
+		v := &c.Open[i]
+		sv, sh := v.Quantity.Sign(), heldQuantity(c.Positions, v.Symbol).Sign()
+		if sv != 0 && (sh == 0 || sh == sv) {
+			others = others.Add(risk(v.Quantity, v.Price, v.StopLossPrice, v.ATR))
+			growing++
 		}
 	}
 	rest, open := h.Quantity, q // what stays of the held position, what the order opens
@@ -270,12 +304,8 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 			rest, open = decimal.Decimal{}, r.Position
 		}
 	}
-	b, a := others, others // before and after the order
-	b.add(h.Quantity, h.Price, h.StopLossPrice, h.ATR)
-	a.add(rest, h.Price, h.StopLossPrice, h.ATR)
-	a.add(open, price, o.StopLossPrice, c.ATR)
-	before := b.sum()
-	r.Risk = a.sum()
+	before := others.Add(risk(h.Quantity, h.Price, h.StopLossPrice, h.ATR))
+	r.Risk = others.Add(risk(rest, h.Price, h.StopLossPrice, h.ATR)).Add(risk(open, price, o.StopLossPrice, c.ATR))
 	riskValue := r.Risk.Shift(2) // 100 × risk
 	if equityOK {
 		r.RiskPct = riskValue.DivRound(c.Equity, PctPlaces)
@@ -286,8 +316,8 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 		equityOK && riskValue.Cmp(g.MaxPortfolioRiskPct.Mul(c.Equity)) <= 0
 	if !rc.OK {
 		if equityOK {
-			rc.Message = fmt.Sprintf("the portfolio's risk would be %s%% of equity, over the limit of %s%%",
-				r.RiskPct.StringFixed(2), g.MaxPortfolioRiskPct)
+			rc.Message = fmt.Sprintf("the portfolio's risk%s would be %s%% of equity, over the limit of %s%%",
+				withOpen(growing, ""), r.RiskPct.StringFixed(2), g.MaxPortfolioRiskPct)
 		} else {
 			rc.Message = fmt.Sprintf("equity is %s, so no risk fits a percent-of-equity limit", c.Equity)
 		}
@@ -329,4 +359,31 @@ func (r *Result) add(rc RuleCheck) {
 		}
 		r.Violations = append(r.Violations, Violation{Rule: rc.Rule, Limit: rc.Limit, Actual: rc.Actual, Message: rc.Message})
 	}
+}
+
+// heldQuantity returns the quantity held in symbol, zero if none.
+func heldQuantity(ps []Held, symbol string) decimal.Decimal {
+	for i := range ps {
+		if ps[i].Symbol == symbol {
+			return ps[i].Quantity
+		}
+	}
+	return decimal.Decimal{}
+}
+
+// withOpen returns how a message names the n open orders of side (or of
+// either side when side is empty) that it counts: "" when n is 0, else
+// e.g. " with its open buy" or " with its 3 open orders".
+func withOpen(n int, side Side) string {
+	what := "order"
+	if side != "" {
+		what = string(side)
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " with its open " + what
+	}
+	return " with its " + strconv.Itoa(n) + " open " + what + "s"
 }

@@ -2,11 +2,11 @@ package brokers
 
 import (
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
@@ -332,42 +332,282 @@ func TestUTCDay(t *testing.T) {
 	}
 }
 
-// TestRiskSum checks that the allocation-free sum of [riskSum] equals the
-// plain decimal sum of [risk], on random positions whose sizes and
-// exponents range from ones that fit 64 bits easily to ones that do not.
-func TestRiskSum(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	num := func() decimal.Decimal {
-		digits := 1 + rng.IntN(22) // beyond 18 digits takes the slow path
-		var b strings.Builder
-		b.WriteByte(byte('1' + rng.IntN(9)))
-		for range digits - 1 {
-			b.WriteByte(byte('0' + rng.IntN(10)))
-		}
-		return decimal.RequireFromString(b.String()).Shift(-int32(rng.IntN(12)))
+// reserve returns an open order of qty units (negative for a sell) of
+// symbol reserved at price, with stop as its stop-loss ("" for none).
+func reserve(symbol, qty, price, stop string) Reservation {
+	v := Reservation{Symbol: symbol, Quantity: dec(qty), Price: dec(price)}
+	if stop != "" {
+		v.StopLossPrice = ptr(stop)
 	}
-	for i := range 2000 {
-		var s riskSum
-		want := decimal.Zero
-		for range rng.IntN(25) {
-			q, p := num(), num()
-			if rng.IntN(3) == 0 {
-				q = q.Neg()
+	return v
+}
+
+// figures are the parts of a [Result] that the open orders change.
+type figures struct {
+	Position, Exposure, PositionPct, Risk, RiskPct decimal.Decimal
+	Broken                                         []string // the rules of the violations
+}
+
+func figuresOf(r Result) figures {
+	f := figures{Position: r.Position, Exposure: r.Exposure, PositionPct: r.PositionPct, Risk: r.Risk, RiskPct: r.RiskPct}
+	for _, v := range r.Violations {
+		f.Broken = append(f.Broken, v.Rule)
+	}
+	return f
+}
+
+func TestCheckOpen(t *testing.T) {
+	// ctx: equity 10,000 and AAPL at 100, so a unit of AAPL is 1 % of
+	// equity. Without a stop or an ATR, a unit at 100 risks 10 (the
+	// fallback), 0.1 % of equity.
+	size := func(limit string) Guardrails { g := noLimits(); g.MaxPositionSizePct = dec(limit); return g }
+	risk := func(limit string) Guardrails { g := noLimits(); g.MaxPortfolioRiskPct = dec(limit); return g }
+	aapl := func(qty, stop string) Held {
+		h := Held{Symbol: "AAPL", Quantity: dec(qty), Price: dec("100")}
+		if stop != "" {
+			h.StopLossPrice = ptr(stop)
+		}
+		return h
+	}
+	tests := []struct {
+		name string
+		o    Order
+		held []Held
+		open []Reservation
+		g    Guardrails
+		// Position, Exposure, PositionPct, Risk and RiskPct.
+		pos, exp, posPct, risk, riskPct string
+		broken                          []string
+		msg                             string // in the first violation's message
+	}{
+		// maxPositionSizePct: |W + q| × P / E × 100, W = H + the open
+		// orders in the symbol on the order's side.
+		{"size/second 8% buy fits", atLimit(buy("8"), "100"), nil,
+			[]Reservation{reserve("AAPL", "8", "100", "")}, size("20"),
+			"8", "16", "16", "160", "1.6", nil, ""},
+		{"size/third 8% buy over 20%", atLimit(buy("8"), "100"), nil,
+			[]Reservation{reserve("AAPL", "8", "100", ""), reserve("AAPL", "8", "100", "")}, size("20"),
+			"8", "24", "24", "240", "2.4", []string{RuleMaxPositionSizePct},
+			"the AAPL position with its 2 open buys would be 24.00% of equity, over the limit of 20%"},
+		{"size/open orders count at the order's price", atLimit(buy("8"), "125"), nil,
+			[]Reservation{reserve("AAPL", "8", "100", "")}, size("20"),
+			"8", "16", "20", "180", "1.8", nil, ""}, // 16 × 125; risk 8 × 10 + 8 × 12.5
+		{"size/open sell frees no room for a buy", buy("8"), []Held{aapl("16", "")},
+			[]Reservation{reserve("AAPL", "-10", "100", "")}, size("20"),
+			"24", "24", "24", "240", "2.4", []string{RuleMaxPositionSizePct}, "the AAPL position would be 24.00%"},
+		{"size/open buy frees no room for a sell", sell("25"), []Held{aapl("10", "")},
+			[]Reservation{reserve("AAPL", "30", "100", "")}, size("20"),
+			"-15", "-15", "15", "450", "4.5", nil, ""}, // risk: open buy 300, the short 150
+		{"size/open orders in other symbols do not count", buy("8"), nil,
+			[]Reservation{reserve("MSFT", "50", "100", "")}, size("20"),
+			"8", "8", "8", "580", "5.8", nil, ""},
+		{"size/open buys grow a small position over the limit", buy("2"), []Held{aapl("10", "")},
+			[]Reservation{reserve("AAPL", "9", "100", "")}, size("20"),
+			"12", "21", "21", "210", "2.1", []string{RuleMaxPositionSizePct}, "with its open buy would be 21.00%"},
+		{"size/sell reducing the worst-case position passes", sell("5"), []Held{aapl("40", "")},
+			[]Reservation{reserve("AAPL", "-5", "100", "")}, size("20"),
+			"35", "30", "30", "350", "3.5", nil, ""},
+		{"size/open buys do not count against a sell", sell("5"), []Held{aapl("10", "")},
+			[]Reservation{reserve("AAPL", "20", "100", "")}, size("4"),
+			"5", "5", "5", "250", "2.5", nil, ""}, // reduces the held 10, so passes
+		{"size/open sells and a sell", sell("6"), nil,
+			[]Reservation{reserve("AAPL", "-15", "100", "")}, size("20"),
+			"-6", "-21", "21", "210", "2.1", []string{RuleMaxPositionSizePct}, "with its open sell would be 21.00%"},
+
+		// maxPortfolioRiskPct: Σ risk / E × 100, open orders that grow a
+		// position included; mixed holds 100 of risk.
+		{"risk/open buys add risk at the limit", withStop(buy("10"), "95"), mixed,
+			[]Reservation{reserve("V", "10", "50", "45"), reserve("AAPL", "10", "100", "95")}, risk("2.5"),
+			"10", "20", "20", "250", "2.5", nil, ""}, // 100 + 50 + 50 + the order's 50
+		{"risk/open buys add risk over the limit", withStop(buy("10"), "95"), mixed,
+			[]Reservation{reserve("V", "10", "50", "45"), reserve("AAPL", "10", "100", "95")}, risk("2.49"),
+			"10", "20", "20", "250", "2.5", []string{RuleMaxPortfolioRiskPct},
+			"the portfolio's risk with its 2 open orders would be 2.50% of equity, over the limit of 2.49%"},
+		{"risk/open sell of a held long adds none", withStop(buy("1"), "99"), []Held{aapl("100", "90")},
+			[]Reservation{reserve("AAPL", "-50", "100", "")}, risk("10.01"),
+			"101", "101", "101", "1001", "10.01", nil, ""},
+		{"risk/open buy of a held short adds none", withStop(buy("1"), "99"),
+			[]Held{{Symbol: "Q", Quantity: dec("-10"), Price: dec("50"), StopLossPrice: ptr("55")}},
+			[]Reservation{reserve("Q", "10", "50", "")}, risk("0.51"),
+			"1", "1", "1", "51", "0.51", nil, ""},
+		{"risk/open sell with nothing held adds a short's risk", withStop(buy("1"), "99"), nil,
+			[]Reservation{reserve("S", "-10", "20", "22")}, risk("0.21"),
+			"1", "1", "1", "21", "0.21", nil, ""},
+		{"risk/open order at 2 ATR", withStop(buy("1"), "99"), nil,
+			[]Reservation{{Symbol: "Y", Quantity: dec("10"), Price: dec("50"), ATR: dec("1")}}, risk("0.21"),
+			"1", "1", "1", "21", "0.21", nil, ""},
+		{"risk/empty open order counts for nothing", buy("8"), nil,
+			[]Reservation{reserve("AAPL", "0", "100", "")}, risk("0.1"),
+			"8", "8", "8", "80", "0.8", []string{RuleMaxPortfolioRiskPct}, "the portfolio's risk would be 0.80%"},
+		{"risk/order lowering risk passes over the limit", sell("50"), []Held{aapl("100", "90")},
+			[]Reservation{reserve("MSFT", "100", "100", "90")}, risk("5"),
+			"50", "50", "50", "1500", "15", nil, ""}, // before 2,000
+		{"risk/order adding risk fails over the limit", withStop(buy("1"), "99"), []Held{aapl("100", "90")},
+			[]Reservation{reserve("MSFT", "100", "100", "90")}, risk("5"),
+			"101", "101", "101", "2001", "20.01", []string{RuleMaxPortfolioRiskPct}, "with its open order would be"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ctx(tt.held...)
+			c.Open = tt.open
+			r, err := Check(tt.o, tt.g, c)
+			if err != nil {
+				t.Fatalf("Check() error = %v", err)
 			}
+			want := figures{dec(tt.pos), dec(tt.exp), dec(tt.posPct), dec(tt.risk), dec(tt.riskPct), tt.broken}
+			if diff := cmp.Diff(want, figuresOf(r)); diff != "" {
+				t.Errorf("Check() mismatch (-want +got):\n%s", diff)
+			}
+			if tt.msg != "" && (len(r.Violations) == 0 || !strings.Contains(r.Violations[0].Message, tt.msg)) {
+				t.Errorf("Violations = %+v, want a message containing %q", r.Violations, tt.msg)
+			}
+		})
+	}
+}
+
+// TestCheckEmptyOpen checks that a nil or empty Open gives the results
+// Check gave before it had open orders: Exposure is Position, and the
+// figures are those of TestCheckFigures and TestCheckRules.
+func TestCheckEmptyOpen(t *testing.T) {
+	withHeld := ctx(append([]Held{{Symbol: "AAPL", Quantity: dec("5"), Price: dec("98"), StopLossPrice: ptr("90")}}, mixed...)...)
+	tests := []struct {
+		name string
+		o    Order
+		c    Context
+		want figures
+	}{
+		{"buy adding to a position", withStop(atLimit(buy("3"), "101.5"), "95"), withHeld,
+			figures{dec("8"), dec("8"), dec("8.12"), dec("159.5"), dec("1.595"), []string{RuleMaxPositionSizePct}}},
+		{"sell turning short", withStop(sell("30"), "110"), ctx(Held{Symbol: "AAPL", Quantity: dec("10"), Price: dec("100"), StopLossPrice: ptr("90")}),
+			figures{dec("-20"), dec("-20"), dec("20"), dec("200"), dec("2"), []string{RuleMaxPositionSizePct}}},
+		{"sell reducing a position", sell("50"), ctx(Held{Symbol: "AAPL", Quantity: dec("100"), Price: dec("100"), StopLossPrice: ptr("90")}),
+			figures{dec("50"), dec("50"), dec("50"), dec("500"), dec("5"), nil}},
+		{"buy with nothing held", buy("10"), ctx(mixed...),
+			figures{dec("10"), dec("10"), dec("10"), dec("200"), dec("2"), []string{RuleMaxPositionSizePct}}},
+	}
+	g := noLimits()
+	g.MaxPositionSizePct, g.MaxPortfolioRiskPct = dec("8"), dec("10")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var results [2]Result
+			for i, open := range [][]Reservation{nil, {}} {
+				c := tt.c
+				c.Open = open
+				r, err := Check(tt.o, g, c)
+				if err != nil {
+					t.Fatalf("Check() error = %v", err)
+				}
+				results[i] = r
+			}
+			if diff := cmp.Diff(tt.want, figuresOf(results[0])); diff != "" {
+				t.Errorf("Check() with a nil Open mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(results[0], results[1]); diff != "" {
+				t.Errorf("Check() with an empty Open differs from a nil one (-nil +empty):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCheckSequential places the same order again and again, adding each
+// accepted one to Open as a program does until it fills, and counts the
+// accepted: floor((limit − held) / size), however small the orders.
+func TestCheckSequential(t *testing.T) {
+	// ctx: equity 10,000 and AAPL at 100. A unit is 1 % of equity; with a
+	// stop at 90, its risk is 10, 0.1 % of equity.
+	tests := []struct {
+		name  string
+		rule  string // the limited rule
+		limit string // in percent of equity
+		o     Order
+		held  string // units of AAPL held, at 100 with no stop
+		pct   string // what one order adds, in percent of equity
+		want  int    // floor((limit − held's percent) / pct)
+	}{
+		{"size/8% under 20%", RuleMaxPositionSizePct, "20", atLimit(buy("8"), "100"), "0", "8", 2},
+		{"size/5% under 20%", RuleMaxPositionSizePct, "20", atLimit(buy("5"), "100"), "0", "5", 4},
+		{"size/7% under 20%", RuleMaxPositionSizePct, "20", atLimit(buy("7"), "100"), "0", "7", 2},
+		{"size/0.3% under 20%", RuleMaxPositionSizePct, "20", atLimit(buy("0.3"), "100"), "0", "0.3", 66},
+		{"size/2.5% under 10%", RuleMaxPositionSizePct, "10", atLimit(buy("2.5"), "100"), "0", "2.5", 4},
+		{"size/25% under 20%", RuleMaxPositionSizePct, "20", atLimit(buy("25"), "100"), "0", "25", 0},
+		{"size/8% sells under 20%", RuleMaxPositionSizePct, "20", atLimit(sell("8"), "100"), "0", "8", 2},
+		{"size/8% with 4% held", RuleMaxPositionSizePct, "20", atLimit(buy("8"), "100"), "4", "8", 2},
+		{"size/8% with 5% held", RuleMaxPositionSizePct, "20", atLimit(buy("8"), "100"), "5", "8", 1},
+		{"risk/0.5% under 2%", RuleMaxPortfolioRiskPct, "2", withStop(atLimit(buy("5"), "100"), "90"), "0", "0.5", 4},
+		{"risk/3% under 10%", RuleMaxPortfolioRiskPct, "10", withStop(atLimit(buy("30"), "100"), "90"), "0", "3", 3},
+		{"risk/0.7% under 2%", RuleMaxPortfolioRiskPct, "2", withStop(atLimit(buy("7"), "100"), "90"), "0", "0.7", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := noLimits()
+			if tt.rule == RuleMaxPositionSizePct {
+				g.MaxPositionSizePct = dec(tt.limit)
+			} else {
+				g.MaxPortfolioRiskPct = dec(tt.limit)
+			}
+			var c Context
+			if held := dec(tt.held); held.IsZero() {
+				c = ctx()
+			} else {
+				c = ctx(Held{Symbol: "AAPL", Quantity: held, Price: dec("100"), StopLossPrice: ptr("100")}) // no risk
+			}
+			if floor, _ := dec(tt.limit).Sub(dec(tt.held)).QuoRem(dec(tt.pct), 0); floor.IntPart() != int64(tt.want) {
+				t.Fatalf("want = %d, but floor((%s − %s) / %s) = %s", tt.want, tt.limit, tt.held, tt.pct, floor)
+			}
+			accepted := 0
+			for range tt.want + 5 {
+				r, err := Check(tt.o, g, c)
+				if err != nil {
+					t.Fatalf("Check() error = %v", err)
+				}
+				if !r.OK() {
+					if len(r.Violations) != 1 || r.Violations[0].Rule != tt.rule {
+						t.Fatalf("Violations = %+v, want only %s", r.Violations, tt.rule)
+					}
+					continue
+				}
+				accepted++
+				q := tt.o.Quantity
+				if tt.o.Side == Sell {
+					q = q.Neg()
+				}
+				c.Open = append(c.Open, Reservation{Symbol: tt.o.Symbol, Quantity: q, Price: *tt.o.LimitPrice, StopLossPrice: tt.o.StopLossPrice})
+			}
+			if accepted != tt.want {
+				t.Errorf("accepted %d orders, want %d", accepted, tt.want)
+			}
+		})
+	}
+}
+
+func TestRisk(t *testing.T) {
+	tests := []struct {
+		name           string
+		q, price, stop string // stop "" for none
+		atr            string
+		want           string
+	}{
+		{"long with a stop", "10", "50", "45", "0", "50"},
+		{"short with a stop", "-10", "50", "55", "0", "50"},
+		{"long with a stop above the price", "10", "50", "55", "0", "0"},
+		{"short with a stop below the price", "-10", "50", "45", "0", "0"},
+		{"2 ATR", "10", "50", "", "1", "20"},
+		{"2 ATR capped at the price", "10", "50", "", "30", "500"},
+		{"2 ATR of a short", "-10", "50", "", "1", "20"},
+		{"fallback", "10", "50", "", "0", "50"},
+		{"fallback of a short", "-3", "20", "", "0", "6"},
+		{"nothing", "0", "50", "45", "0", "0"},
+		{"stop wins over the ATR", "10", "50", "49", "5", "10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			var stop *decimal.Decimal
-			atr := decimal.Decimal{}
-			switch rng.IntN(4) {
-			case 0, 1:
-				st := num()
-				stop = &st
-			case 2:
-				atr = num()
+			if tt.stop != "" {
+				stop = ptr(tt.stop)
 			}
-			s.add(q, p, stop, atr)
-			want = want.Add(risk(q, p, stop, atr))
-		}
-		if got := s.sum(); !got.Equal(want) {
-			t.Fatalf("case %d: riskSum = %s, want %s", i, got, want)
-		}
+			if got := risk(dec(tt.q), dec(tt.price), stop, dec(tt.atr)); !got.Equal(dec(tt.want)) {
+				t.Errorf("risk(%s, %s, %s, %s) = %s, want %s", tt.q, tt.price, tt.stop, tt.atr, got, tt.want)
+			}
+		})
 	}
 }

@@ -52,6 +52,36 @@ func ExampleCheck() {
 	// brokers: order rejected by maxPositionSizePct: the AAPL position would be 22.80% of equity, over the limit of 20%
 }
 
+// ExampleCheck_open places the same limit buy three times, adding each
+// accepted one to the open orders, as it waits to fill: at 8 % of equity
+// each, the third would take the position past 20 %.
+func ExampleCheck_open() {
+	limit := decimal.RequireFromString("200")
+	o := brokers.Order{
+		Symbol: "AAPL", AssetType: "stock", Side: brokers.Buy, Type: brokers.Limit,
+		Quantity: decimal.RequireFromString("20"), LimitPrice: &limit, // 4,000: 8 % of equity
+	}
+	c := brokers.Context{Price: decimal.RequireFromString("190"), Equity: decimal.RequireFromString("50000")}
+	g := brokers.DefaultGuardrails() // at most 20 % of equity in one position
+
+	for i := 1; i <= 3; i++ {
+		r, err := brokers.Check(o, g, c)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("order %d: position %s, worst case %s (%s%%): %v\n", i, r.Position, r.Exposure, r.PositionPct, r.Err())
+		if r.OK() {
+			c.Open = append(c.Open, brokers.Reservation{Symbol: o.Symbol, Quantity: o.Quantity, Price: *o.LimitPrice})
+			c.TradesToday++
+		}
+	}
+	// Output:
+	// order 1: position 20, worst case 20 (8%): <nil>
+	// order 2: position 20, worst case 40 (16%): <nil>
+	// order 3: position 20, worst case 60 (24%): brokers: order rejected by maxPositionSizePct: the AAPL position with its 2 open buys would be 24.00% of equity, over the limit of 20%
+}
+
 func ExampleOrder_Validate() {
 	limit := decimal.RequireFromString("-5")
 	o := brokers.Order{

@@ -228,7 +228,7 @@ func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uui
 		}
 		last := sim.equity[len(sim.equity)-1].Equity
 		pf := connect.Portfolio{ID: uuid.NewSHA1(demoNamespace, []byte("portfolio:"+l.Slug)), UserID: userID, ConnectionID: connID,
-			Currency: "USD", Cash: sim.cash, Equity: last, UpdatedAt: now}
+			Currency: "USD", Cash: sim.cash, Equity: last, UpdatedAt: now, FillSeq: int64(len(sim.fills))}
 		if _, err := tx.NewInsert().Model(&pf).Exec(ctx); err != nil {
 			return fmt.Errorf("copytrading: demo portfolio: %w", err)
 		}
@@ -242,7 +242,7 @@ func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uui
 			}
 		}
 		for i := range sim.fills {
-			sim.fills[i].PortfolioID = pf.ID
+			sim.fills[i].PortfolioID, sim.fills[i].Seq = pf.ID, int64(i+1) // in the order they filled
 		}
 		for i := range sim.equity {
 			sim.equity[i].PortfolioID = pf.ID

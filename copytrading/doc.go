@@ -30,4 +30,34 @@
 //
 // Daily returns are computed in exact decimals and rounded once to a
 // float64; the figures are float64.
+//
+// # Copies
+//
+// With auto-sync on, each fill of the leader's portfolio is mirrored in
+// the follower's as a market order, sized by [Size] from the follow's
+// [Controls] (percentages) and rounded down to [CopyPlaces] decimal
+// places. A buy mirrors the leader's trade as a share of the leader's
+// equity, applied to the follower's allocation and scaled, within the
+// room left under the maximum position:
+//
+//	A        = equity × allocationPct / 100
+//	notional = quantity × price × A × scalingPct / 100 / leaderEquity
+//	qty      = min(notional / price, A × maxPositionPct / 100 / price − held)
+//
+// A sell sells the share f of its position the leader sold, applied to
+// what the follow copied (the net quantity of its filled copies), never
+// more than the follower holds (less its open sells):
+//
+//	f   = min(quantity / leaderBefore, 1)
+//	qty = min(copied × f, held)
+//
+// so a full sell closes the copied position. A copy that rounds to
+// nothing is skipped, with the reason.
+//
+// scalingPct is at most 1000 %; a follow that would close a loop is
+// refused. A loop is a cycle of live follows (A follows B, B follows A,
+// or A → B → C → A), whatever their auto-sync: copies would multiply
+// around it, each hop scaling the last. [Service.Follow] refuses the
+// follow that would close one with an error wrapping
+// [tradekit.ErrConflict] that names the loop.
 package copytrading

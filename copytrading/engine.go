@@ -7,11 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -25,19 +28,23 @@ type OrderPlacer interface {
 	PlaceOrder(ctx context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error)
 }
 
-// The copy engine's timing and precision.
+// The copy engine's timing.
 const (
 	// DefaultCopyInterval is how often [Service.Run] looks for leader
-	// fills to copy.
-	DefaultCopyInterval = 250 * time.Millisecond
+	// fills to copy when nothing woke it: the safety net of the
+	// wake-ups, and what finds the claims of a stopped instance.
+	DefaultCopyInterval = time.Second
 	// stopCheckEvery is how often Run checks every copying follow's
 	// copy stop-loss, besides before each copy.
 	stopCheckEvery = 10 * time.Second
-	// claimTimeout is how long a claimed copy may stay unfinished (its
-	// instance stopped) before another instance takes it up again.
-	claimTimeout = 30 * time.Second
-	// copyPlaces is the decimal places of a copy's quantity, rounded down.
-	copyPlaces = 4
+	// leaseFor is how long a claim on a copy lasts unless its instance
+	// renews it, which it does every leaseFor/3 while it works: a
+	// stopped instance's copies are taken over within leaseFor plus a
+	// pass.
+	leaseFor = 5 * time.Second
+	// deferFor is how long a leader's sell waits for the follower's copy
+	// orders in its symbol to settle before it is sized on what is held.
+	deferFor = 30 * time.Second
 	// copyBatch is the most (fill, follow) pairs one pass reads.
 	copyBatch = 200
 )
@@ -56,38 +63,55 @@ const (
 type copyEvent struct {
 	bun.BaseModel `bun:"table:copy_events"`
 
-	FollowID  uuid.UUID  `bun:"follow_id,pk"`
-	FillID    string     `bun:"fill_id,pk"`
-	Status    string     `bun:"status"`
-	OrderID   *uuid.UUID `bun:"order_id"`
-	Reason    string     `bun:"reason"`
-	CreatedAt time.Time  `bun:"created_at"`
-	UpdatedAt time.Time  `bun:"updated_at"`
+	FollowID   uuid.UUID  `bun:"follow_id,pk"`
+	FillID     string     `bun:"fill_id,pk"`
+	Status     string     `bun:"status"`
+	OrderID    *uuid.UUID `bun:"order_id"`
+	Reason     string     `bun:"reason"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+	LeaseUntil *time.Time `bun:"lease_until"` // while claimed
 }
 
 // work is a leader fill that a follow has yet to take up.
 type work struct {
-	Follow      `bun:",extend"`
-	Slug        string          `bun:"slug"`
-	DisplayName string          `bun:"display_name"`
-	LeaderPF    uuid.UUID       `bun:"leader_portfolio_id"`
-	FillID      string          `bun:"fill_id"`
-	Symbol      string          `bun:"fill_symbol"`
-	Side        string          `bun:"fill_side"`
-	Quantity    decimal.Decimal `bun:"fill_quantity"`
-	Price       decimal.Decimal `bun:"fill_price"`
-	FilledAt    time.Time       `bun:"fill_at"`
-	EventStatus *string         `bun:"event_status"`
-	EventAt     *time.Time      `bun:"event_at"`
+	Follow        `bun:",extend"`
+	Slug          string           `bun:"slug"`
+	DisplayName   string           `bun:"display_name"`
+	LeaderPF      uuid.UUID        `bun:"leader_portfolio_id"`
+	FillID        string           `bun:"fill_id"`
+	Seq           int64            `bun:"fill_seq"`
+	Symbol        string           `bun:"fill_symbol"`
+	Side          string           `bun:"fill_side"`
+	Quantity      decimal.Decimal  `bun:"fill_quantity"`
+	Price         decimal.Decimal  `bun:"fill_price"`
+	FilledAt      time.Time        `bun:"fill_at"`
+	PositionAfter *decimal.Decimal `bun:"fill_position_after"`
+	EventStatus   *string          `bun:"event_status"`
+	LeaseUntil    *time.Time       `bun:"event_lease_until"`
 }
 
-// Run copies leader fills every Config.CopyInterval, and checks the copy
-// stop-losses every 10 seconds, until ctx is done. Any number of
-// instances may run it on one database: each (fill, follow) is taken up
-// once.
+// Wake asks [Service.Run] for a pass now: a leader's fill was recorded.
+// It never blocks.
+func (s *Service) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a pass is due already
+	}
+}
+
+// Run copies leader fills until ctx is done: at once when woken
+// ([Service.Wake], or on PostgreSQL a notification on
+// [connect.FillsChannel] from any instance), and every
+// Config.CopyInterval otherwise; it checks the copy stop-losses every 10
+// seconds. Any number of instances may run it on one database: each
+// (fill, follow) is taken up once.
 func (s *Service) Run(ctx context.Context) {
 	if s.orders == nil {
 		return
+	}
+	if s.db.Dialect().Name() == dialect.PG {
+		go s.listen(ctx)
 	}
 	t := time.NewTicker(s.copyEvery)
 	defer t.Stop()
@@ -97,6 +121,7 @@ func (s *Service) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.wake:
 		}
 		if time.Since(lastStops) >= stopCheckEvery {
 			if err := s.CheckStops(ctx); err != nil && ctx.Err() == nil {
@@ -104,8 +129,41 @@ func (s *Service) Run(ctx context.Context) {
 			}
 			lastStops = time.Now()
 		}
-		if _, err := s.Copy(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("copytrading: copying leader fills failed", "err", err)
+		for {
+			n, err := s.Copy(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("copytrading: copying leader fills failed", "err", err)
+			}
+			if err != nil || n < copyBatch {
+				break
+			}
+		}
+	}
+}
+
+// listen wakes Run on every fill announced on PostgreSQL, reconnecting
+// after failures, until ctx is done. Run's ticker covers the gaps.
+func (s *Service) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		ln := pgdriver.NewListener(s.db)
+		err := ln.Listen(ctx, connect.FillsChannel)
+		if err == nil {
+			s.Wake() // fills may have come while no one listened
+			for {
+				if _, _, err = ln.Receive(ctx); err != nil {
+					break
+				}
+				s.Wake()
+			}
+		}
+		ln.Close()
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Warn("copytrading: fill notifications lost; polling until they are back", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(s.copyEvery):
 		}
 	}
 }
@@ -113,29 +171,32 @@ func (s *Service) Run(ctx context.Context) {
 // Copy takes up the fills of published leaders that their live follows
 // have not: each follow with notifications on gets a leader-trade
 // notification, and each follow with auto-sync on a mirrored order (see
-// the package documentation for its size), placed through the
-// follower's connection and guardrails. Fills are taken in the order they
-// filled, from the time the follow began or its auto-sync was last turned
-// on. Each (fill, follow) is claimed in the database first, so that it is
-// taken up once however many instances run Copy, and an instance leaves a
-// follow alone for the pass when another holds a claim of it, so that a
-// follow's copies are placed in fill order. A claim left unfinished for
-// 30 seconds (its instance stopped) is taken up again, and the order it
-// places then carries the same client order id, so it is never placed
-// twice. It returns how many pairs it took up.
+// [Size]), placed through the follower's connection and guardrails.
+// Fills are taken in the order they were recorded (their seq), from the
+// follow's watermark (the last fill it took up), and only those that
+// filled after the follow began or its auto-sync was last turned on.
+//
+// Each (fill, follow) is claimed in the database first, with a lease
+// that the claiming instance renews while it works, so that it is taken
+// up once however many instances run Copy; a follow whose next fill
+// another instance holds is left alone for the pass, so that a follow's
+// copies are placed in fill order. A claim whose lease lapsed (its
+// instance stopped) is taken up again, and the order it places then
+// carries the same client order id, so it is never placed twice. It
+// returns how many pairs it read.
 func (s *Service) Copy(ctx context.Context) (int, error) {
 	now := s.clock()
 	var todo []work
 	err := s.db.NewSelect().TableExpr("follows AS follow").ColumnExpr("follow.*").
 		ColumnExpr("lp.slug, lp.display_name, lp.portfolio_id AS leader_portfolio_id").
-		ColumnExpr("pf.broker_id AS fill_id, pf.symbol AS fill_symbol, pf.side AS fill_side, pf.quantity AS fill_quantity").
-		ColumnExpr("pf.price AS fill_price, pf.filled_at AS fill_at, ce.status AS event_status, ce.updated_at AS event_at").
+		ColumnExpr("pf.broker_id AS fill_id, pf.seq AS fill_seq, pf.symbol AS fill_symbol, pf.side AS fill_side").
+		ColumnExpr("pf.quantity AS fill_quantity, pf.price AS fill_price, pf.filled_at AS fill_at").
+		ColumnExpr("pf.position_after AS fill_position_after, ce.status AS event_status, ce.lease_until AS event_lease_until").
 		Join("JOIN leader_profiles AS lp ON lp.id = follow.leader_profile_id AND lp.unpublished_at IS NULL").
-		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.filled_at >= follow.copy_since").
+		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq > follow.copied_seq").
 		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = pf.broker_id").
 		Where("follow.unfollowed_at IS NULL AND (follow.auto_sync OR follow.notifications)").
-		Where("(ce.follow_id IS NULL OR ce.status = ?)", eventClaimed).
-		OrderExpr("pf.filled_at, pf.broker_id, follow.id").Limit(copyBatch).Scan(ctx, &todo)
+		OrderExpr("follow.id, pf.seq").Limit(copyBatch).Scan(ctx, &todo)
 	if err != nil {
 		return 0, fmt.Errorf("copytrading: fills to copy: %w", err)
 	}
@@ -143,43 +204,60 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 	// another instance is at (a live claim, or a claim lost to it) waits
 	// for the next pass.
 	busy := map[uuid.UUID]bool{}
-	n := 0
 	for i := range todo {
 		w := &todo[i]
 		if busy[w.ID] {
 			continue
 		}
-		if w.EventAt != nil && w.EventAt.After(now.Add(-claimTimeout)) {
+		switch {
+		case w.FilledAt.Before(w.CopySince):
+			// Before the follow began: only the watermark moves.
+			if err := s.finish(ctx, w, "", nil, ""); err != nil {
+				return len(todo), err
+			}
+			continue
+		case w.EventStatus != nil && *w.EventStatus != eventClaimed:
+			// Taken up already; the watermark lags behind it.
+			if err := s.advance(ctx, s.db, w); err != nil {
+				return len(todo), err
+			}
+			continue
+		case w.EventStatus != nil && w.LeaseUntil != nil && w.LeaseUntil.After(now):
 			busy[w.ID] = true
 			continue
 		}
 		ok, err := s.claim(ctx, w, now)
 		if err != nil {
-			return n, err
+			return len(todo), err
 		}
 		if !ok {
 			busy[w.ID] = true
 			continue
 		}
-		n++
-		if err := s.take(ctx, w); err != nil {
-			return n, err
+		done, err := s.holding(ctx, w, func() (bool, error) { return s.take(ctx, w) })
+		if err != nil {
+			return len(todo), err
+		}
+		if !done {
+			busy[w.ID] = true
 		}
 	}
-	return n, nil
+	return len(todo), nil
 }
 
-// claim records that this instance takes w up, and reports whether it
-// did: false when another instance claimed it first.
+// claim records that this instance takes w up, with a lease of leaseFor,
+// and reports whether it did: false when another instance holds it.
 func (s *Service) claim(ctx context.Context, w *work, now time.Time) (bool, error) {
 	var res sql.Result
 	var err error
+	until := now.Add(leaseFor)
 	if w.EventStatus == nil {
-		e := copyEvent{FollowID: w.ID, FillID: w.FillID, Status: eventClaimed, CreatedAt: now, UpdatedAt: now}
+		e := copyEvent{FollowID: w.ID, FillID: w.FillID, Status: eventClaimed, CreatedAt: now, UpdatedAt: now, LeaseUntil: &until}
 		res, err = s.db.NewInsert().Model(&e).On("CONFLICT (follow_id, fill_id) DO NOTHING").Exec(ctx)
 	} else {
-		res, err = s.db.NewUpdate().Model((*copyEvent)(nil)).Set("updated_at = ?", now).
-			Where("follow_id = ? AND fill_id = ? AND status = ? AND updated_at < ?", w.ID, w.FillID, eventClaimed, now.Add(-claimTimeout)).Exec(ctx)
+		res, err = s.db.NewUpdate().Model((*copyEvent)(nil)).Set("updated_at = ?, lease_until = ?", now, until).
+			Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.FillID, eventClaimed).
+			Where("(lease_until IS NULL OR lease_until < ?)", now).Exec(ctx)
 	}
 	if err != nil {
 		return false, fmt.Errorf("copytrading: claim a copy: %w", err)
@@ -191,36 +269,68 @@ func (s *Service) claim(ctx context.Context, w *work, now time.Time) (bool, erro
 	return k == 1, nil
 }
 
-// take handles the claimed fill w for its follow.
-func (s *Service) take(ctx context.Context, w *work) error {
+// holding runs f while renewing w's lease every leaseFor/3, and returns
+// what f returns.
+func (s *Service) holding(ctx context.Context, w *work, f func() (bool, error)) (bool, error) {
+	stop := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(leaseFor / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			now := s.clock()
+			_, err := s.db.NewUpdate().Model((*copyEvent)(nil)).Set("lease_until = ?", now.Add(leaseFor)).
+				Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.FillID, eventClaimed).Exec(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.Warn("copytrading: renewing a copy's lease failed", "follow_id", w.ID, "fill_id", w.FillID, "err", err)
+			}
+		}
+	}()
+	done, err := f()
+	close(stop)
+	<-renewed
+	return done, err
+}
+
+// take handles the claimed fill w for its follow, and reports whether it
+// is done with it: false when the copy must wait (a sell while the
+// follower's earlier copies in its symbol are still open), in which case
+// the claim is released for a later pass.
+func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	trade := fmt.Sprintf("%s (%s) %s %s %s at %s", w.DisplayName, w.Slug, pastTense(w.Side), w.Quantity, w.Symbol, w.Price)
 	data := map[string]string{"followId": w.ID.String(), "leaderProfileId": w.LeaderProfileID.String(), "fillId": w.FillID}
-	if w.Notifications {
-		if err := notify(ctx, s.db, w.UserID, KindLeaderTrade, trade, s.clock(), data); err != nil {
-			return err
-		}
-	}
 	if !w.AutoSync {
-		return s.finish(ctx, w, eventNotified, nil, "")
+		return true, s.finish(ctx, w, eventNotified, nil, "", s.notice(w, KindLeaderTrade, trade, data))
 	}
 	stopped, err := s.checkStop(ctx, &w.Follow)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if stopped {
-		return s.finish(ctx, w, eventSkipped, nil, "auto-sync stopped by the copy stop-loss")
+		return true, s.finish(ctx, w, eventSkipped, nil, "auto-sync stopped by the copy stop-loss", s.notice(w, KindLeaderTrade, trade, data))
 	}
-	in, reason, err := s.size(ctx, w)
+	in, reason, wait, err := s.size(ctx, w)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if wait {
+		return false, s.release(ctx, w)
 	}
 	if reason != "" {
-		return s.finish(ctx, w, eventSkipped, nil, reason)
+		return true, s.finish(ctx, w, eventSkipped, nil, reason, s.notice(w, KindLeaderTrade, trade, data))
 	}
 	p, err := s.orders.PlaceOrder(ctx, w.UserID, in)
 	switch {
 	case err == nil && p.Order.Status != brokers.Rejected:
-		return s.finish(ctx, w, eventPlaced, &p.Order.ID, "")
+		return true, s.finish(ctx, w, eventPlaced, &p.Order.ID, "", s.notice(w, KindLeaderTrade, trade, data))
 	case err == nil:
 		reason = p.Order.RejectReason
 		data["orderId"] = p.Order.ID.String()
@@ -235,26 +345,76 @@ func (s *Service) take(ctx context.Context, w *work) error {
 		case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, tradekit.ErrUnauthorized):
 			reason = "your broker could not be reached or refused the connection's authorization"
 		default:
-			return err
+			return false, err
 		}
-	}
-	msg := fmt.Sprintf("copying %s was rejected: %s", trade, reason)
-	if err := notify(ctx, s.db, w.UserID, KindCopyRejected, msg, s.clock(), data); err != nil {
-		return err
 	}
 	var orderID *uuid.UUID
 	if err == nil {
 		orderID = &p.Order.ID
 	}
-	return s.finish(ctx, w, eventRejected, orderID, reason)
+	msg := fmt.Sprintf("copying %s was rejected: %s", trade, reason)
+	return true, s.finish(ctx, w, eventRejected, orderID, reason, s.notice(w, KindLeaderTrade, trade, data),
+		&notice{kind: KindCopyRejected, message: msg, data: data})
 }
 
-// finish records how w was taken up.
-func (s *Service) finish(ctx context.Context, w *work, status string, orderID *uuid.UUID, reason string) error {
-	_, err := s.db.NewUpdate().Model((*copyEvent)(nil)).Set("status = ?, order_id = ?, reason = ?, updated_at = ?", status, orderID, reason, s.clock()).
-		Where("follow_id = ? AND fill_id = ?", w.ID, w.FillID).Exec(ctx)
+// notice is a notification to write with a copy event.
+type notice struct {
+	kind, message string
+	data          map[string]string
+}
+
+// notice returns the notification of kind for w's follower, nil when the
+// follow has notifications off.
+func (s *Service) notice(w *work, kind, message string, data map[string]string) *notice {
+	if !w.Notifications {
+		return nil
+	}
+	return &notice{kind: kind, message: message, data: maps.Clone(data)}
+}
+
+// finish records how w was taken up (status "" records nothing but the
+// watermark), with its notifications, and moves the follow's watermark
+// past w, in one transaction.
+func (s *Service) finish(ctx context.Context, w *work, status string, orderID *uuid.UUID, reason string, notices ...*notice) error {
+	now := s.clock()
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if status != "" {
+			_, err := tx.NewUpdate().Model((*copyEvent)(nil)).
+				Set("status = ?, order_id = ?, reason = ?, updated_at = ?, lease_until = NULL", status, orderID, reason, now).
+				Where("follow_id = ? AND fill_id = ?", w.ID, w.FillID).Exec(ctx)
+			if err != nil {
+				return fmt.Errorf("copytrading: record a copy: %w", err)
+			}
+		}
+		for i, n := range notices {
+			if n != nil {
+				// A microsecond apart, so that they list in this order.
+				at := now.Add(time.Duration(i) * time.Microsecond)
+				if err := notify(ctx, tx, w.UserID, n.kind, n.message, at, n.data); err != nil {
+					return err
+				}
+			}
+		}
+		return s.advance(ctx, tx, w)
+	})
+}
+
+// advance moves w's follow's watermark to w's fill.
+func (s *Service) advance(ctx context.Context, db bun.IDB, w *work) error {
+	_, err := db.NewUpdate().Model((*Follow)(nil)).Set("copied_seq = ?", w.Seq).
+		Where("id = ? AND copied_seq < ?", w.ID, w.Seq).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("copytrading: record a copy: %w", err)
+		return fmt.Errorf("copytrading: move the watermark: %w", err)
+	}
+	return nil
+}
+
+// release gives up the claim on w, so that a later pass takes it up.
+func (s *Service) release(ctx context.Context, w *work) error {
+	_, err := s.db.NewDelete().Model((*copyEvent)(nil)).
+		Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.FillID, eventClaimed).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("copytrading: release a copy: %w", err)
 	}
 	return nil
 }
@@ -274,87 +434,104 @@ func copyOrderID(followID uuid.UUID, fillID string) string {
 	return "copy-" + hex.EncodeToString(sum[:16])
 }
 
-// size returns the mirrored order of w, or the reason there is none; see
-// the package documentation for the formulas.
-func (s *Service) size(ctx context.Context, w *work) (connect.OrderInput, string, error) {
+// size returns the mirrored order of w (see [Size]), or the reason there
+// is none, from the ledgers as of the fill: the leader's position before
+// it, the follower's equity, its position less its open sells, and the
+// net quantity the follow's filled copies bought in the symbol. A sell
+// waits (wait true) while the follow has copy orders in the symbol still
+// open, for up to deferFor after the fill: they are what it sells.
+func (s *Service) size(ctx context.Context, w *work) (in connect.OrderInput, reason string, wait bool, err error) {
 	if w.ConnectionID == nil {
-		return connect.OrderInput{}, "the follow has no connection to trade through", nil
+		return connect.OrderInput{}, "the follow has no connection to trade through", false, nil
 	}
-	leader, err := portfolioByID(ctx, s.db, w.LeaderPF)
+	st := connect.NewStore(s.db)
+	leader, err := st.PortfolioByID(ctx, w.LeaderPF)
 	if err != nil {
-		return connect.OrderInput{}, "", err
+		return connect.OrderInput{}, "", false, err
 	}
-	mine, err := portfolioOf(ctx, s.db, *w.ConnectionID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return connect.OrderInput{}, "your connection has not synced yet", nil
+	mine, err := st.PortfolioOf(ctx, *w.ConnectionID)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return connect.OrderInput{}, "your connection has not synced yet", false, nil
 	}
 	if err != nil {
-		return connect.OrderInput{}, "", err
+		return connect.OrderInput{}, "", false, err
 	}
 	asset, err := marketdata.NewStore(s.db).AssetBySymbol(ctx, w.Symbol)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return connect.OrderInput{}, fmt.Sprintf("%s is not a Tradekit asset", w.Symbol), nil
+		return connect.OrderInput{}, fmt.Sprintf("%s is not a Tradekit asset", w.Symbol), false, nil
 	}
 	if err != nil {
-		return connect.OrderInput{}, "", err
+		return connect.OrderInput{}, "", false, err
 	}
-	allocation := mine.Equity.Mul(w.AllocationPct).Shift(-2)
+	copies, err := s.copies(ctx, w.ID, asset.ID)
+	if err != nil {
+		return connect.OrderInput{}, "", false, err
+	}
+	side := brokers.Side(w.Side)
+	if side == brokers.Sell && copies.open && s.clock().Sub(w.FilledAt) < deferFor {
+		return connect.OrderInput{}, "", true, nil
+	}
+	open, err := st.OpenQuantity(ctx, *w.ConnectionID, w.Symbol, brokers.Sell)
+	if err != nil {
+		return connect.OrderInput{}, "", false, err
+	}
 	held := heldOf(mine, w.Symbol)
-	var qty decimal.Decimal
-	if w.Side == string(brokers.Buy) {
-		if !leader.Equity.IsPositive() || !w.Price.IsPositive() {
-			return connect.OrderInput{}, "the leader's equity is not positive", nil
-		}
-		// The leader's trade as a share of the leader's equity, applied
-		// to the allocation and scaled.
-		notional := w.Quantity.Mul(w.Price).Mul(allocation).Mul(w.ScalingPct).Shift(-2).Div(leader.Equity)
-		qty = notional.Div(w.Price)
-		room := allocation.Mul(w.MaxPositionPct).Shift(-2).Div(w.Price).Sub(held)
-		qty = decimal.Min(qty, room).RoundDown(copyPlaces)
-		if !qty.IsPositive() {
-			return connect.OrderInput{}, fmt.Sprintf("the copy rounds to no %s, or the position is at its maximum", w.Symbol), nil
-		}
+	in2 := SizeInput{Side: side, Quantity: w.Quantity, Price: w.Price, LeaderEquity: leader.Equity,
+		Equity: mine.Equity, Controls: w.Controls, Held: held.Sub(open), Copied: copies.net, Symbol: w.Symbol}
+	if side == brokers.Buy {
+		in2.Held = held
+	}
+	// The leader's position before the fill: as its ledger recorded it,
+	// else (a fill a sync found) as the portfolio holds it now.
+	before := heldOf(leader, w.Symbol)
+	if w.PositionAfter != nil {
+		before = *w.PositionAfter
+	}
+	if side == brokers.Sell {
+		before = before.Add(w.Quantity)
 	} else {
-		// The share of the leader's position sold, applied to the
-		// follower's position.
-		before := heldOf(leader, w.Symbol).Add(w.Quantity)
-		if !held.IsPositive() || !before.IsPositive() {
-			return connect.OrderInput{}, fmt.Sprintf("you hold no %s to sell", w.Symbol), nil
-		}
-		qty = decimal.Min(held.Mul(w.Quantity).Div(before), held).RoundDown(copyPlaces)
-		if !qty.IsPositive() {
-			return connect.OrderInput{}, fmt.Sprintf("the copy rounds to no %s", w.Symbol), nil
-		}
+		before = before.Sub(w.Quantity)
+	}
+	in2.LeaderBefore = before
+	qty, reason := Size(in2)
+	if reason != "" {
+		return connect.OrderInput{}, reason, false, nil
 	}
 	return connect.OrderInput{ConnectionID: *w.ConnectionID, Asset: asset,
-		Order:         brokers.Order{Side: brokers.Side(w.Side), Type: brokers.Market, Quantity: qty},
-		ClientOrderID: copyOrderID(w.ID, w.FillID)}, "", nil
+		Order:         brokers.Order{Side: side, Type: brokers.Market, Quantity: qty},
+		ClientOrderID: copyOrderID(w.ID, w.FillID)}, "", false, nil
 }
 
-// portfolioByID returns a portfolio with its positions, whoever owns it.
-func portfolioByID(ctx context.Context, db bun.IDB, id uuid.UUID) (connect.Portfolio, error) {
-	var p connect.Portfolio
-	if err := db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx); err != nil {
-		return connect.Portfolio{}, fmt.Errorf("copytrading: portfolio %s: %w", id, err)
-	}
-	return p, positionsOf(ctx, db, &p)
+// copied is what a follow's copies hold in one asset.
+type copied struct {
+	net  decimal.Decimal // bought less sold, by the filled copies
+	open bool            // some copy order is still open
 }
 
-// portfolioOf returns the portfolio of a connection with its positions;
-// the error wraps sql.ErrNoRows when the connection has none yet.
-func portfolioOf(ctx context.Context, db bun.IDB, connectionID uuid.UUID) (connect.Portfolio, error) {
-	var p connect.Portfolio
-	if err := db.NewSelect().Model(&p).Where("connection_id = ?", connectionID).Scan(ctx); err != nil {
-		return connect.Portfolio{}, fmt.Errorf("copytrading: portfolio of %s: %w", connectionID, err)
+// copies returns what the follow's copy orders in the asset hold.
+func (s *Service) copies(ctx context.Context, followID, assetID uuid.UUID) (copied, error) {
+	var orders []connect.Order
+	err := s.db.NewSelect().Model(&orders).Column("side", "status", "filled_quantity").
+		Where("asset_id = ? AND id IN (SELECT order_id FROM copy_events WHERE follow_id = ? AND order_id IS NOT NULL)", assetID, followID).
+		Scan(ctx)
+	if err != nil {
+		return copied{}, fmt.Errorf("copytrading: copies of %s: %w", followID, err)
 	}
-	return p, positionsOf(ctx, db, &p)
-}
-
-func positionsOf(ctx context.Context, db bun.IDB, p *connect.Portfolio) error {
-	if err := db.NewSelect().Model(&p.Positions).Where("portfolio_id = ?", p.ID).Scan(ctx); err != nil {
-		return fmt.Errorf("copytrading: positions of %s: %w", p.ID, err)
+	var c copied
+	for _, o := range orders {
+		if o.Status == brokers.Pending {
+			c.open = true
+		}
+		if o.FilledQuantity == nil {
+			continue
+		}
+		if o.Side == brokers.Buy {
+			c.net = c.net.Add(*o.FilledQuantity)
+		} else {
+			c.net = c.net.Sub(*o.FilledQuantity)
+		}
 	}
-	return nil
+	return c, nil
 }
 
 // heldOf returns the portfolio's quantity of symbol, zero if none.
@@ -405,7 +582,7 @@ func (s *Service) checkStop(ctx context.Context, f *Follow) (bool, error) {
 	if len(orders) == 0 {
 		return false, nil
 	}
-	mine, err := portfolioOf(ctx, s.db, *f.ConnectionID)
+	mine, err := connect.NewStore(s.db).PortfolioOf(ctx, *f.ConnectionID)
 	if err != nil {
 		return false, err
 	}

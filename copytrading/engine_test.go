@@ -99,7 +99,7 @@ func TestCopyCatchesUp(t *testing.T) {
 		}{{"buy", 40}, {"buy", 20}, {"buy", 20}, {"sell", 40}, {"sell", 40}} {
 			q := decimal.NewFromInt(f.qty)
 			fill := connect.Fill{PortfolioID: leaderPF, BrokerID: fmt.Sprintf("f%d", i), Symbol: "ACME", Side: f.side,
-				Quantity: q, Price: c, FilledAt: base.Add(time.Duration(i) * time.Second)}
+				Quantity: q, Price: c, FilledAt: base.Add(time.Duration(i) * time.Second), Seq: int64(i + 1)}
 			if _, err := db.NewInsert().Model(&fill).Exec(ctx); err != nil {
 				t.Fatal(err)
 			}

@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/connect"
@@ -18,7 +21,11 @@ import (
 )
 
 // ControlsPatch changes some of a follow's controls: nil fields keep
-// their values.
+// their values. The percentages are above 0, with at most 4 decimal
+// places, and at most 100 %, but for ScalingPct, which is at most
+// 1000 %: a copy is at most ten times the leader's trade in proportion.
+// (Copies cannot compound around a loop of follows, because
+// [Service.Follow] refuses a follow that would close one.)
 type ControlsPatch struct {
 	ConnectionID    *uuid.UUID
 	AllocationPct   *decimal.Decimal // in (0, 100]
@@ -78,8 +85,21 @@ func (p *ControlsPatch) apply(c *Controls) {
 // given take [DefaultControls]. The error wraps [tradekit.ErrNotFound]
 // for a leader that is not published, or a connection that is not the
 // user's; [tradekit.ErrConflict] for following oneself, a leader the user
-// follows already, or auto-sync without an active connection; and
-// [tradekit.ErrInvalid] for a control out of range.
+// follows already, a follow that would close a loop, or auto-sync without
+// an active connection; and [tradekit.ErrInvalid] for a control out of
+// range.
+//
+// A loop is a cycle of live follows (not unfollowed, of published
+// profiles, with auto-sync on or off) from the leader back to the user,
+// directly or through a chain: copies would multiply around it. Its error
+// names the chain by the leaders' slugs, as in
+//
+//	following "alice" would close a loop: carol → alice → bob → carol; copies would multiply around it
+//
+// The check and the insert are one transaction that follow creations take
+// in turn (on PostgreSQL under an advisory lock; SQLite serialises
+// writers), so two follows that would close a loop together cannot both
+// pass.
 func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) (Follow, error) {
 	if err := in.Controls.check(); err != nil {
 		return Follow{}, err
@@ -103,6 +123,11 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 		return Follow{}, err
 	}
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if tx.Dialect().Name() == dialect.PG {
+			if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", followLockID).Exec(ctx); err != nil {
+				return fmt.Errorf("copytrading: lock the follows: %w", err)
+			}
+		}
 		exists, err := tx.NewSelect().Model((*Follow)(nil)).
 			Where("user_id = ? AND leader_profile_id = ? AND unfollowed_at IS NULL", userID, leader.ID).Exists(ctx)
 		if err != nil {
@@ -110,6 +135,14 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 		}
 		if exists {
 			return conflict("you follow %s already", tradekit.Quote(leader.Slug))
+		}
+		loop, err := followLoop(ctx, tx, userID, leader.UserID, leader.Slug)
+		if err != nil {
+			return err
+		}
+		if loop != nil {
+			return conflict("following %s would close a loop: %s; copies would multiply around it",
+				tradekit.Quote(leader.Slug), strings.Join(loop, " → "))
 		}
 		if _, err := tx.NewInsert().Model(&f).Exec(ctx); err != nil {
 			if database.IsUniqueViolation(err) {
@@ -120,6 +153,71 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 		return nil
 	})
 	return f, err
+}
+
+// followLockID is the PostgreSQL advisory lock key that serialises follow
+// creation, so that the loop check sees every follow committed before it
+// ("follows" in ASCII).
+const followLockID = 0x66_6f6c_6c6f_7773
+
+// loopChunk is the most user ids one query of [followLoop] asks about.
+const loopChunk = 500
+
+// followEdge is a live follow as the loop check sees it: from the
+// follower to the user of the leader profile, named by its slug.
+type followEdge struct {
+	From uuid.UUID `bun:"follower_id"`
+	To   uuid.UUID `bun:"leader_id"`
+	Slug string    `bun:"slug"`
+}
+
+// followLoop returns the loop that userID following leaderID (whose
+// profile is leaderSlug) would close, as the slugs of its users from
+// userID round to userID again, or nil if there is none. It searches the
+// live follows breadth first from leaderID, one query per level of
+// followers (in chunks of loopChunk ids) and visits each user once, so it
+// ends after at most as many levels as there are users, and returns a
+// shortest loop.
+func followLoop(ctx context.Context, tx bun.IDB, userID, leaderID uuid.UUID, leaderSlug string) ([]string, error) {
+	parent := map[uuid.UUID]uuid.UUID{leaderID: userID} // how the search reached each user
+	slug := map[uuid.UUID]string{leaderID: leaderSlug}
+	for frontier := []uuid.UUID{leaderID}; len(frontier) > 0; {
+		var next []uuid.UUID
+		for len(frontier) > 0 {
+			chunk := frontier[:min(len(frontier), loopChunk)]
+			frontier = frontier[len(chunk):]
+			var edges []followEdge
+			err := tx.NewSelect().TableExpr("follows AS f").
+				ColumnExpr("f.user_id AS follower_id, lp.user_id AS leader_id, lp.slug").
+				Join("JOIN leader_profiles AS lp ON lp.id = f.leader_profile_id").
+				Where("f.unfollowed_at IS NULL AND lp.unpublished_at IS NULL").
+				Where("f.user_id IN (?)", bun.In(chunk)).
+				OrderExpr("f.followed_at, f.id").Scan(ctx, &edges)
+			if err != nil {
+				return nil, fmt.Errorf("copytrading: follows of the leader: %w", err)
+			}
+			for _, e := range edges {
+				if _, seen := parent[e.To]; seen {
+					continue
+				}
+				parent[e.To], slug[e.To] = e.From, e.Slug
+				if e.To != userID {
+					next = append(next, e.To)
+					continue
+				}
+				// userID → leaderID → … → e.From → userID.
+				loop := []string{slug[userID]}
+				for u := e.From; u != userID; u = parent[u] {
+					loop = append(loop, slug[u])
+				}
+				loop = append(loop, slug[userID])
+				slices.Reverse(loop)
+				return loop, nil
+			}
+		}
+		frontier = next
+	}
+	return nil, nil
 }
 
 // checkConnection checks f's connection: the follower's own (else not

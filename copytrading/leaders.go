@@ -30,8 +30,8 @@ type Config struct {
 	// Orders places the mirrored orders of auto-sync; nil turns the copy
 	// engine off.
 	Orders OrderPlacer
-	// CopyInterval is how often [Service.Run] looks for leader fills;
-	// DefaultCopyInterval when zero.
+	// CopyInterval is how often [Service.Run] looks for leader fills when
+	// nothing woke it; DefaultCopyInterval when zero.
 	CopyInterval time.Duration
 	Now          func() time.Time // time.Now when nil
 	Logger       *slog.Logger     // slog.Default() when nil
@@ -45,11 +45,13 @@ type Service struct {
 	copyEvery time.Duration
 	now       func() time.Time
 	log       *slog.Logger
+	wake      chan struct{} // see [Service.Wake]
 }
 
 // New returns a Service on db, which must be migrated.
 func New(db *bun.DB, cfg Config) *Service {
-	s := &Service{db: db, orders: cfg.Orders, copyEvery: cfg.CopyInterval, now: cfg.Now, log: cfg.Logger}
+	s := &Service{db: db, orders: cfg.Orders, copyEvery: cfg.CopyInterval, now: cfg.Now, log: cfg.Logger,
+		wake: make(chan struct{}, 1)}
 	if s.copyEvery <= 0 {
 		s.copyEvery = DefaultCopyInterval
 	}

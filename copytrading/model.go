@@ -49,6 +49,10 @@ type Follow struct {
 	// StoppedReason says why auto-sync was last turned off by Tradekit
 	// (the copy stop-loss, the leader unpublishing), "" if it was not.
 	StoppedReason string `bun:"stopped_reason"`
+	// CopiedSeq is the follow's watermark: the seq of the leader's latest
+	// fill it took up ([connect.Fill.Seq]); each pass of the copy engine
+	// reads only the fills after it.
+	CopiedSeq int64 `bun:"copied_seq"`
 }
 
 // Controls are a follow's limits on the copies, in percent.

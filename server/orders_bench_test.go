@@ -41,3 +41,29 @@ func BenchmarkOrderPlace(b *testing.B) {
 		benchURL(b, &http.Client{Timeout: 10 * time.Second}, "POST", url, key)
 	})
 }
+
+// BenchmarkOrderPreview measures POST /api/v1/brokers/orders?preview=true
+// on loopback, one request at a time: the five guardrails checked against
+// the connection's exposure ledger (a position, and an open limit order
+// holding a reservation) and the asset's stored quote, with nothing
+// recorded and no broker read:
+//
+//	go test ./server -run '^$' -bench OrderPreview -benchtime 300x
+func BenchmarkOrderPreview(b *testing.B) {
+	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
+		mustOrderAssets(b, db)
+		key := mustKey(b, db, "trader@example.com", "business") // 600 requests a minute
+		ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go ts.Paper().Run(ctx)
+		conn := connectPaper(b, ts, key)
+		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
+		ts.order(b, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "5").object(b)
+		ts.order(b, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "limit", "quantity", "5",
+			"limitPrice", "1").object(b)
+		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",
+			"type", "market", "quantity", "1", "stopLossPrice", "50", "preview", "true")
+		benchURL(b, &http.Client{Timeout: 10 * time.Second}, "POST", url, key)
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,9 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 // quietLogger discards the request log.
-func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
 
 // mustKey creates a user on the plan and returns a fresh API key for it.
 func mustKey(tb testing.TB, db bun.IDB, email, plan string) string {

@@ -105,7 +105,11 @@ func (s *Server) newTrading() {
 			p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
 			return p.Features.Portfolios, err
 		},
-		HTTPClient: cfg.HTTPClient, SyncInterval: cfg.SyncInterval, Now: s.now, Logger: s.log})
+		HTTPClient: cfg.HTTPClient, SyncInterval: cfg.SyncInterval, SlippageBps: cfg.PaperSlippageBps,
+		PriceVersion: s.studies.PriceVersion,
+		// The copy engine is built after this service: wake it through s.
+		OnFill: func(uuid.UUID) { s.copy.Wake() },
+		Now:    s.now, Logger: s.log})
 }
 
 // paperClientSecret derives the paper broker's OAuth client secret from

@@ -45,8 +45,13 @@ type Connection struct {
 	SyncStatus    string     `bun:"sync_status"`
 	SyncStartedAt *time.Time `bun:"sync_started_at"`
 	LastSyncAt    *time.Time `bun:"last_sync_at"` // end of the last completed sync
-	CreatedAt     time.Time  `bun:"created_at"`
-	UpdatedAt     time.Time  `bun:"updated_at"`
+	// ReconciledAt is when a sync last set the ledger to the broker's
+	// account, nil before the first; LedgerDrift lists the differences
+	// between the ledger and the broker it found then, "" when none.
+	ReconciledAt *time.Time `bun:"reconciled_at"`
+	LedgerDrift  string     `bun:"ledger_drift"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
 }
 
 // SyncLog is one sync of a connection: running, completed or failed.
@@ -62,7 +67,9 @@ type SyncLog struct {
 	CompletedAt     *time.Time `bun:"completed_at"`
 }
 
-// Portfolio is what a connection's last sync found in the account.
+// Portfolio is a connection's account as Tradekit knows it: what the
+// last sync found, kept current by the account's own fills in between.
+// It is the exposure ledger's book (see the package documentation).
 type Portfolio struct {
 	bun.BaseModel `bun:"table:portfolios"`
 
@@ -71,8 +78,13 @@ type Portfolio struct {
 	ConnectionID uuid.UUID       `bun:"connection_id"`
 	Currency     string          `bun:"currency"`
 	Cash         decimal.Decimal `bun:"cash"`
-	Equity       decimal.Decimal `bun:"equity"` // as the broker reported it
+	Equity       decimal.Decimal `bun:"equity"` // as the broker reported it, less the commissions of later fills
 	UpdatedAt    time.Time       `bun:"updated_at"`
+	// FillSeq is the seq of the portfolio's latest fill (see [Fill.Seq]).
+	FillSeq int64 `bun:"fill_seq"`
+	// Version counts the fills applied to the ledger, so that a sync
+	// whose snapshot raced one leaves the ledger alone.
+	Version int64 `bun:"version"`
 
 	// Positions are filled in by [Store.Portfolio].
 	Positions []Position `bun:"-"`
@@ -87,10 +99,14 @@ type Position struct {
 	AssetID     *uuid.UUID       `bun:"asset_id"` // the Tradekit asset of the symbol, if any
 	Quantity    decimal.Decimal  `bun:"quantity"`
 	AverageCost decimal.Decimal  `bun:"average_cost"`
-	BrokerValue *decimal.Decimal `bun:"broker_value"` // the market value the broker reported
+	BrokerValue *decimal.Decimal `bun:"broker_value"` // the market value the broker reported, or the ledger's at the last fill
+	// StopLossPrice is the stop of the latest buy through Tradekit that
+	// carried one, nil if none: the stop the guardrails know it by.
+	StopLossPrice *decimal.Decimal `bun:"stop_loss_price"`
 }
 
-// Fill is a trade synced from the broker.
+// Fill is a trade of the account: recorded when Tradekit sees one of its
+// orders fill, or found by a sync.
 type Fill struct {
 	bun.BaseModel `bun:"table:portfolio_fills"`
 
@@ -101,6 +117,13 @@ type Fill struct {
 	Quantity    decimal.Decimal `bun:"quantity"`
 	Price       decimal.Decimal `bun:"price"`
 	FilledAt    time.Time       `bun:"filled_at"`
+	// Seq numbers the portfolio's fills from 1 in the order they were
+	// recorded (committed), so that a reader who has seen seq n has seen
+	// every fill before it.
+	Seq int64 `bun:"seq"`
+	// PositionAfter is the ledger's position in Symbol after the fill,
+	// nil when a sync found the fill.
+	PositionAfter *decimal.Decimal `bun:"position_after"`
 }
 
 // EquityPoint is a portfolio's equity at the close of a day.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -67,6 +65,16 @@ type Order struct {
 	// NextCheckAt is when the order's state is next read from the broker,
 	// while it is pending.
 	NextCheckAt *time.Time `bun:"next_check_at"`
+	// ReservedPrice is the price at which the order holds exposure in
+	// reserve while it is open: its limit price, or for a market order the
+	// latest close plus Config.SlippageBps. Nil for an order rejected by a
+	// guardrail.
+	ReservedPrice *decimal.Decimal `bun:"reserved_price"`
+	// LedgerQty and LedgerCash are how much of the order's fills the
+	// ledger holds: the quantity, and the cash it moved (negative for a
+	// buy), commission included.
+	LedgerQty  decimal.Decimal `bun:"ledger_qty"`
+	LedgerCash decimal.Decimal `bun:"ledger_cash"`
 }
 
 // Violations returns the guardrails that rejected the order, in the order
@@ -188,27 +196,12 @@ func (s *Store) stops(ctx context.Context, connectionID uuid.UUID) (map[string]d
 	return out, nil
 }
 
-// lockUser holds, until tx ends, a lock that serialises the user's order
-// placements across every instance: a PostgreSQL transaction-level
-// advisory lock keyed by the user id. SQLite transactions are IMMEDIATE
-// (see internal/database), so a writer holds the whole database already.
-func lockUser(ctx context.Context, tx bun.Tx, userID uuid.UUID) error {
-	if tx.Dialect().Name() != dialect.PG {
-		return nil
-	}
-	key := int64(binary.BigEndian.Uint64(userID[:8]))
-	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {
-		return fmt.Errorf("connect: lock the user's orders: %w", err)
-	}
-	return nil
-}
-
 // settle records the broker's state st of pending order o: the final
 // status with its fill or cancellation, or, while it stays pending, the
 // filled quantity so far and when to look again (next). It changes an
 // order that is still pending only, so that a state is recorded exactly
 // once whichever instance sees it first, and reports whether this call
-// made the order final.
+// changed the order.
 func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now, next time.Time) (bool, error) {
 	o.BrokerStatus, o.UpdatedAt = st.BrokerStatus, now
 	if st.ID != "" {
@@ -249,7 +242,14 @@ func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now
 	if err != nil {
 		return false, fmt.Errorf("connect: record the state of order %s: %w", o.ID, err)
 	}
-	return n == 1 && o.Status.Final(), nil
+	if n == 1 {
+		// The ledger's share of the fills, as the row holds it now.
+		err = s.db.NewSelect().Model(o).Column("ledger_qty", "ledger_cash").WherePK().Scan(ctx)
+		if err != nil {
+			return false, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
+		}
+	}
+	return n == 1, nil
 }
 
 // utcOr returns *t in UTC to the microsecond, or def when t is nil.

@@ -2,22 +2,17 @@ package connect
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
-	"github.com/tradekit/tradekit/indicators"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // MaxClientOrderID is the longest client order id, in characters.
@@ -68,102 +63,6 @@ type Placement struct {
 	Check brokers.Result
 }
 
-// PlaceOrder checks in's order against the user's guardrails and the
-// account behind the connection, records it, and sends it to the broker
-// when it passes.
-//
-// With a client order id that the user already used, PlaceOrder places
-// nothing: it returns that order as it is now, Replayed, when the
-// parameters are the same, and an error wrapping [tradekit.ErrConflict]
-// when they differ.
-//
-// The guardrail check, the count of the day's orders and the recording
-// run under a lock per user that every instance takes (a PostgreSQL
-// advisory transaction lock; SQLite serialises writers already), so
-// concurrent orders of one user are checked one after the other and
-// maxDailyTrades is exact. An order that breaks a guardrail is recorded
-// rejected, with every broken rule, and never sent. An order the broker
-// refuses is recorded rejected with the broker's reason (RejectRule
-// [RuleBroker]). An order the broker cannot be reached for stays pending:
-// the order tracker ([Service.TrackOrders]) sends it again, and rejects
-// it when the broker has not acknowledged it within a minute.
-//
-// PlaceOrder returns an error, and records nothing, for a malformed
-// order (wrapping [tradekit.ErrInvalid]), a connection that is not the
-// user's ([tradekit.ErrNotFound]) or not active ([tradekit.ErrConflict]),
-// and a broker that cannot be read ([tradekit.ErrUnavailable] or
-// [tradekit.ErrUnauthorized]).
-func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (Placement, error) {
-	o, hash, err := prepare(in)
-	if err != nil {
-		return Placement{}, err
-	}
-	if in.ClientOrderID != "" {
-		prev, ok, err := NewStore(s.db).orderByClientID(ctx, userID, in.ClientOrderID)
-		if err != nil || ok {
-			return replay(prev, hash, err)
-		}
-	}
-	conn, tr, err := s.trader(ctx, userID, in.ConnectionID)
-	if err != nil {
-		return Placement{}, err
-	}
-	cc, err := s.checkContext(ctx, conn, tr, in.Asset, o)
-	if err != nil {
-		return Placement{}, err
-	}
-
-	// One placement per user at a time in this process, then in the
-	// database: the waiters queue here without holding a connection.
-	mu := &s.placing[userID[15]%uint8(len(s.placing))]
-	mu.Lock()
-	defer mu.Unlock()
-	now := s.now()
-	var p Placement
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return err
-		}
-		st := NewStore(tx)
-		if in.ClientOrderID != "" {
-			prev, ok, err := st.orderByClientID(ctx, userID, in.ClientOrderID)
-			if err != nil || ok {
-				p, err = replay(prev, hash, err)
-				return err
-			}
-		}
-		g, _, err := st.Guardrails(ctx, userID)
-		if err != nil {
-			return err
-		}
-		if cc.TradesToday, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now)); err != nil {
-			return err
-		}
-		if p.Check, err = brokers.Check(o, g, cc); err != nil {
-			return err
-		}
-		p.Order = newOrder(userID, in, o, hash, now)
-		if v := p.Check.Violations; len(v) > 0 {
-			rejection, err := json.Marshal(v)
-			if err != nil {
-				return fmt.Errorf("connect: encode the rejection: %w", err)
-			}
-			p.Order.Status, p.Order.RejectRule, p.Order.RejectReason = brokers.Rejected, v[0].Rule, v[0].Message
-			p.Order.Rejection, p.Order.NextCheckAt = string(rejection), nil
-		}
-		if _, err := tx.NewInsert().Model(&p.Order).Exec(ctx); err != nil {
-			return fmt.Errorf("connect: record the order: %w", err)
-		}
-		return nil
-	})
-	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
-		return p, err
-	}
-	// Recorded: the order is sent even if the client stops waiting.
-	s.send(context.WithoutCancel(ctx), tr, &p.Order)
-	return p, nil
-}
-
 // prepare returns the order of in, validated, and its parameters' hash.
 func prepare(in OrderInput) (brokers.Order, string, error) {
 	o := in.Order
@@ -210,50 +109,9 @@ func newOrder(userID uuid.UUID, in OrderInput, o brokers.Order, hash string, now
 	return out
 }
 
-// PreviewOrder runs every check [Service.PlaceOrder] runs on in, against
-// the account as it is now, and records and sends nothing. Its errors are
-// PlaceOrder's; a client order id is checked for its length only.
-func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (brokers.Result, error) {
-	o, _, err := prepare(in)
-	if err != nil {
-		return brokers.Result{}, err
-	}
-	conn, tr, err := s.trader(ctx, userID, in.ConnectionID)
-	if err != nil {
-		return brokers.Result{}, err
-	}
-	cc, err := s.checkContext(ctx, conn, tr, in.Asset, o)
-	if err != nil {
-		return brokers.Result{}, err
-	}
-	st := NewStore(s.db)
-	g, _, err := st.Guardrails(ctx, userID)
-	if err != nil {
-		return brokers.Result{}, err
-	}
-	if cc.TradesToday, err = st.acceptedSince(ctx, userID, brokers.UTCDay(s.now())); err != nil {
-		return brokers.Result{}, err
-	}
-	return brokers.Check(o, g, cc)
-}
-
 // now returns the current time as stored: UTC, to the microsecond.
 func (s *Service) now() time.Time {
 	return s.cfg.Now().UTC().Truncate(time.Microsecond)
-}
-
-// trader returns the user's active connection id and its broker client.
-func (s *Service) trader(ctx context.Context, userID, id uuid.UUID) (Connection, brokers.Trader, error) {
-	c, err := NewStore(s.db).Connection(ctx, userID, id)
-	if err != nil {
-		return Connection{}, nil, err
-	}
-	if c.Status != Active {
-		return Connection{}, nil, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict,
-			"broker connection %s is %s: orders go through an active connection only", c.ID, c.Status))
-	}
-	tr, err := s.traderOf(&c)
-	return c, tr, err
 }
 
 // traderOf returns the broker client of the active connection c.
@@ -273,97 +131,6 @@ func (s *Service) traderOf(c *Connection) (brokers.Trader, error) {
 	return s.client(p, c, tok, sealer), nil
 }
 
-// checkContext reads what the guardrails need besides the order: the
-// account's equity, cash and positions from the broker, now, and the
-// latest stored close and ATR(14) of the order's asset and of every
-// position's, from Tradekit's prices. A position is valued at its
-// asset's latest close, or at the broker's market value when its symbol
-// is no Tradekit asset or has no price; its stop-loss is that of the
-// latest filled buy of the symbol through this connection that carried
-// one.
-func (s *Service) checkContext(ctx context.Context, conn Connection, tr brokers.Trader, asset marketdata.Asset, o brokers.Order) (brokers.Context, error) {
-	acct, err := tr.Account(ctx)
-	if err != nil {
-		return brokers.Context{}, err
-	}
-	held, err := tr.Positions(ctx)
-	if err != nil {
-		return brokers.Context{}, err
-	}
-	md := marketdata.NewStore(s.db)
-	today := calendar.DateOf(s.now())
-	c := brokers.Context{Equity: acct.Equity, Cash: acct.Cash, Positions: make([]brokers.Held, 0, len(held))}
-	var ok bool
-	if c.Price, c.ATR, ok, err = market(ctx, md, asset.ID, today); err != nil {
-		return brokers.Context{}, err
-	}
-	if !ok && o.Type == brokers.Market {
-		return brokers.Context{}, &tradekit.ParamError{Param: "assetId",
-			Msg: fmt.Sprintf("%s has no stored price, so a market order on it can be neither checked nor filled", o.Symbol)}
-	}
-	stops, err := NewStore(s.db).stops(ctx, conn.ID)
-	if err != nil {
-		return brokers.Context{}, err
-	}
-	for _, p := range held {
-		h := brokers.Held{Symbol: marketdata.NormalizeSymbol(p.Symbol), Quantity: p.Quantity}
-		a, err := md.AssetBySymbol(ctx, h.Symbol)
-		switch {
-		case err == nil:
-			if h.Price, h.ATR, ok, err = market(ctx, md, a.ID, today); err != nil {
-				return brokers.Context{}, err
-			}
-		case !errors.Is(err, tradekit.ErrNotFound):
-			return brokers.Context{}, err
-		}
-		if h.Price.IsZero() && !p.Quantity.IsZero() {
-			h.Price = p.MarketValue.DivRound(p.Quantity, atrPlaces).Abs()
-		}
-		if sp, ok := stops[h.Symbol]; ok && p.Quantity.IsPositive() {
-			h.StopLossPrice = &sp
-		}
-		c.Positions = append(c.Positions, h)
-	}
-	return c, nil
-}
-
-// market returns the latest stored close of the asset, on or before
-// today, and its ATR(14) over the past atrHistory days (zero when fewer
-// than 15 closes are stored), rounded to atrPlaces; ok is false when the
-// asset has no close.
-func market(ctx context.Context, md *marketdata.Store, assetID uuid.UUID, today calendar.Date) (price, atr decimal.Decimal, ok bool, err error) {
-	bars, err := md.Prices(ctx, assetID, today.AddDays(-atrHistory), today)
-	if err != nil {
-		return decimal.Decimal{}, decimal.Decimal{}, false, err
-	}
-	if len(bars) == 0 {
-		last, err := md.LatestPrice(ctx, assetID)
-		if errors.Is(err, tradekit.ErrNotFound) {
-			return decimal.Decimal{}, decimal.Decimal{}, false, nil
-		}
-		if err != nil {
-			return decimal.Decimal{}, decimal.Decimal{}, false, err
-		}
-		if last.Date.After(today) {
-			return decimal.Decimal{}, decimal.Decimal{}, false, nil
-		}
-		return last.Close, decimal.Decimal{}, true, nil
-	}
-	price = bars[len(bars)-1].Close
-	if len(bars) <= atrPeriod {
-		return price, decimal.Decimal{}, true, nil
-	}
-	high, low, cl := make([]float64, len(bars)), make([]float64, len(bars)), make([]float64, len(bars))
-	for i, b := range bars {
-		high[i], low[i], cl[i] = b.High.InexactFloat64(), b.Low.InexactFloat64(), b.Close.InexactFloat64()
-	}
-	v := indicators.ATR(high, low, cl, atrPeriod)
-	if last := v[len(v)-1]; !math.IsNaN(last) && !math.IsInf(last, 0) {
-		atr = decimal.NewFromFloat(last).Round(atrPlaces)
-	}
-	return price, atr, true, nil
-}
-
 // send sends the pending order o to its broker and records the answer.
 // An error that leaves it unknown whether the broker holds the order
 // leaves it pending, for the tracker to resolve.
@@ -381,11 +148,85 @@ func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
 		s.cfg.Logger.Warn("sending an order to the broker failed; the order tracker retries", "order_id", o.ID, "err", err)
 		return
 	default:
-		_, err = NewStore(s.db).settle(ctx, o, st, now, now.Add(minCheck))
+		_, err = s.record(ctx, o, st, now, now.Add(minCheck))
+		if err == nil && o.Status == brokers.Pending && o.Type == brokers.Market && o.BrokerOrderID != nil {
+			s.watch(tr, *o)
+		}
 	}
 	if err != nil {
 		s.cfg.Logger.Error("recording the broker's answer to an order failed", "order_id", o.ID, "err", err)
 	}
+}
+
+// The timing of [Service.watch]: the first read watchFirst after the
+// broker acknowledged the order, each next one twice as long after the
+// one before, until watchFor has passed.
+const (
+	watchFirst = 2 * time.Millisecond
+	watchFor   = 500 * time.Millisecond
+)
+
+// watch reads the market order o from its broker soon after it was
+// acknowledged, at growing intervals, and records its state until it is
+// final or watchFor has passed; the order tracker reads it anyway. A
+// market order usually fills within milliseconds, and its fill is what a
+// follower's copy waits for.
+func (s *Service) watch(tr brokers.Trader, o Order) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), watchFor+5*time.Second)
+		defer cancel()
+		for wait, waited := watchFirst, time.Duration(0); waited < watchFor; wait, waited = 2*wait, waited+wait {
+			time.Sleep(wait)
+			bs, err := tr.Order(ctx, *o.BrokerOrderID)
+			if err != nil {
+				return // the tracker reads it
+			}
+			if bs.Status == brokers.Pending && bs.FilledQuantity.IsZero() {
+				continue
+			}
+			now := s.now()
+			if _, err := s.record(ctx, &o, bs, now, now.Add(checkAfter(now.Sub(o.CreatedAt)))); err != nil {
+				s.cfg.Logger.Warn("recording an order's state failed; the order tracker retries", "order_id", o.ID, "err", err)
+				return
+			}
+			if o.Status != brokers.Pending {
+				return
+			}
+		}
+	}()
+}
+
+// record records the broker's state st of pending order o (see
+// [Store.settle]) and brings the ledger up to date with its fills, in one
+// transaction under the user's lock, and reports whether this call made
+// the order final. A fill recorded for a portfolio is announced to
+// Config.OnFill once the transaction commits (and, on PostgreSQL, to
+// every instance listening on [FillsChannel]).
+func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, now, next time.Time) (bool, error) {
+	var final bool
+	var filled uuid.UUID
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockUser(ctx, tx, o.UserID); err != nil {
+			return err
+		}
+		store := NewStore(tx)
+		changed, err := store.settle(ctx, o, st, now, next)
+		if err != nil || !changed {
+			return err
+		}
+		final = o.Status.Final()
+		filled, err = store.applyFill(ctx, o, now)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	if filled != uuid.Nil && s.cfg.OnFill != nil {
+		s.cfg.OnFill(filled)
+	}
+	return final, nil
 }
 
 // reject records the pending order o rejected by its broker for reason.
@@ -402,10 +243,9 @@ func (s *Service) reject(ctx context.Context, o *Order, reason string, now time.
 // TrackOrders does one round of the order tracker, which [Service.Run]
 // runs every Config.OrderInterval: it reads each pending order that is
 // due from its broker and records what it finds (a fill, a cancellation
-// or a rejection, once, whichever instance sees it first), sends again
-// the orders the broker never acknowledged, and starts a sync
-// of every connection with a newly filled order, so that its portfolio
-// shows the fill. Each order is claimed before it is read, so that one
+// or a rejection, once, whichever instance sees it first, with the fill
+// applied to the ledger), and sends again the orders the broker never
+// acknowledged. Each order is claimed before it is read, so that one
 // instance at a time reads it. It returns how many orders it read.
 func (s *Service) TrackOrders(ctx context.Context) (int, error) {
 	now := s.now()
@@ -468,14 +308,8 @@ func (s *Service) track(ctx context.Context, o *Order, now, next time.Time) erro
 	if err != nil {
 		return err
 	}
-	final, err := st.settle(ctx, o, bs, now, next)
-	if err != nil || !final || o.Status != brokers.Filled {
-		return err
-	}
-	if _, err := s.StartSync(ctx, o.UserID, o.ConnectionID); err != nil {
-		return fmt.Errorf("connect: sync after a fill: %w", err)
-	}
-	return nil
+	_, err = s.record(ctx, o, bs, now, next)
+	return err
 }
 
 // CancelOrder cancels the user's pending order id at its broker and
@@ -519,7 +353,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, id uuid.UUID) (Order,
 		return s.cancelled(ctx, o, bs)
 	}
 	now := s.now()
-	if _, err := st.settle(ctx, &o, bs, now, now); err != nil {
+	if _, err := s.record(ctx, &o, bs, now, now); err != nil {
 		return Order{}, err
 	}
 	return Order{}, notPending(o)

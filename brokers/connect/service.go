@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"golang.org/x/oauth2"
 
@@ -63,8 +65,27 @@ type Config struct {
 	// orders due a read from their broker (see [Service.TrackOrders]).
 	// Default 200 ms; negative turns the tracker off.
 	OrderInterval time.Duration
-	Now           func() time.Time
-	Logger        *slog.Logger
+	// Trader, when set, returns the broker client of a connection in
+	// place of Alpaca's dialect over HTTP (package brokers/alpaca): a
+	// broker of another dialect, or a fake in tests. tok is the
+	// connection's current token.
+	Trader func(p Provider, c *Connection, tok *oauth2.Token) brokers.Trader
+	// SlippageBps is the slippage, in basis points of the latest close, at
+	// which a market order reserves exposure while it is open. Default 0.
+	SlippageBps decimal.Decimal
+	// PriceVersion returns an asset's price version, which changes with
+	// its prices: the guardrails' quotes (latest close, ATR(14)) are
+	// computed once per version. Default: read from the database
+	// ([marketdata.Store.PriceVersion]); a server passes its
+	// [marketdata.Versions], which answers from memory on PostgreSQL.
+	PriceVersion func(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error)
+	// OnFill, when set, is called with a portfolio's id after a fill is
+	// recorded in it (by the order tracker or a sync), once the recording
+	// transaction has committed: the copy engine's wake-up in this
+	// process. Other instances learn of it on PostgreSQL's [FillsChannel].
+	OnFill func(portfolioID uuid.UUID)
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Service runs broker connections: the OAuth flow, token storage, syncs
@@ -78,6 +99,7 @@ type Service struct {
 	// placing serialises the order placements of the users whose ids end
 	// in the same byte modulo its length (see [Service.PlaceOrder]).
 	placing [64]sync.Mutex
+	quotes  *quotes // the guardrails' latest closes and ATRs, per price version
 }
 
 // NewService returns a Service on db, which must be migrated.
@@ -103,7 +125,11 @@ func NewService(db *bun.DB, cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{db: db, cfg: cfg, byName: make(map[string]Provider)}
+	if cfg.PriceVersion == nil {
+		cfg.PriceVersion = marketdata.NewStore(db).PriceVersion
+	}
+	s := &Service{db: db, cfg: cfg, byName: make(map[string]Provider),
+		quotes: &quotes{version: cfg.PriceVersion, m: make(map[uuid.UUID]quote)}}
 	for _, p := range cfg.Providers {
 		s.byName[p.Name] = p
 	}
@@ -333,7 +359,10 @@ func openTokens(sealer *Sealer, c *Connection) (*oauth2.Token, error) {
 }
 
 // client returns the broker client of c, which stores refreshed tokens.
-func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *Sealer) *alpaca.Client {
+func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *Sealer) brokers.Trader {
+	if s.cfg.Trader != nil {
+		return s.cfg.Trader(p, c, tok)
+	}
 	return alpaca.New(alpaca.Config{BaseURL: p.APIURL, OAuth: p.OAuth, Token: tok, HTTPClient: s.cfg.HTTPClient,
 		OnToken: func(ctx context.Context, t *oauth2.Token) error {
 			if c.Status != Active {
@@ -485,26 +514,41 @@ func publicSyncError(err error) string {
 
 // pull reads the account, positions, recent fills and daily equity of
 // connection id into its portfolio and returns the number of positions.
+//
+// It reconciles the ledger with the broker: the portfolio's cash and
+// positions become the broker's, and each open order's share of them
+// (its fills so far) is noted, so that its later fills are applied once.
+// The differences the ledger had are logged and kept on the connection.
+// The broker answers in several requests, so the open orders are read
+// before and after the account and positions, and the whole read again
+// while they moved (at most three times). When a fill was applied to the
+// ledger while the broker was being read, the ledger is left as it is for
+// the next sync; the fills and the equity history are saved either way.
 func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	st := NewStore(s.db)
 	c, err := st.connection(ctx, id)
 	if err != nil {
 		return 0, err
 	}
-	p, ok := s.byName[c.Provider]
-	if !ok {
-		return 0, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrUnavailable, "the provider %s is not configured on this server", c.Provider))
-	}
-	sealer, err := s.sealer()
+	tr, err := s.traderOf(&c)
 	if err != nil {
 		return 0, err
 	}
-	tok, err := openTokens(sealer, &c)
-	if err != nil {
-		return 0, err
+	version := int64(-1) // no ledger yet
+	var cur Portfolio
+	if err := s.db.NewSelect().Model(&cur).Column("version").Where("connection_id = ?", c.ID).Scan(ctx); err == nil {
+		version = cur.Version
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("connect: the ledger of %s: %w", c.ID, err)
 	}
-	b := s.client(p, &c, tok, sealer)
-	acct, positions, err := snapshot(ctx, b)
+	var open []Order
+	err = s.db.NewSelect().Model(&open).Where("connection_id = ? AND status = ? AND broker_order_id IS NOT NULL", c.ID, brokers.Pending).Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: open orders of %s: %w", c.ID, err)
+	}
+	acct, positions, states, consistent, err := snapshot(ctx, tr, func(ctx context.Context) (map[uuid.UUID]brokers.OrderState, error) {
+		return orderStates(ctx, tr, open)
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -521,16 +565,17 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		// once (by the broker's id).
 		after = after.AddDate(0, -1, 0)
 	}
-	fills, err := b.Fills(ctx, after)
+	fills, err := tr.Fills(ctx, after)
 	if err != nil {
 		return 0, err
 	}
-	history, err := b.History(ctx)
+	history, err := tr.History(ctx)
 	if err != nil {
 		return 0, err
 	}
+	now := s.now()
 	pf := Portfolio{ID: uuid.New(), UserID: c.UserID, ConnectionID: c.ID, Currency: acct.Currency, Cash: acct.Cash,
-		Equity: acct.Equity, UpdatedAt: s.cfg.Now().UTC()}
+		Equity: acct.Equity, UpdatedAt: now}
 	md := marketdata.NewStore(s.db)
 	for _, x := range positions {
 		pos := Position{Symbol: x.Symbol, Quantity: x.Quantity, AverageCost: x.AvgEntryPrice}
@@ -564,13 +609,57 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		return false
 	})
 	hs = append(hs, today)
+	var recorded uuid.UUID
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return NewStore(tx).savePortfolio(ctx, &pf, fs, hs)
+		if err := lockUser(ctx, tx, c.UserID); err != nil {
+			return err
+		}
+		st := NewStore(tx)
+		b, err := st.book(ctx, c.ID)
+		exists := err == nil
+		if err != nil && !errors.Is(err, errNoLedger) {
+			return err
+		}
+		if !exists || consistent && b.Version == version {
+			d, err := st.reconcile(ctx, &c, b.Portfolio, exists, &pf, states, now)
+			if err != nil {
+				return err
+			}
+			if d != "" {
+				s.cfg.Logger.Warn("the ledger differed from the broker; the broker's account is taken",
+					"connection_id", c.ID, "differences", d)
+			}
+		} else {
+			pf = b.Portfolio
+		}
+		if recorded, err = st.saveFills(ctx, &pf, fs); err != nil {
+			return err
+		}
+		return st.saveHistory(ctx, pf.ID, hs)
 	})
 	if err != nil {
 		return 0, err
 	}
+	if recorded != uuid.Nil && s.cfg.OnFill != nil {
+		s.cfg.OnFill(recorded)
+	}
 	return len(pf.Positions), nil
+}
+
+// orderStates reads the orders from the broker, by their id there.
+func orderStates(ctx context.Context, tr brokers.Trader, orders []Order) (map[uuid.UUID]brokers.OrderState, error) {
+	out := make(map[uuid.UUID]brokers.OrderState, len(orders))
+	for _, o := range orders {
+		st, err := tr.Order(ctx, *o.BrokerOrderID)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[o.ID] = st
+	}
+	return out, nil
 }
 
 // Run syncs the active connections every SyncInterval, fails the syncs
@@ -683,30 +772,56 @@ func withQuery(u string, kv ...string) string {
 	return p.String()
 }
 
-// snapshot reads the account and its positions as of one moment. The
-// broker answers them in two requests, so a fill between them would pair
-// the cash from before it with the positions from after it, and the
-// portfolio would hold shares nobody paid for until the next sync. The
-// account is read again after the positions, and the pair read again
-// while the cash moved in between (at most three times; a busier account
-// keeps the last pair, which the next sync corrects).
-func snapshot(ctx context.Context, b brokers.Broker) (brokers.Account, []brokers.Position, error) {
-	acct, err := b.Account(ctx)
-	if err != nil {
-		return brokers.Account{}, nil, err
+// snapshot reads the account, its positions and, when open is not nil,
+// the states of its open orders, as of one moment. The broker answers
+// them in separate requests, so a fill between them would pair the cash
+// from before it with the positions from after it, and the portfolio
+// would hold shares nobody paid for until the next sync. The account and
+// the open orders are read again after the positions, and the whole read
+// again while the cash or an order's fills moved in between (at most
+// three times; a busier account keeps the last read, with consistent
+// false, which the next sync corrects).
+func snapshot(ctx context.Context, b brokers.Broker, open func(context.Context) (map[uuid.UUID]brokers.OrderState, error)) (
+	acct brokers.Account, positions []brokers.Position, states map[uuid.UUID]brokers.OrderState, consistent bool, err error) {
+	if open == nil {
+		open = func(context.Context) (map[uuid.UUID]brokers.OrderState, error) { return nil, nil }
+	}
+	if acct, err = b.Account(ctx); err != nil {
+		return
+	}
+	if states, err = open(ctx); err != nil {
+		return
 	}
 	for try := 1; ; try++ {
-		positions, err := b.Positions(ctx)
-		if err != nil {
-			return brokers.Account{}, nil, err
+		if positions, err = b.Positions(ctx); err != nil {
+			return
 		}
 		again, err := b.Account(ctx)
 		if err != nil {
-			return brokers.Account{}, nil, err
+			return brokers.Account{}, nil, nil, false, err
 		}
-		if again.Cash.Equal(acct.Cash) || try == 3 {
-			return again, positions, nil
+		later, err := open(ctx)
+		if err != nil {
+			return brokers.Account{}, nil, nil, false, err
 		}
-		acct = again
+		consistent = again.Cash.Equal(acct.Cash) && sameFills(states, later)
+		if consistent || try == 3 {
+			return again, positions, later, consistent, nil
+		}
+		acct, states = again, later
 	}
+}
+
+// sameFills reports whether the orders in a and b have the same fills.
+func sameFills(a, b map[uuid.UUID]brokers.OrderState) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, x := range a {
+		y, ok := b[id]
+		if !ok || !x.FilledQuantity.Equal(y.FilledQuantity) || x.Status != y.Status {
+			return false
+		}
+	}
+	return true
 }

@@ -52,7 +52,7 @@ func (b *fillingBroker) History(context.Context) ([]brokers.EquityPoint, error) 
 func TestSnapshot(t *testing.T) {
 	for fillAt := 1; fillAt <= 6; fillAt++ {
 		b := &fillingBroker{fillAt: fillAt}
-		acct, pos, err := snapshot(context.Background(), b)
+		acct, pos, _, _, err := snapshot(context.Background(), b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -187,6 +190,52 @@ func (s *Store) Portfolio(ctx context.Context, userID, id uuid.UUID) (Portfolio,
 	return p, s.positions(ctx, &p)
 }
 
+// PortfolioByID returns portfolio id with its positions, whoever owns
+// it. The error wraps [tradekit.ErrNotFound] when there is none.
+func (s *Store) PortfolioByID(ctx context.Context, id uuid.UUID) (Portfolio, error) {
+	var p Portfolio
+	err := s.db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Portfolio{}, portfolioNotFound(id)
+	}
+	if err != nil {
+		return Portfolio{}, fmt.Errorf("connect: portfolio %s: %w", id, err)
+	}
+	return p, s.positions(ctx, &p)
+}
+
+// PortfolioOf returns the portfolio of connection id with its positions:
+// its ledger. The error wraps [tradekit.ErrNotFound] before the
+// connection's first sync.
+func (s *Store) PortfolioOf(ctx context.Context, connectionID uuid.UUID) (Portfolio, error) {
+	var p Portfolio
+	err := s.db.NewSelect().Model(&p).Where("connection_id = ?", connectionID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Portfolio{}, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrNotFound,
+			"broker connection %s has no portfolio yet: its first sync has not finished", connectionID))
+	}
+	if err != nil {
+		return Portfolio{}, fmt.Errorf("connect: portfolio of %s: %w", connectionID, err)
+	}
+	return p, s.positions(ctx, &p)
+}
+
+// OpenQuantity returns the quantity of symbol the connection's open
+// orders on side have yet to fill.
+func (s *Store) OpenQuantity(ctx context.Context, connectionID uuid.UUID, symbol string, side brokers.Side) (decimal.Decimal, error) {
+	var open []Order
+	err := s.db.NewSelect().Model(&open).Column("quantity", "ledger_qty").
+		Where("connection_id = ? AND symbol = ? AND side = ? AND status = ?", connectionID, symbol, side, brokers.Pending).Scan(ctx)
+	if err != nil {
+		return decimal.Decimal{}, fmt.Errorf("connect: open orders of %s: %w", connectionID, err)
+	}
+	sum := decimal.Zero
+	for _, o := range open {
+		sum = sum.Add(o.Quantity.Sub(o.LedgerQty))
+	}
+	return sum, nil
+}
+
 func (s *Store) positions(ctx context.Context, p *Portfolio) error {
 	p.Positions = []Position{}
 	if err := s.db.NewSelect().Model(&p.Positions).Where("portfolio_id = ?", p.ID).Order("symbol").Scan(ctx); err != nil {
@@ -213,45 +262,55 @@ func (s *Store) History(ctx context.Context, userID, id uuid.UUID) ([]EquityPoin
 	return list, nil
 }
 
-// savePortfolio replaces the portfolio's balances and positions with
-// those given, adds the fills it lacks and upserts the equity points. Run
-// it in a transaction.
-func (s *Store) savePortfolio(ctx context.Context, p *Portfolio, fills []Fill, history []EquityPoint) error {
-	_, err := s.db.NewInsert().Model(p).
-		On("CONFLICT (connection_id) DO UPDATE").
-		Set("currency = EXCLUDED.currency, cash = EXCLUDED.cash, equity = EXCLUDED.equity, updated_at = EXCLUDED.updated_at").
-		Returning("id").Exec(ctx)
+// saveFills adds the fills the portfolio p lacks, numbered from
+// p.FillSeq + 1 in the order they filled, and returns p's id when it
+// added any (announced on PostgreSQL's [FillsChannel] at commit), else
+// uuid.Nil. Run it in a transaction under the user's lock, with p as the
+// transaction read it.
+func (s *Store) saveFills(ctx context.Context, p *Portfolio, fills []Fill) (uuid.UUID, error) {
+	if len(fills) == 0 {
+		return uuid.Nil, nil
+	}
+	ids := make([]string, len(fills))
+	for i, f := range fills {
+		ids[i] = f.BrokerID
+	}
+	var held []string
+	err := s.db.NewSelect().Model((*Fill)(nil)).Column("broker_id").
+		Where("portfolio_id = ? AND broker_id IN (?)", p.ID, bun.In(ids)).Scan(ctx, &held)
 	if err != nil {
-		return fmt.Errorf("connect: save portfolio: %w", err)
+		return uuid.Nil, fmt.Errorf("connect: fills held: %w", err)
 	}
-	if _, err := s.db.NewDelete().Model((*Position)(nil)).Where("portfolio_id = ?", p.ID).Exec(ctx); err != nil {
-		return fmt.Errorf("connect: clear positions: %w", err)
+	fresh := slices.DeleteFunc(slices.Clone(fills), func(f Fill) bool { return slices.Contains(held, f.BrokerID) })
+	if len(fresh) == 0 {
+		return uuid.Nil, nil
 	}
-	for i := range p.Positions {
-		p.Positions[i].PortfolioID = p.ID
+	slices.SortStableFunc(fresh, func(a, b Fill) int { return a.FilledAt.Compare(b.FilledAt) })
+	for i := range fresh {
+		p.FillSeq++
+		fresh[i].PortfolioID, fresh[i].Seq = p.ID, p.FillSeq
 	}
-	if len(p.Positions) > 0 {
-		if _, err := s.db.NewInsert().Model(&p.Positions).Exec(ctx); err != nil {
-			return fmt.Errorf("connect: save positions: %w", err)
-		}
+	if _, err := s.db.NewInsert().Model(&fresh).Exec(ctx); err != nil {
+		return uuid.Nil, fmt.Errorf("connect: save fills: %w", err)
 	}
-	for i := range fills {
-		fills[i].PortfolioID = p.ID
+	if _, err := s.db.NewUpdate().Model(p).Column("fill_seq").WherePK().Exec(ctx); err != nil {
+		return uuid.Nil, fmt.Errorf("connect: save fills: %w", err)
 	}
-	if len(fills) > 0 {
-		if _, err := s.db.NewInsert().Model(&fills).On("CONFLICT (portfolio_id, broker_id) DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("connect: save fills: %w", err)
-		}
-	}
+	return p.ID, s.notifyFill(ctx, p.ID)
+}
+
+// saveHistory upserts the portfolio's daily equity points.
+func (s *Store) saveHistory(ctx context.Context, portfolioID uuid.UUID, history []EquityPoint) error {
 	for i := range history {
-		history[i].PortfolioID = p.ID
+		history[i].PortfolioID = portfolioID
 	}
-	if len(history) > 0 {
-		_, err := s.db.NewInsert().Model(&history).On("CONFLICT (portfolio_id, date) DO UPDATE").
-			Set("equity = EXCLUDED.equity, flow = EXCLUDED.flow").Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("connect: save history: %w", err)
-		}
+	if len(history) == 0 {
+		return nil
+	}
+	_, err := s.db.NewInsert().Model(&history).On("CONFLICT (portfolio_id, date) DO UPDATE").
+		Set("equity = EXCLUDED.equity, flow = EXCLUDED.flow").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("connect: save history: %w", err)
 	}
 	return nil
 }

@@ -201,12 +201,16 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 		return nil
 	}
 	closes := map[uuid.UUID]decimal.Decimal{}
+	// Read through db, the transaction: on SQLite a read through the pool
+	// could wait for a connection that the writers queued behind this
+	// transaction hold.
+	md := marketdata.NewStore(db)
 	cost := func(x *order) (decimal.Decimal, error) {
 		price := x.LimitPrice
 		if price == nil {
 			c, ok := closes[*x.AssetID]
 			if !ok {
-				p, err := b.md.LatestPrice(ctx, *x.AssetID)
+				p, err := md.LatestPrice(ctx, *x.AssetID)
 				if err != nil {
 					return decimal.Decimal{}, fmt.Errorf("paper: %w", err)
 				}

@@ -1,0 +1,296 @@
+package connect
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit/brokers"
+)
+
+// FillsChannel is the PostgreSQL notification channel on which a recorded
+// fill is announced, with its portfolio's id as the payload; the
+// notification is delivered when the recording transaction commits.
+const FillsChannel = "tradekit_fills"
+
+// errNoLedger reports a connection whose first sync has not yet written
+// its portfolio, the ledger's book.
+var errNoLedger = errors.New("connect: the connection has no ledger yet")
+
+// lockUser holds, until tx ends, the lock that serialises everything
+// that reads or moves a user's exposure: order placements (check and
+// reservation), fills applied to the ledger and reconciliations. On
+// PostgreSQL it is a transaction-level advisory lock keyed by the user id,
+// which every instance takes; SQLite transactions are IMMEDIATE (see
+// internal/database), so a writer holds the whole database already.
+func lockUser(ctx context.Context, tx bun.Tx, userID uuid.UUID) error {
+	if tx.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	key := int64(binary.BigEndian.Uint64(userID[:8]))
+	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {
+		return fmt.Errorf("connect: lock the user's exposure: %w", err)
+	}
+	return nil
+}
+
+// book is a connection's ledger as a check reads it: the portfolio with
+// its positions, and the open orders that hold exposure in reserve.
+type book struct {
+	Portfolio
+	Open []Order
+}
+
+// book reads the ledger of the connection. The error is errNoLedger when
+// the connection has no portfolio yet.
+func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) {
+	var b book
+	err := s.db.NewSelect().Model(&b.Portfolio).Where("connection_id = ?", connectionID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return book{}, errNoLedger
+	}
+	if err != nil {
+		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
+	}
+	if err := s.positions(ctx, &b.Portfolio); err != nil {
+		return book{}, err
+	}
+	err = s.db.NewSelect().Model(&b.Open).
+		Column("id", "asset_id", "symbol", "side", "type", "quantity", "stop_loss_price", "reserved_price", "ledger_qty").
+		Where("connection_id = ? AND status = ?", connectionID, brokers.Pending).Scan(ctx)
+	if err != nil {
+		return book{}, fmt.Errorf("connect: the open orders of %s: %w", connectionID, err)
+	}
+	return b, nil
+}
+
+// sideSign returns 1 for a buy and -1 for a sell.
+func sideSign(side brokers.Side) decimal.Decimal {
+	if side == brokers.Sell {
+		return decimal.New(-1, 0)
+	}
+	return one
+}
+
+var one = decimal.New(1, 0)
+
+// applyFill brings the ledger up to date with the fills of order o, whose
+// FilledQuantity, FilledPrice, Commission and Status are as the broker
+// reported them: it moves the portfolio's cash and the position by what
+// the ledger does not yet hold (o.LedgerQty, o.LedgerCash), and, when o
+// is final with a fill, records the fill with the next seq. Run it in the
+// transaction that recorded o's state, under the user's lock. It reports
+// the portfolio of a recorded fill, uuid.Nil when it recorded none.
+func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UUID, error) {
+	filled, price, commission := decimal.Zero, decimal.Zero, decimal.Zero
+	if o.FilledQuantity != nil && o.FilledPrice != nil {
+		filled, price = *o.FilledQuantity, *o.FilledPrice
+	}
+	if o.Commission != nil {
+		commission = *o.Commission
+	}
+	sign := sideSign(o.Side)
+	cash := filled.Mul(price).Mul(sign).Neg().Sub(commission) // what the fills moved
+	dq, dcash := filled.Sub(o.LedgerQty), cash.Sub(o.LedgerCash)
+	fillFinal := o.Status.Final() && filled.IsPositive() && o.BrokerOrderID != nil
+	if dq.IsZero() && dcash.IsZero() && !fillFinal {
+		return uuid.Nil, nil
+	}
+	o.LedgerQty, o.LedgerCash = filled, cash
+	if _, err := s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash").WherePK().Exec(ctx); err != nil {
+		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
+	}
+	var pf Portfolio
+	err := s.db.NewSelect().Model(&pf).Where("connection_id = ?", o.ConnectionID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return uuid.Nil, nil // the first sync's snapshot will hold the fill
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
+	}
+	var pos Position
+	err = s.db.NewSelect().Model(&pos).Where("portfolio_id = ? AND symbol = ?", pf.ID, o.Symbol).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		pos = Position{PortfolioID: pf.ID, Symbol: o.Symbol}
+	case err != nil:
+		return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+	}
+	if !dq.IsZero() {
+		after := pos.Quantity.Add(dq.Mul(sign))
+		if o.Side == brokers.Buy && after.IsPositive() {
+			// The units added cost the fills' average price.
+			cost := pos.Quantity.Mul(pos.AverageCost).Add(dq.Mul(price))
+			pos.AverageCost = cost.DivRound(after, 18)
+		}
+		pos.Quantity = after
+		v := after.Mul(price)
+		pos.BrokerValue, pos.AssetID = &v, &o.AssetID
+		if o.Side == brokers.Buy && o.StopLossPrice != nil {
+			pos.StopLossPrice = o.StopLossPrice
+		}
+		if after.IsZero() {
+			_, err = s.db.NewDelete().Model(&pos).WherePK().Exec(ctx)
+		} else {
+			_, err = s.db.NewInsert().Model(&pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
+				Set("asset_id = EXCLUDED.asset_id, quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost").
+				Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price").Exec(ctx)
+		}
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+		}
+	}
+	// The position moved at the fill's price, the cash by dcash: equity
+	// changes by the difference, the commission.
+	pf.Cash = pf.Cash.Add(dcash)
+	pf.Equity = pf.Equity.Add(dcash).Add(dq.Mul(sign).Mul(price))
+	pf.Version++
+	pf.UpdatedAt = now
+	columns := []string{"cash", "equity", "version", "updated_at"}
+	if fillFinal {
+		pf.FillSeq++
+		columns = append(columns, "fill_seq")
+	}
+	if _, err := s.db.NewUpdate().Model(&pf).Column(columns...).WherePK().Exec(ctx); err != nil {
+		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
+	}
+	if !fillFinal {
+		return uuid.Nil, nil
+	}
+	at := now
+	if o.FilledAt != nil {
+		at = *o.FilledAt
+	}
+	after := pos.Quantity
+	f := Fill{PortfolioID: pf.ID, BrokerID: *o.BrokerOrderID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
+		Price: price, FilledAt: at.UTC(), Seq: pf.FillSeq, PositionAfter: &after}
+	res, err := s.db.NewInsert().Model(&f).On("CONFLICT (portfolio_id, broker_id) DO NOTHING").Exec(ctx)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return uuid.Nil, nil // a sync recorded it first
+	}
+	if err := s.notifyFill(ctx, pf.ID); err != nil {
+		return uuid.Nil, err
+	}
+	return pf.ID, nil
+}
+
+// notifyFill announces, on PostgreSQL, a fill recorded in the portfolio;
+// the notification is delivered when the transaction commits.
+func (s *Store) notifyFill(ctx context.Context, portfolioID uuid.UUID) error {
+	if s.db.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", FillsChannel, portfolioID.String()); err != nil {
+		return fmt.Errorf("connect: announce a fill: %w", err)
+	}
+	return nil
+}
+
+// drift describes how the ledger's cash and positions differ from the
+// broker's, "" when they agree.
+func drift(ledger Portfolio, cash decimal.Decimal, positions []Position) string {
+	var out []string
+	if !ledger.Cash.Equal(cash) {
+		out = append(out, fmt.Sprintf("cash: ledger %s, broker %s", ledger.Cash, cash))
+	}
+	qty := map[string][2]decimal.Decimal{}
+	for _, p := range ledger.Positions {
+		q := qty[p.Symbol]
+		q[0] = p.Quantity
+		qty[p.Symbol] = q
+	}
+	for _, p := range positions {
+		q := qty[p.Symbol]
+		q[1] = p.Quantity
+		qty[p.Symbol] = q
+	}
+	symbols := make([]string, 0, len(qty))
+	for sym, q := range qty {
+		if !q[0].Equal(q[1]) {
+			symbols = append(symbols, sym)
+		}
+	}
+	sort.Strings(symbols)
+	for _, sym := range symbols {
+		out = append(out, fmt.Sprintf("%s: ledger %s, broker %s", sym, qty[sym][0], qty[sym][1]))
+	}
+	return strings.Join(out, "; ")
+}
+
+// reconcile sets the ledger of connection c to the broker's account p
+// (balances and positions, read with the open orders' states), and
+// returns how the ledger old differed from it, "" when it did not or
+// there was none (exists false). Positions keep the stop-loss the ledger
+// knew them by, else that of the latest filled buy that carried one. Each
+// open order's fills so far are noted as held by the ledger, and the
+// connection records when it was reconciled and the differences. Run it
+// in a transaction under the user's lock.
+func (s *Store) reconcile(ctx context.Context, c *Connection, old Portfolio, exists bool, p *Portfolio, states map[uuid.UUID]brokers.OrderState, now time.Time) (string, error) {
+	d := ""
+	if exists {
+		d = drift(old, p.Cash, p.Positions)
+		p.ID, p.FillSeq, p.Version = old.ID, old.FillSeq, old.Version+1
+	}
+	stops, err := s.stops(ctx, c.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, x := range old.Positions {
+		if x.StopLossPrice != nil {
+			stops[x.Symbol] = *x.StopLossPrice
+		}
+	}
+	_, err = s.db.NewInsert().Model(p).On("CONFLICT (connection_id) DO UPDATE").
+		Set("currency = EXCLUDED.currency, cash = EXCLUDED.cash, equity = EXCLUDED.equity").
+		Set("updated_at = EXCLUDED.updated_at, version = EXCLUDED.version").
+		Returning("id, fill_seq").Exec(ctx)
+	if err != nil {
+		return "", fmt.Errorf("connect: save portfolio: %w", err)
+	}
+	if _, err := s.db.NewDelete().Model((*Position)(nil)).Where("portfolio_id = ?", p.ID).Exec(ctx); err != nil {
+		return "", fmt.Errorf("connect: clear positions: %w", err)
+	}
+	for i := range p.Positions {
+		x := &p.Positions[i]
+		x.PortfolioID = p.ID
+		if stop, ok := stops[x.Symbol]; ok && x.Quantity.IsPositive() {
+			x.StopLossPrice = &stop
+		}
+	}
+	if len(p.Positions) > 0 {
+		if _, err := s.db.NewInsert().Model(&p.Positions).Exec(ctx); err != nil {
+			return "", fmt.Errorf("connect: save positions: %w", err)
+		}
+	}
+	for id, st := range states {
+		qty, cash := decimal.Zero, decimal.Zero
+		if st.FilledPrice != nil {
+			qty = st.FilledQuantity
+			var side brokers.Side
+			if err := s.db.NewSelect().Model((*Order)(nil)).Column("side").Where("id = ?", id).Scan(ctx, &side); err != nil {
+				return "", fmt.Errorf("connect: order %s: %w", id, err)
+			}
+			cash = qty.Mul(*st.FilledPrice).Mul(sideSign(side)).Neg().Sub(st.Commission)
+		}
+		_, err := s.db.NewUpdate().Model((*Order)(nil)).Set("ledger_qty = ?, ledger_cash = ?", qty, cash).
+			Where("id = ? AND status = ?", id, brokers.Pending).Exec(ctx)
+		if err != nil {
+			return "", fmt.Errorf("connect: the ledger of order %s: %w", id, err)
+		}
+	}
+	c.ReconciledAt, c.LedgerDrift = &now, d
+	return d, s.updateConnection(ctx, c, "reconciled_at", "ledger_drift")
+}

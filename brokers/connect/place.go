@@ -1,0 +1,255 @@
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// PlaceOrder checks in's order against the user's guardrails and the
+// connection's exposure ledger, records it, and sends it to the broker
+// when it passes.
+//
+// With a client order id that the user already used, PlaceOrder places
+// nothing: it returns that order as it is now, Replayed, when the
+// parameters are the same, and an error wrapping [tradekit.ErrConflict]
+// when they differ.
+//
+// The guardrail check, the count of the day's orders and the recording
+// of the order with its reservation run in one transaction under a lock
+// per user that every instance takes (a PostgreSQL advisory transaction
+// lock; SQLite serialises writers already), against the ledger as the
+// previous order left it: concurrent orders of one user, on any number
+// of instances, accept exactly what a sequential run would. No broker is
+// read for the check. An order that breaks a guardrail is recorded
+// rejected, with every broken rule, and never sent. An order the broker
+// refuses is recorded rejected with the broker's reason (RejectRule
+// [RuleBroker]). An order the broker cannot be reached for stays pending:
+// the order tracker ([Service.TrackOrders]) sends it again, and rejects
+// it when the broker has not acknowledged it within a minute.
+//
+// PlaceOrder returns an error, and records nothing, for a malformed
+// order (wrapping [tradekit.ErrInvalid]), a connection that is not the
+// user's ([tradekit.ErrNotFound]) or not active ([tradekit.ErrConflict]),
+// and, before the connection's first sync, a broker that cannot be read
+// ([tradekit.ErrUnavailable] or [tradekit.ErrUnauthorized]).
+func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (Placement, error) {
+	o, hash, err := prepare(in)
+	if err != nil {
+		return Placement{}, err
+	}
+	if in.ClientOrderID != "" {
+		prev, ok, err := NewStore(s.db).orderByClientID(ctx, userID, in.ClientOrderID)
+		if err != nil || ok {
+			return replay(prev, hash, err)
+		}
+	}
+	conn, tr, err := s.trader(ctx, userID, in.ConnectionID)
+	if err != nil {
+		return Placement{}, err
+	}
+	p, err := s.accept(ctx, userID, conn, in, o, hash)
+	if errors.Is(err, errNoLedger) {
+		// The first sync has not written the ledger yet: write it now.
+		if _, err = s.pull(ctx, conn.ID); err == nil {
+			p, err = s.accept(ctx, userID, conn, in, o, hash)
+		}
+	}
+	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
+		return p, err
+	}
+	// Recorded: the order is sent even if the client stops waiting.
+	s.send(context.WithoutCancel(ctx), tr, &p.Order)
+	return p, nil
+}
+
+// accept checks o against the user's guardrails and the connection's
+// ledger and records it, pending with its reservation or rejected, in
+// one transaction under the user's lock (see [Service.PlaceOrder]).
+func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, in OrderInput, o brokers.Order, hash string) (Placement, error) {
+	// One placement per user at a time in this process, then in the
+	// database: the waiters queue here without holding a connection.
+	mu := &s.placing[userID[15]%uint8(len(s.placing))]
+	mu.Lock()
+	defer mu.Unlock()
+	now := s.now()
+	var p Placement
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		st := NewStore(tx)
+		if in.ClientOrderID != "" {
+			prev, ok, err := st.orderByClientID(ctx, userID, in.ClientOrderID)
+			if err != nil || ok {
+				p, err = replay(prev, hash, err)
+				return err
+			}
+		}
+		g, _, err := st.Guardrails(ctx, userID)
+		if err != nil {
+			return err
+		}
+		cc, reserve, err := s.checkContext(ctx, st, conn, in.Asset, o, now)
+		if err != nil {
+			return err
+		}
+		if cc.TradesToday, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now)); err != nil {
+			return err
+		}
+		if p.Check, err = brokers.Check(o, g, cc); err != nil {
+			return err
+		}
+		p.Order = newOrder(userID, in, o, hash, now)
+		if v := p.Check.Violations; len(v) > 0 {
+			rejection, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("connect: encode the rejection: %w", err)
+			}
+			p.Order.Status, p.Order.RejectRule, p.Order.RejectReason = brokers.Rejected, v[0].Rule, v[0].Message
+			p.Order.Rejection, p.Order.NextCheckAt = string(rejection), nil
+		} else {
+			p.Order.ReservedPrice = &reserve
+		}
+		if _, err := tx.NewInsert().Model(&p.Order).Exec(ctx); err != nil {
+			return fmt.Errorf("connect: record the order: %w", err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// PreviewOrder runs every check [Service.PlaceOrder] runs on in, against
+// the ledger as it is now, and records and sends nothing. Its errors are
+// PlaceOrder's; a client order id is checked for its length only.
+func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (brokers.Result, error) {
+	o, _, err := prepare(in)
+	if err != nil {
+		return brokers.Result{}, err
+	}
+	conn, err := s.activeConnection(ctx, userID, in.ConnectionID)
+	if err != nil {
+		return brokers.Result{}, err
+	}
+	st, now := NewStore(s.db), s.now()
+	g, _, err := st.Guardrails(ctx, userID)
+	if err != nil {
+		return brokers.Result{}, err
+	}
+	cc, _, err := s.checkContext(ctx, st, conn, in.Asset, o, now)
+	if errors.Is(err, errNoLedger) {
+		if _, err = s.pull(ctx, conn.ID); err == nil {
+			cc, _, err = s.checkContext(ctx, st, conn, in.Asset, o, now)
+		}
+	}
+	if err != nil {
+		return brokers.Result{}, err
+	}
+	if cc.TradesToday, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now)); err != nil {
+		return brokers.Result{}, err
+	}
+	return brokers.Check(o, g, cc)
+}
+
+// trader returns the user's active connection id and its broker client.
+func (s *Service) trader(ctx context.Context, userID, id uuid.UUID) (Connection, brokers.Trader, error) {
+	c, err := s.activeConnection(ctx, userID, id)
+	if err != nil {
+		return Connection{}, nil, err
+	}
+	tr, err := s.traderOf(&c)
+	return c, tr, err
+}
+
+// activeConnection returns the user's connection id, or an error when it
+// is not the user's ([tradekit.ErrNotFound]) or not active
+// ([tradekit.ErrConflict]).
+func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (Connection, error) {
+	c, err := NewStore(s.db).Connection(ctx, userID, id)
+	if err != nil {
+		return Connection{}, err
+	}
+	if c.Status != Active {
+		return Connection{}, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict,
+			"broker connection %s is %s: orders go through an active connection only", c.ID, c.Status))
+	}
+	return c, nil
+}
+
+// checkContext reads what the guardrails need besides the order, from
+// the connection's ledger in st and the quotes of the assets: the
+// ledger's cash, its positions valued at their assets' latest closes
+// (equity is the cash plus their values), the stop-loss each carries, the
+// open orders' reservations, and the order's asset's latest close and
+// ATR(14). A position whose symbol is no Tradekit asset or has no price
+// is valued at the broker's value, else at its average cost. It also
+// returns the price at which the order would reserve exposure: its limit
+// price, or the latest close plus Config.SlippageBps. The error is
+// errNoLedger before the connection's first sync.
+func (s *Service) checkContext(ctx context.Context, st *Store, conn Connection, asset marketdata.Asset, o brokers.Order, now time.Time) (brokers.Context, decimal.Decimal, error) {
+	b, err := st.book(ctx, conn.ID)
+	if err != nil {
+		return brokers.Context{}, decimal.Decimal{}, err
+	}
+	today := calendar.DateOf(now)
+	q, err := s.quotes.get(ctx, st.db, asset.ID, today)
+	if err != nil {
+		return brokers.Context{}, decimal.Decimal{}, err
+	}
+	if !q.ok && o.Type == brokers.Market {
+		return brokers.Context{}, decimal.Decimal{}, &tradekit.ParamError{Param: "assetId",
+			Msg: fmt.Sprintf("%s has no stored price, so a market order on it can be neither checked nor filled", o.Symbol)}
+	}
+	c := brokers.Context{Price: q.price, ATR: q.atr, Cash: b.Cash, Equity: b.Cash,
+		Positions: make([]brokers.Held, 0, len(b.Positions)), Open: make([]brokers.Reservation, 0, len(b.Open))}
+	for _, p := range b.Positions {
+		h := brokers.Held{Symbol: marketdata.NormalizeSymbol(p.Symbol), Quantity: p.Quantity}
+		if p.AssetID != nil {
+			pq, err := s.quotes.get(ctx, st.db, *p.AssetID, today)
+			if err != nil {
+				return brokers.Context{}, decimal.Decimal{}, err
+			}
+			h.Price, h.ATR = pq.price, pq.atr
+		}
+		if h.Price.IsZero() && p.BrokerValue != nil && !p.Quantity.IsZero() {
+			h.Price = p.BrokerValue.DivRound(p.Quantity, atrPlaces).Abs()
+		}
+		if h.Price.IsZero() {
+			h.Price = p.AverageCost
+		}
+		if p.Quantity.IsPositive() {
+			h.StopLossPrice = p.StopLossPrice
+		}
+		c.Equity = c.Equity.Add(p.Quantity.Mul(h.Price))
+		c.Positions = append(c.Positions, h)
+	}
+	for _, x := range b.Open {
+		r := brokers.Reservation{Symbol: x.Symbol, Quantity: x.Quantity.Sub(x.LedgerQty).Mul(sideSign(x.Side)),
+			StopLossPrice: x.StopLossPrice}
+		xq, err := s.quotes.get(ctx, st.db, x.AssetID, today)
+		if err != nil {
+			return brokers.Context{}, decimal.Decimal{}, err
+		}
+		r.Price, r.ATR = xq.price, xq.atr
+		if x.ReservedPrice != nil {
+			r.Price = *x.ReservedPrice
+		}
+		c.Open = append(c.Open, r)
+	}
+	reserve := q.price.Add(q.price.Mul(s.cfg.SlippageBps).Shift(-4))
+	if o.LimitPrice != nil {
+		reserve = *o.LimitPrice
+	}
+	return c, reserve, nil
+}
