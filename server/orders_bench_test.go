@@ -15,11 +15,11 @@ import (
 
 // BenchmarkOrderPlace measures POST /api/v1/brokers/orders on loopback,
 // one request at a time: a market buy through a paper connection, with
-// the five guardrails checked. Each request reads the account and the
-// positions from the paper broker over HTTP, the asset's closes and
-// ATR(14), counts the day's orders under the user's lock, records the
-// order and sends it to the paper broker, which checks buying power and
-// records it there. The paper broker's matcher runs, as in a server, so
+// the five guardrails checked. Each request checks the order against the
+// connection's ledger and the asset's stored quote (latest close and
+// ATR(14), computed once per price version), counts the day's orders and
+// records the order with its reservation under the user's lock, and sends
+// it to the paper broker, which checks buying power and records it there. The paper broker's matcher runs, as in a server, so
 // the orders fill and the account holds one growing position; Tradekit's
 // order tracker and syncs do not, so that they do not compete with the
 // requests. The business plan allows 600 requests a minute, so run it
@@ -34,6 +34,7 @@ func BenchmarkOrderPlace(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go ts.Paper().Run(ctx)
+		go ts.Studies().Watch(ctx) // price versions from memory on PostgreSQL, as a server has them
 		conn := connectPaper(b, ts, key)
 		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
 		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",
@@ -57,6 +58,7 @@ func BenchmarkOrderPreview(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go ts.Paper().Run(ctx)
+		go ts.Studies().Watch(ctx)
 		conn := connectPaper(b, ts, key)
 		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
 		ts.order(b, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "5").object(b)

@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit/brokers"
 )
@@ -51,25 +52,55 @@ type book struct {
 	Open []Order
 }
 
-// book reads the ledger of the connection. The error is errNoLedger when
-// the connection has no portfolio yet.
+// book reads the ledger of the connection: on a database, with its
+// three reads at once; in a transaction, one after the other. The error
+// is errNoLedger when the connection has no portfolio yet.
 func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) {
 	var b book
-	err := s.db.NewSelect().Model(&b.Portfolio).Where("connection_id = ?", connectionID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return book{}, errNoLedger
+	reads := []func(ctx context.Context) error{
+		func(ctx context.Context) error {
+			err := s.db.NewSelect().Model(&b.Portfolio).Where("connection_id = ?", connectionID).Scan(ctx)
+			if errors.Is(err, sql.ErrNoRows) {
+				return errNoLedger
+			}
+			if err != nil {
+				return fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
+			b.Positions = []Position{}
+			err := s.db.NewSelect().Model(&b.Positions).
+				Where("portfolio_id = (SELECT id FROM portfolios WHERE connection_id = ?)", connectionID).Order("symbol").Scan(ctx)
+			if err != nil {
+				return fmt.Errorf("connect: the ledger's positions of %s: %w", connectionID, err)
+			}
+			return nil
+		},
+		func(ctx context.Context) error {
+			err := s.db.NewSelect().Model(&b.Open).
+				Column("id", "asset_id", "symbol", "side", "type", "quantity", "stop_loss_price", "reserved_price", "ledger_qty").
+				Where("connection_id = ? AND status = ?", connectionID, brokers.Pending).Scan(ctx)
+			if err != nil {
+				return fmt.Errorf("connect: the open orders of %s: %w", connectionID, err)
+			}
+			return nil
+		},
 	}
-	if err != nil {
-		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
+	if _, ok := s.db.(*bun.DB); !ok {
+		for _, read := range reads {
+			if err := read(ctx); err != nil {
+				return book{}, err
+			}
+		}
+		return b, nil
 	}
-	if err := s.positions(ctx, &b.Portfolio); err != nil {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, read := range reads {
+		g.Go(func() error { return read(gctx) })
+	}
+	if err := g.Wait(); err != nil {
 		return book{}, err
-	}
-	err = s.db.NewSelect().Model(&b.Open).
-		Column("id", "asset_id", "symbol", "side", "type", "quantity", "stop_loss_price", "reserved_price", "ledger_qty").
-		Where("connection_id = ? AND status = ?", connectionID, brokers.Pending).Scan(ctx)
-	if err != nil {
-		return book{}, fmt.Errorf("connect: the open orders of %s: %w", connectionID, err)
 	}
 	return b, nil
 }

@@ -162,7 +162,7 @@ func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
 // broker acknowledged the order, each next one twice as long after the
 // one before, until watchFor has passed.
 const (
-	watchFirst = 2 * time.Millisecond
+	watchFirst = 4 * time.Millisecond
 	watchFor   = 500 * time.Millisecond
 )
 
@@ -205,6 +205,11 @@ func (s *Service) watch(tr brokers.Trader, o Order) {
 // Config.OnFill once the transaction commits (and, on PostgreSQL, to
 // every instance listening on [FillsChannel]).
 func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, now, next time.Time) (bool, error) {
+	if st.Status == brokers.Pending && st.FilledQuantity.Equal(o.LedgerQty) {
+		// No fill the ledger lacks: the conditional update alone.
+		_, err := NewStore(s.db).settle(ctx, o, st, now, next)
+		return false, err
+	}
 	var final bool
 	var filled uuid.UUID
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -142,23 +143,40 @@ func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderIn
 	if err != nil {
 		return brokers.Result{}, err
 	}
-	st, now := NewStore(s.db), s.now()
-	g, _, err := st.Guardrails(ctx, userID)
-	if err != nil {
-		return brokers.Result{}, err
-	}
-	cc, _, err := s.checkContext(ctx, st, conn, in.Asset, o, now)
+	r, err := s.preview(ctx, userID, conn, in, o)
 	if errors.Is(err, errNoLedger) {
+		// The first sync has not written the ledger yet: write it now.
 		if _, err = s.pull(ctx, conn.ID); err == nil {
-			cc, _, err = s.checkContext(ctx, st, conn, in.Asset, o, now)
+			r, err = s.preview(ctx, userID, conn, in, o)
 		}
 	}
-	if err != nil {
+	return r, err
+}
+
+// preview checks o against the ledger as it is now. Its reads are
+// independent, so it runs them at once.
+func (s *Service) preview(ctx context.Context, userID uuid.UUID, conn Connection, in OrderInput, o brokers.Order) (brokers.Result, error) {
+	st, now := NewStore(s.db), s.now()
+	var g brokers.Guardrails
+	var cc brokers.Context
+	var trades int
+	reads, rctx := errgroup.WithContext(ctx)
+	reads.Go(func() (err error) {
+		g, _, err = st.Guardrails(rctx, userID)
+		return err
+	})
+	reads.Go(func() (err error) {
+		trades, err = st.acceptedSince(rctx, userID, brokers.UTCDay(now))
+		return err
+	})
+	reads.Go(func() (err error) {
+		cc, _, err = s.checkContext(rctx, st, conn, in.Asset, o, now)
+		return err
+	})
+	if err := reads.Wait(); err != nil {
 		return brokers.Result{}, err
 	}
-	if cc.TradesToday, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now)); err != nil {
-		return brokers.Result{}, err
-	}
+	cc.TradesToday = trades
 	return brokers.Check(o, g, cc)
 }
 
@@ -203,7 +221,16 @@ func (s *Service) checkContext(ctx context.Context, st *Store, conn Connection, 
 		return brokers.Context{}, decimal.Decimal{}, err
 	}
 	today := calendar.DateOf(now)
-	q, err := s.quotes.get(ctx, st.db, asset.ID, today)
+	seen := map[uuid.UUID]quote{} // each asset's quote read once
+	quoteOf := func(id uuid.UUID) (quote, error) {
+		if q, ok := seen[id]; ok {
+			return q, nil
+		}
+		q, err := s.quotes.get(ctx, st.db, id, today)
+		seen[id] = q
+		return q, err
+	}
+	q, err := quoteOf(asset.ID)
 	if err != nil {
 		return brokers.Context{}, decimal.Decimal{}, err
 	}
@@ -216,7 +243,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, conn Connection, 
 	for _, p := range b.Positions {
 		h := brokers.Held{Symbol: marketdata.NormalizeSymbol(p.Symbol), Quantity: p.Quantity}
 		if p.AssetID != nil {
-			pq, err := s.quotes.get(ctx, st.db, *p.AssetID, today)
+			pq, err := quoteOf(*p.AssetID)
 			if err != nil {
 				return brokers.Context{}, decimal.Decimal{}, err
 			}
@@ -237,7 +264,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, conn Connection, 
 	for _, x := range b.Open {
 		r := brokers.Reservation{Symbol: x.Symbol, Quantity: x.Quantity.Sub(x.LedgerQty).Mul(sideSign(x.Side)),
 			StopLossPrice: x.StopLossPrice}
-		xq, err := s.quotes.get(ctx, st.db, x.AssetID, today)
+		xq, err := quoteOf(x.AssetID)
 		if err != nil {
 			return brokers.Context{}, decimal.Decimal{}, err
 		}
