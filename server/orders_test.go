@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
@@ -663,4 +664,84 @@ func TestOrderDailyLimitUnderLoad(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	})
+}
+
+// TestGuardrailsExactUnderLoad sends orders at once, over two instances on
+// PostgreSQL and one on SQLite, against the position-size and the
+// portfolio-risk limits, and checks that exactly as many are accepted as
+// a sequential run would accept, whatever fills in between; and that open
+// limit orders hold their exposure in reserve. Equity is 100,000; WIDG
+// closes at 57.25 with an ATR(14) of 2, so an unprotected unit risks 4.
+// The sizes keep each limit clear of what the slippage (5 bps) and the
+// commissions (1.25 a fill) move.
+func TestGuardrailsExactUnderLoad(t *testing.T) {
+	cases := []struct {
+		name       string
+		guardrails []string
+		order      []string // besides connectionId and assetId
+		orders     int
+		accepted   int
+		rule       string
+	}{
+		// 45 × 57.25 = 2.576 % of equity: 7 fit under 20 % (18.03 %).
+		{"position size", []string{"maxPositionSizePct", "20"},
+			[]string{"side", "buy", "type", "market", "quantity", "45"}, 50, 7, "maxPositionSizePct"},
+		// 100 units risk 400, 0.4 % of equity: 12 fit under 5 % (4.8 %).
+		{"portfolio risk", []string{"maxPositionSizePct", "100", "maxPortfolioRiskPct", "5"},
+			[]string{"side", "buy", "type", "market", "quantity", "100"}, 50, 12, "maxPortfolioRiskPct"},
+		// Limit buys at 40, below the close, stay open: 200 × 40 is 8 %,
+		// so two fit under 20 % and the third is refused.
+		{"open limit orders", []string{"maxPositionSizePct", "20"},
+			[]string{"side", "buy", "type", "limit", "limitPrice", "40", "quantity", "200"}, 10, 2, "maxPositionSizePct"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				mustOrderAssets(t, db)
+				key := make([]byte, 32)
+				copy(key, "concurrency test key, 32 bytes!!")
+				servers := []tradingServer{startOrders(t, db, key)}
+				if db.Dialect().Name() == dialect.PG {
+					servers = append(servers, startOrders(t, db, key))
+				}
+				alice := mustKey(t, db, "alice@example.com", "business")
+				conn := connectPaper(t, servers[0], alice)
+				servers[0].patchGuardrails(t, alice, append([]string{"maxDailyTrades", "100000"}, tc.guardrails...)...)
+				params := append([]string{"connectionId", conn, "assetId", widgID.String()}, tc.order...)
+
+				got := make([]string, tc.orders)
+				var wg sync.WaitGroup
+				for i := range got {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						r := servers[i%len(servers)].order(t, alice, params...)
+						got[i] = fmt.Sprint(r.status)
+						if e, ok := r.body["error"].(map[string]any); ok {
+							d, _ := e["details"].(map[string]any)
+							got[i] += fmt.Sprint(" ", d["rule"])
+						}
+					}()
+				}
+				wg.Wait()
+				count := map[string]int{}
+				for _, g := range got {
+					count[g]++
+				}
+				want := map[string]int{"200": tc.accepted, "422 " + tc.rule: tc.orders - tc.accepted}
+				if diff := cmp.Diff(want, count); diff != "" {
+					t.Errorf("over %d instance(s), answers (-want +got):\n%s", len(servers), diff)
+				}
+				// A preview now finds the limit held, with every accepted
+				// order counted.
+				pv := servers[0].order(t, alice, append(params, "preview", "true")...).object(t)
+				for _, r := range pv["rules"].([]any) {
+					rule := r.(map[string]any)
+					if rule["rule"] == tc.rule && rule["ok"] != false {
+						t.Errorf("a preview of one more order passes %s: %v", tc.rule, rule)
+					}
+				}
+			})
+		})
+	}
 }
