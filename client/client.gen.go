@@ -833,10 +833,16 @@ type Connection struct {
 	Error *string `json:"error"`
 
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
-	Id         UUID             `json:"id"`
-	LastSyncAt *Timestamp       `json:"lastSyncAt"`
-	Provider   string           `json:"provider"`
-	Status     ConnectionStatus `json:"status"`
+	Id         UUID       `json:"id"`
+	LastSyncAt *Timestamp `json:"lastSyncAt"`
+
+	// LedgerDrift how the ledger differed from the broker at that reconciliation, e.g. "cash ledger 1000, broker 990; WIDG ledger 10, broker 12"; null when they agreed
+	LedgerDrift *string `json:"ledgerDrift"`
+	Provider    string  `json:"provider"`
+
+	// ReconciledAt when a sync last set the exposure ledger to the broker's account
+	ReconciledAt *Timestamp       `json:"reconciledAt"`
+	Status       ConnectionStatus `json:"status"`
 
 	// SyncStatus the state of the last sync
 	SyncStatus *ConnectionSyncStatus `json:"syncStatus"`

@@ -41,15 +41,17 @@ type connectionJSON struct {
 	// authorization or sync failed.
 	SyncStatus *string `json:"syncStatus"`
 	Error      *string `json:"error"`
+	// Beyond the spec: when a sync last set the exposure ledger to the
+	// broker's account, and the differences it found then (null when
+	// none).
+	ReconciledAt *timestamp `json:"reconciledAt"`
+	LedgerDrift  *string    `json:"ledgerDrift"`
 }
 
 func newConnectionJSON(c connect.Connection) connectionJSON {
 	out := connectionJSON{ID: c.ID.String(), Provider: c.Provider, Status: c.Status, CreatedAt: timestamp(c.CreatedAt),
-		AccountName: nonEmpty(c.AccountName), SyncStatus: nonEmpty(c.SyncStatus), Error: nonEmpty(c.LastError)}
-	if c.LastSyncAt != nil {
-		t := timestamp(*c.LastSyncAt)
-		out.LastSyncAt = &t
-	}
+		AccountName: nonEmpty(c.AccountName), SyncStatus: nonEmpty(c.SyncStatus), Error: nonEmpty(c.LastError),
+		LastSyncAt: optTimestamp(c.LastSyncAt), ReconciledAt: optTimestamp(c.ReconciledAt), LedgerDrift: nonEmpty(c.LedgerDrift)}
 	return out
 }
 
