@@ -2304,6 +2304,8 @@ type ClientInterface interface {
 
 	// FollowLeader Follow a leader, optionally copying their trades (auto-sync) with per-follow controls.
 	//
+	// A follow that would close a loop of follows (the leader follows the user, directly or through a chain) is refused with 409, naming the chain.
+	//
 	// Corresponds with POST /api/v1/copy-trading/follow (the `FollowLeader` operationId).
 	FollowLeader(ctx context.Context, params *FollowLeaderParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2879,6 +2881,8 @@ func (c *Client) ListProviders(ctx context.Context, reqEditors ...RequestEditorF
 }
 
 // FollowLeader Follow a leader, optionally copying their trades (auto-sync) with per-follow controls.
+//
+// A follow that would close a loop of follows (the leader follows the user, directly or through a chain) is refused with 409, naming the chain.
 //
 // Corresponds with POST /api/v1/copy-trading/follow (the `FollowLeader` operationId).
 func (c *Client) FollowLeader(ctx context.Context, params *FollowLeaderParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7667,6 +7671,8 @@ type ClientWithResponsesInterface interface {
 	ListProvidersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListProvidersResponse, error)
 
 	// FollowLeaderWithResponse Follow a leader, optionally copying their trades (auto-sync) with per-follow controls.
+	//
+	// A follow that would close a loop of follows (the leader follows the user, directly or through a chain) is refused with 409, naming the chain.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16906,6 +16912,8 @@ func (c *ClientWithResponses) ListProvidersWithResponse(ctx context.Context, req
 }
 
 // FollowLeaderWithResponse Follow a leader, optionally copying their trades (auto-sync) with per-follow controls.
+//
+// A follow that would close a loop of follows (the leader follows the user, directly or through a chain) is refused with 409, naming the chain.
 //
 // Returns a wrapper object for the known response body format(s).
 //
