@@ -130,11 +130,13 @@ func (s *Service) Run(ctx context.Context) {
 			lastStops = time.Now()
 		}
 		for {
+			// Again while a pass takes something up: it may have read
+			// only a batch.
 			n, err := s.Copy(ctx)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("copytrading: copying leader fills failed", "err", err)
 			}
-			if err != nil || n < copyBatch {
+			if err != nil || n == 0 {
 				break
 			}
 		}
@@ -183,7 +185,8 @@ func (s *Service) listen(ctx context.Context) {
 // copies are placed in fill order. A claim whose lease lapsed (its
 // instance stopped) is taken up again, and the order it places then
 // carries the same client order id, so it is never placed twice. It
-// returns how many pairs it read.
+// returns how many pairs it took up (or passed over, for fills before
+// the follow began).
 func (s *Service) Copy(ctx context.Context) (int, error) {
 	now := s.clock()
 	var todo []work
@@ -204,6 +207,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 	// another instance is at (a live claim, or a claim lost to it) waits
 	// for the next pass.
 	busy := map[uuid.UUID]bool{}
+	n := 0
 	for i := range todo {
 		w := &todo[i]
 		if busy[w.ID] {
@@ -213,13 +217,14 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 		case w.FilledAt.Before(w.CopySince):
 			// Before the follow began: only the watermark moves.
 			if err := s.finish(ctx, w, "", nil, ""); err != nil {
-				return len(todo), err
+				return n, err
 			}
+			n++
 			continue
 		case w.EventStatus != nil && *w.EventStatus != eventClaimed:
 			// Taken up already; the watermark lags behind it.
 			if err := s.advance(ctx, s.db, w); err != nil {
-				return len(todo), err
+				return n, err
 			}
 			continue
 		case w.EventStatus != nil && w.LeaseUntil != nil && w.LeaseUntil.After(now):
@@ -228,7 +233,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 		}
 		ok, err := s.claim(ctx, w, now)
 		if err != nil {
-			return len(todo), err
+			return n, err
 		}
 		if !ok {
 			busy[w.ID] = true
@@ -236,13 +241,15 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 		}
 		done, err := s.holding(ctx, w, func() (bool, error) { return s.take(ctx, w) })
 		if err != nil {
-			return len(todo), err
+			return n, err
 		}
 		if !done {
 			busy[w.ID] = true
+			continue
 		}
+		n++
 	}
-	return len(todo), nil
+	return n, nil
 }
 
 // claim records that this instance takes w up, with a lease of leaseFor,

@@ -20,33 +20,53 @@ import (
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
-// recorder is an OrderPlacer that accepts every order and records it, so
-// that the engine's choices can be read back; the database is real.
-type recorder struct {
+// placer is the fake OrderPlacer: PlaceOrderFn answers each call, and
+// nil accepts every order as pending without storing it. It records the
+// orders it is asked to place, so that the engine's choices can be read
+// back; the database is real.
+type placer struct {
+	PlaceOrderFn func(ctx context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error)
+
 	mu     sync.Mutex
 	orders []connect.OrderInput
 }
 
-func (r *recorder) PlaceOrder(_ context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.orders = append(r.orders, in)
+var _ copytrading.OrderPlacer = (*placer)(nil)
+
+func (p *placer) PlaceOrder(ctx context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error) {
+	p.mu.Lock()
+	p.orders = append(p.orders, in)
+	p.mu.Unlock()
+	if p.PlaceOrderFn != nil {
+		return p.PlaceOrderFn(ctx, userID, in)
+	}
 	return connect.Placement{Order: connect.Order{ID: uuid.New(), UserID: userID, Status: brokers.Pending}}, nil
+}
+
+// placed returns the orders asked for so far, as "buy 2 ACME".
+func (p *placer) placed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := []string{}
+	for _, o := range p.orders {
+		out = append(out, fmt.Sprintf("%s %s %s", o.Order.Side, o.Order.Quantity, o.Asset.Symbol))
+	}
+	return out
 }
 
 // mustAccount stores a user with an active connection and a portfolio of
 // the given equity, and returns the user, connection and portfolio ids.
-func mustAccount(t *testing.T, db bun.IDB, email string, equity string) (user, conn, portfolio uuid.UUID) {
-	t.Helper()
+func mustAccount(tb testing.TB, db bun.IDB, email string, equity string) (user, conn, portfolio uuid.UUID) {
+	tb.Helper()
 	ctx := context.Background()
 	st := billing.NewStore(db)
 	plan, err := st.Plan(ctx, "pro")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	u := billing.User{Email: email, Name: email, PlanID: plan.ID}
 	if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	now := time.Now().UTC()
 	c := connect.Connection{ID: uuid.New(), UserID: u.ID, Provider: "paper", Status: connect.Active, RedirectURL: "https://x.example/", CreatedAt: now, UpdatedAt: now}
@@ -54,7 +74,7 @@ func mustAccount(t *testing.T, db bun.IDB, email string, equity string) (user, c
 		Equity: decimal.RequireFromString(equity), UpdatedAt: now}
 	for _, m := range []any{&c, &p} {
 		if _, err := db.NewInsert().Model(m).Exec(ctx); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	return u.ID, c.ID, p.ID
@@ -77,7 +97,7 @@ func TestCopyCatchesUp(t *testing.T) {
 		}
 		leader, _, leaderPF := mustAccount(t, db, "leader@example.com", "200000")
 		follower, _, _ := mustAccount(t, db, "follower@example.com", "40000")
-		rec := &recorder{}
+		rec := &placer{}
 		one := copytrading.New(db, copytrading.Config{Orders: rec})
 		two := copytrading.New(db, copytrading.Config{Orders: rec})
 		p, err := one.Publish(ctx, leader, copytrading.PublishInput{PortfolioID: leaderPF, DisplayName: "Leader", Slug: "leader"})
@@ -121,12 +141,8 @@ func TestCopyCatchesUp(t *testing.T) {
 		// All five fills came after the follow began. The follower holds
 		// nothing (the recorder fills nothing), so the sells find nothing
 		// to sell and are skipped.
-		var got []string
-		for _, o := range rec.orders {
-			got = append(got, fmt.Sprintf("%s %s %s", o.Order.Side, o.Order.Quantity, o.Asset.Symbol))
-		}
 		// 40 × 50 / 200,000 × 10,000 / 50 = 2; then 1 and 1.
-		if fmt.Sprint(got) != "[buy 2 ACME buy 1 ACME buy 1 ACME]" {
+		if got := rec.placed(); fmt.Sprint(got) != "[buy 2 ACME buy 1 ACME buy 1 ACME]" {
 			t.Errorf("copies: %v", got)
 		}
 		var events []struct {

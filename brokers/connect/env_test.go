@@ -227,13 +227,13 @@ func (e *env) mustAsset(t *testing.T, symbol, close string, days int) marketdata
 	return a
 }
 
-// market returns the input of a market order of qty of the asset.
-func market(c Connection, a marketdata.Asset, side brokers.Side, qty string) OrderInput {
+// marketOrder returns the input of a market order of qty of the asset.
+func marketOrder(c Connection, a marketdata.Asset, side brokers.Side, qty string) OrderInput {
 	return OrderInput{ConnectionID: c.ID, Asset: a, Order: brokers.Order{Side: side, Type: brokers.Market, Quantity: dec(qty)}}
 }
 
-// limit returns the input of a limit order of qty of the asset at price.
-func limit(c Connection, a marketdata.Asset, side brokers.Side, qty, price string) OrderInput {
+// limitOrder returns the input of a limit order of qty of the asset at price.
+func limitOrder(c Connection, a marketdata.Asset, side brokers.Side, qty, price string) OrderInput {
 	return OrderInput{ConnectionID: c.ID, Asset: a,
 		Order: brokers.Order{Side: side, Type: brokers.Limit, Quantity: dec(qty), LimitPrice: decp(price)}}
 }

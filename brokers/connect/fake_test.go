@@ -337,6 +337,13 @@ func (b *fakeBroker) state(id string) brokers.OrderState {
 	return b.orders[id].state
 }
 
+// orderRequests returns the orders that reached the broker's book.
+func (b *fakeBroker) orderRequests() []brokers.OrderRequest {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]brokers.OrderRequest(nil), b.requests...)
+}
+
 // requestCount returns how many orders reached the broker's book.
 func (b *fakeBroker) requestCount() int {
 	b.mu.Lock()
