@@ -42,6 +42,44 @@
 // stopped) is marked failed by [Service.Tick]. [Service.Run] syncs every
 // active connection each Config.SyncInterval (15 minutes).
 //
+// # The exposure ledger
+//
+// Every pre-trade check reads the connection's ledger, never the broker:
+//
+//   - Positions and cash: the connection's portfolio, as the last sync
+//     found it, kept current by the account's own fills. A fill is
+//     applied in the transaction that records the order's new state
+//     ([Store] settle, then applyFill): the cash moves by quantity × price
+//     and commission, the position by the quantity (a buy's average cost
+//     by what the units cost; a buy with a stop-loss sets the position's
+//     stop), and the fill is recorded with the portfolio's next seq
+//     ([Fill.Seq]) and the position after it. Order.LedgerQty and
+//     LedgerCash say how much of an order's fills the ledger holds, so a
+//     partial fill, a state read twice or by two instances, is applied
+//     once.
+//   - Reservations: each pending order holds exposure at
+//     Order.ReservedPrice (its limit, or the latest close plus
+//     Config.SlippageBps for a market order), for the part not yet filled;
+//     [brokers.Check] counts them ([brokers.Context] Open).
+//   - Reconciliation: a sync reads the broker's account and positions,
+//     and the open orders' fills, around each other until they agree (at
+//     most three times), and in one transaction under the user's lock
+//     replaces the ledger with them, notes each open order's fills so far
+//     as held, and records on the connection when it did so and how the
+//     ledger differed (Connection.LedgerDrift, also logged). A fill
+//     applied while the sync read the broker (Portfolio.Version moved)
+//     leaves the ledger to the next sync.
+//
+// Everything that reads or moves a user's exposure (a placement's check
+// and reservation, a fill, a reconciliation) runs under one lock per
+// user that every instance takes: a PostgreSQL advisory transaction lock
+// keyed by the user id; SQLite transactions are IMMEDIATE and serialise
+// writers already.
+//
+// A recorded fill is announced: to Config.OnFill in this process, and on
+// PostgreSQL by NOTIFY on [FillsChannel] at commit, so that every
+// instance's copy engine wakes at once.
+//
 // # Orders
 //
 // [Service.PlaceOrder] takes an order through a user's active connection:
@@ -50,23 +88,23 @@
 //     returns that order as it is now (the same parameters) or a conflict
 //     (other parameters). Parameters are compared by a SHA-256 of their
 //     canonical form, so "2" and "2.000" are one quantity.
-//  2. It reads the account (equity, cash, positions) from the broker, and
-//     the latest stored close and ATR(14) of the order's asset and of
-//     every position's from Tradekit's prices (see [brokers.Check] for
-//     the rules' formulas). A position's stop-loss is that of the latest
-//     filled buy of its symbol through the connection that carried one.
-//  3. Under a lock per user that every instance takes (a PostgreSQL
-//     advisory transaction lock; SQLite serialises writers already), it
-//     looks for the client order id again, counts the orders accepted
-//     since 00:00 UTC, runs [brokers.Check] and records the order: pending,
-//     or rejected with every broken rule. Concurrent orders of one user are
-//     therefore checked one after the other, and maxDailyTrades is exact
-//     however many instances receive them.
-//  4. It sends a pending order to the broker with its own id as the
+//  2. Under the user's lock, in one transaction, it looks for the client
+//     order id again, reads the guardrails, the ledger (cash, positions
+//     with their stops, open orders' reservations) and the quotes of the
+//     assets involved (latest stored close and ATR(14), computed once
+//     per price version of the asset), counts the orders accepted since
+//     00:00 UTC, runs [brokers.Check] and records the order: pending with
+//     its reservation, or rejected with every broken rule. Concurrent
+//     orders of one user, on any number of instances, therefore accept
+//     exactly what a sequential run would. Before the connection's first
+//     sync the ledger is written first, from the broker.
+//  3. It sends a pending order to the broker with its own id as the
 //     client order id, so a resend never places a second order. A refusal
 //     (insufficient buying power, say) records the order rejected with the
 //     broker's reason; an unreachable broker leaves it pending for the
-//     tracker.
+//     tracker. A market order is read back 4, 8, 16 … ms after the broker
+//     acknowledged it, for half a second, so that its fill reaches the
+//     ledger (and the copy engine) at once.
 //
 // The order tracker ([Service.TrackOrders], run every
 // Config.OrderInterval) reads each pending order from its broker at
@@ -75,12 +113,12 @@
 // with a conditional update that only a pending order passes, so each
 // change of state is recorded once whichever instance sees it first. An
 // order the broker never acknowledged is sent again, and rejected a
-// minute after it was placed. A fill starts a sync of the connection, so
-// the portfolio shows it. [Service.CancelOrder] cancels at the broker and
-// records the cancellation under the same condition.
+// minute after it was placed. [Service.CancelOrder] cancels at the broker
+// and records the cancellation under the same condition; a final order
+// no longer reserves anything.
 //
-// [Service.PreviewOrder] runs steps 2 and 3 without the lock and records
-// and sends nothing.
+// [Service.PreviewOrder] runs step 2's reads and check, at once and
+// without the lock, and records and sends nothing.
 //
 // # Portfolios
 //
