@@ -52,7 +52,28 @@
 //	qty = min(copied × f, held)
 //
 // so a full sell closes the copied position. A copy that rounds to
-// nothing is skipped, with the reason.
+// nothing is skipped, with the reason. Both ledgers are read as of the
+// fill: leaderBefore is the leader's position before it, as the leader's
+// ledger recorded it with the fill ([connect.Fill] PositionAfter), and a
+// sell waits, for up to 30 seconds after the fill, while the follow's
+// earlier copies in the symbol are still open.
+//
+// # The copy engine
+//
+// [Service.Run] is woken by each recorded fill: in process by
+// [Service.Wake] (connect's Config.OnFill), and across instances on
+// PostgreSQL by a notification on connect.FillsChannel; a pass every
+// Config.CopyInterval (1 s) is the safety net. A pass reads, for each
+// live follow, the leader's fills after the follow's watermark (the seq
+// of the last fill it took up), in seq order. Each (fill, follow) is
+// claimed with a lease of 5 seconds, which the instance renews while it
+// works; a follow whose next fill another instance holds waits for the
+// next pass, so that its copies go out in fill order. When an instance
+// dies, its claims are taken over once their lease lapses, within
+// about 6 seconds, and the copy's client order id, derived from the
+// pair, keeps the broker from placing it twice. A copy's outcome
+// (placed, rejected, skipped, notified), its notifications and the
+// watermark are written in one transaction.
 //
 // scalingPct is at most 1000 %; a follow that would close a loop is
 // refused. A loop is a cycle of live follows (A follows B, B follows A,
