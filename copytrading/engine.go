@@ -231,7 +231,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 			busy[w.ID] = true
 			continue
 		}
-		ok, err := s.claim(ctx, w, now)
+		ok, err := s.claim(ctx, w)
 		if err != nil {
 			return n, err
 		}
@@ -252,11 +252,13 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// claim records that this instance takes w up, with a lease of leaseFor,
-// and reports whether it did: false when another instance holds it.
-func (s *Service) claim(ctx context.Context, w *work, now time.Time) (bool, error) {
+// claim records that this instance takes w up, with a lease of leaseFor
+// from now (not from the pass's start, which may be long past), and
+// reports whether it did: false when another instance holds it.
+func (s *Service) claim(ctx context.Context, w *work) (bool, error) {
 	var res sql.Result
 	var err error
+	now := s.clock()
 	until := now.Add(leaseFor)
 	if w.EventStatus == nil {
 		e := copyEvent{FollowID: w.ID, FillID: w.FillID, Status: eventClaimed, CreatedAt: now, UpdatedAt: now, LeaseUntil: &until}
