@@ -20,10 +20,10 @@ import (
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
-// placer is the fake OrderPlacer: PlaceOrderFn answers each call, and
-// nil accepts every order as pending without storing it. It records the
-// orders it is asked to place, so that the engine's choices can be read
-// back; the database is real.
+// placer is the fake OrderPlacer: PlaceOrderFn answers each call; nil
+// accepts every order as pending, with the id orderIDOf its client order
+// id, without storing it. It records the orders it is asked to place, so
+// that the engine's choices can be read back; the database is real.
 type placer struct {
 	PlaceOrderFn func(ctx context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error)
 
@@ -40,7 +40,7 @@ func (p *placer) PlaceOrder(ctx context.Context, userID uuid.UUID, in connect.Or
 	if p.PlaceOrderFn != nil {
 		return p.PlaceOrderFn(ctx, userID, in)
 	}
-	return connect.Placement{Order: connect.Order{ID: uuid.New(), UserID: userID, Status: brokers.Pending}}, nil
+	return connect.Placement{Order: connect.Order{ID: orderIDOf(in.ClientOrderID), UserID: userID, Status: brokers.Pending}}, nil
 }
 
 // placed returns the orders asked for so far, as "buy 2 ACME".

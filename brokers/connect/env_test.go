@@ -40,9 +40,13 @@ type env struct {
 	mu     sync.Mutex
 	filled []uuid.UUID     // OnFill's arguments, in call order
 	tokens []*oauth2.Token // the tokens Config.Trader was given
+	users  []uuid.UUID     // the users mustUser stored
 }
 
-// newEnv returns an env on db whose users may have 3 portfolios.
+// newEnv returns an env on db whose users may have 3 portfolios. Tests
+// of one database share it: when the test ends, once its services are
+// done, its users' pending orders are closed, so that no order tracker of
+// a later test reads them.
 func newEnv(t *testing.T, db *bun.DB) *env {
 	t.Helper()
 	sealer, err := NewSealer([]byte("0123456789abcdef0123456789abcdef"))
@@ -52,6 +56,19 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	e := &env{db: db, clock: &clock{t: start}, sealer: sealer}
 	e.broker = newFakeBroker(e.clock.Now)
 	e.limit.Store(3)
+	t.Cleanup(func() {
+		e.mu.Lock()
+		users := e.users
+		e.mu.Unlock()
+		if len(users) == 0 {
+			return
+		}
+		_, err := db.NewUpdate().Model((*Order)(nil)).Set("status = ?, next_check_at = NULL", brokers.Cancelled).
+			Where("status = ? AND user_id IN (?)", brokers.Pending, bun.In(users)).Exec(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+	})
 	return e
 }
 
@@ -129,6 +146,9 @@ func (e *env) mustUser(t *testing.T) uuid.UUID {
 	if err := st.CreateUser(ctx, &u, start); err != nil {
 		t.Fatal(err)
 	}
+	e.mu.Lock()
+	e.users = append(e.users, u.ID)
+	e.mu.Unlock()
 	return u.ID
 }
 
