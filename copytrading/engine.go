@@ -45,7 +45,7 @@ const (
 	// deferFor is how long a leader's sell waits for the follower's copy
 	// orders in its symbol to settle before it is sized on what is held.
 	deferFor = 30 * time.Second
-	// copyBatch is the most (fill, follow) pairs one pass reads.
+	// copyBatch is the most follows one pass reads a fill of.
 	copyBatch = 200
 )
 
@@ -111,7 +111,12 @@ func (s *Service) Run(ctx context.Context) {
 		return
 	}
 	if s.db.Dialect().Name() == dialect.PG {
-		go s.listen(ctx)
+		done := make(chan struct{})
+		defer func() { <-done }() // no listener outlives Run
+		go func() {
+			defer close(done)
+			s.listen(ctx)
+		}()
 	}
 	t := time.NewTicker(s.copyEvery)
 	defer t.Stop()
@@ -148,6 +153,8 @@ func (s *Service) Run(ctx context.Context) {
 func (s *Service) listen(ctx context.Context) {
 	for ctx.Err() == nil {
 		ln := pgdriver.NewListener(s.db)
+		// Receive heeds no cancellation: closing the listener ends it.
+		stop := context.AfterFunc(ctx, func() { ln.Close() })
 		err := ln.Listen(ctx, connect.FillsChannel)
 		if err == nil {
 			s.Wake() // fills may have come while no one listened
@@ -158,6 +165,7 @@ func (s *Service) listen(ctx context.Context) {
 				s.Wake()
 			}
 		}
+		stop()
 		ln.Close()
 		if ctx.Err() != nil {
 			return
@@ -196,10 +204,15 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 		ColumnExpr("pf.quantity AS fill_quantity, pf.price AS fill_price, pf.filled_at AS fill_at").
 		ColumnExpr("pf.position_after AS fill_position_after, ce.status AS event_status, ce.lease_until AS event_lease_until").
 		Join("JOIN leader_profiles AS lp ON lp.id = follow.leader_profile_id AND lp.unpublished_at IS NULL").
-		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq > follow.copied_seq").
+		// Each follow's next fill only: a follow takes its fills one at
+		// a time, in order, and Run passes again while a pass takes
+		// something up, so a follow with a long backlog, or one waiting,
+		// never crowds the others out of a batch.
+		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq = " +
+			"(SELECT min(nf.seq) FROM portfolio_fills AS nf WHERE nf.portfolio_id = lp.portfolio_id AND nf.seq > follow.copied_seq)").
 		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = pf.broker_id").
 		Where("follow.unfollowed_at IS NULL AND (follow.auto_sync OR follow.notifications)").
-		OrderExpr("follow.id, pf.seq").Limit(copyBatch).Scan(ctx, &todo)
+		OrderExpr("pf.filled_at, follow.id").Limit(copyBatch).Scan(ctx, &todo)
 	if err != nil {
 		return 0, fmt.Errorf("copytrading: fills to copy: %w", err)
 	}
@@ -226,6 +239,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 			if err := s.advance(ctx, s.db, w); err != nil {
 				return n, err
 			}
+			n++
 			continue
 		case w.EventStatus != nil && w.LeaseUntil != nil && w.LeaseUntil.After(now):
 			busy[w.ID] = true
