@@ -208,7 +208,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 		// a time, in order, and Run passes again while a pass takes
 		// something up, so a follow with a long backlog, or one waiting,
 		// never crowds the others out of a batch.
-		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq = " +
+		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq = "+
 			"(SELECT min(nf.seq) FROM portfolio_fills AS nf WHERE nf.portfolio_id = lp.portfolio_id AND nf.seq > follow.copied_seq)").
 		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = pf.broker_id").
 		Where("follow.unfollowed_at IS NULL AND (follow.auto_sync OR follow.notifications)").
