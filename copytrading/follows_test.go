@@ -79,6 +79,7 @@ func TestFollowLoop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each case on databases of its own
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
 				s := copytrading.New(db, copytrading.Config{})
