@@ -242,13 +242,6 @@ func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now
 	if err != nil {
 		return false, fmt.Errorf("connect: record the state of order %s: %w", o.ID, err)
 	}
-	if n == 1 {
-		// The ledger's share of the fills, as the row holds it now.
-		err = s.db.NewSelect().Model(o).Column("ledger_qty", "ledger_cash").WherePK().Scan(ctx)
-		if err != nil {
-			return false, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
-		}
-	}
 	return n == 1, nil
 }
 

@@ -95,7 +95,7 @@ func (b *Broker) fillPrice(side string, close decimal.Decimal, limit *decimal.De
 // for a market order, plus the commission. A client_order_id the account
 // used already is a 422 with Alpaca's code 40010001.
 func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (alpaca.OrderJSON, error) {
-	o, err := b.newOrder(ctx, accountID, req)
+	o, last, err := b.newOrder(ctx, accountID, req)
 	if err != nil {
 		return alpaca.OrderJSON{}, err
 	}
@@ -113,7 +113,7 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 		if err != nil {
 			return err
 		}
-		if err := b.afford(ctx, tx, a, o, open); err != nil {
+		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
 			return err
 		}
 		last, _, err := lastOrder(ctx, tx, accountID)
@@ -133,40 +133,42 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 	return orderJSON(*o), nil
 }
 
-// newOrder checks req and returns the open order it asks for.
-func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, error) {
+// newOrder checks req and returns the open order it asks for, and the
+// latest close of its asset.
+func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, decimal.Decimal, error) {
 	symbol := marketdata.NormalizeSymbol(req.Symbol)
 	switch {
 	case symbol == "":
-		return nil, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
 	case req.Side != string(brokers.Buy) && req.Side != string(brokers.Sell):
-		return nil, &tradekit.ParamError{Param: "side", Msg: "must be buy or sell"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "side", Msg: "must be buy or sell"}
 	case req.Type != string(brokers.Market) && req.Type != string(brokers.Limit):
-		return nil, &tradekit.ParamError{Param: "type", Msg: "must be market or limit: the paper broker takes no other"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "type", Msg: "must be market or limit: the paper broker takes no other"}
 	case req.TimeInForce != "day" && req.TimeInForce != "gtc":
-		return nil, &tradekit.ParamError{Param: "time_in_force", Msg: "must be day or gtc"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "time_in_force", Msg: "must be day or gtc"}
 	case !req.Qty.IsPositive() || !fits(req.Qty, qtyScale):
-		return nil, &tradekit.ParamError{Param: "qty", Msg: "must be positive, with at most 9 decimal places"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "qty", Msg: "must be positive, with at most 9 decimal places"}
 	case req.Type == string(brokers.Limit) && req.LimitPrice == nil:
-		return nil, &tradekit.ParamError{Param: "limit_price", Msg: "is required for a limit order"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "limit_price", Msg: "is required for a limit order"}
 	case req.Type == string(brokers.Market) && req.LimitPrice != nil:
-		return nil, &tradekit.ParamError{Param: "limit_price", Msg: "is not allowed on a market order"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "limit_price", Msg: "is not allowed on a market order"}
 	case req.LimitPrice != nil && (!req.LimitPrice.IsPositive() || !fits(*req.LimitPrice, qtyScale)):
-		return nil, &tradekit.ParamError{Param: "limit_price", Msg: "must be positive, with at most 9 decimal places"}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "limit_price", Msg: "must be positive, with at most 9 decimal places"}
 	case len(req.ClientOrderID) > maxClientOrderID:
-		return nil, &tradekit.ParamError{Param: "client_order_id", Msg: fmt.Sprintf("must be at most %d characters", maxClientOrderID)}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "client_order_id", Msg: fmt.Sprintf("must be at most %d characters", maxClientOrderID)}
 	}
 	a, err := b.md.AssetBySymbol(ctx, symbol)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return nil, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: no Tradekit asset has it", symbol)}
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: no Tradekit asset has it", symbol)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("paper: %w", err)
+		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
 	}
-	if _, err := b.md.LatestPrice(ctx, a.ID); errors.Is(err, tradekit.ErrNotFound) {
-		return nil, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", symbol)}
+	last, err := b.md.LatestPrice(ctx, a.ID)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", symbol)}
 	} else if err != nil {
-		return nil, fmt.Errorf("paper: %w", err)
+		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
 	}
 	now := b.clock()
 	id := uuid.New()
@@ -178,12 +180,12 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = id.String()
 	}
-	return o, nil
+	return o, last.Close, nil
 }
 
 // afford checks that account a can pay for order o or hold what it sells,
 // beside its open orders.
-func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, open []order) error {
+func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, open []order, last decimal.Decimal) error {
 	if o.Side == string(brokers.Sell) {
 		p, _, err := positionOf(ctx, db, a.ID, o.Symbol)
 		if err != nil {
@@ -200,7 +202,7 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 		}
 		return nil
 	}
-	closes := map[uuid.UUID]decimal.Decimal{}
+	closes := map[uuid.UUID]decimal.Decimal{*o.AssetID: last} // o's, read just before
 	// Read through db, the transaction: on SQLite a read through the pool
 	// could wait for a connection that the writers queued behind this
 	// transaction hold.
