@@ -391,6 +391,21 @@ func insertTokens(ctx context.Context, db bun.IDB, ts ...*token) error {
 
 // tokenByHash returns the token with the given hash. The error wraps
 // [tradekit.ErrNotFound] when there is none.
+// accountByAccessToken returns the account of the access token with the
+// given hash, valid at now (neither revoked nor expired), in one query.
+// The error wraps [tradekit.ErrNotFound] when there is no such token.
+func accountByAccessToken(ctx context.Context, db bun.IDB, hash string, now time.Time) (account, error) {
+	var a account
+	err := db.NewSelect().Model(&a).
+		Join("JOIN paper_tokens AS t ON t.account_id = account.id").
+		Where("t.token_hash = ? AND t.kind = ? AND t.revoked_at IS NULL AND t.expires_at > ?", hash, kindAccess, now.UTC()).
+		Scan(ctx)
+	if err != nil {
+		return account{}, notFound(err, "token")
+	}
+	return a, nil
+}
+
 func tokenByHash(ctx context.Context, db bun.IDB, hash string) (token, error) {
 	var t token
 	if err := db.NewSelect().Model(&t).Where("token_hash = ?", hash).Scan(ctx); err != nil {
