@@ -95,9 +95,11 @@ func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) 
 		}
 		return b, nil
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	// No read cancels another: modernc.org/sqlite leaves a connection
+	// whose query was cancelled mid-rows on its old snapshot.
+	var g errgroup.Group
 	for _, read := range reads {
-		g.Go(func() error { return read(gctx) })
+		g.Go(func() error { return read(ctx) })
 	}
 	if err := g.Wait(); err != nil {
 		return book{}, err
@@ -131,14 +133,19 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 		commission = *o.Commission
 	}
 	sign := sideSign(o.Side)
-	cash := filled.Mul(price).Mul(sign).Neg().Sub(commission) // what the fills moved
-	dq, dcash := filled.Sub(o.LedgerQty), cash.Sub(o.LedgerCash)
+	// What the ledger holds of the fills already, and what they are now:
+	// the quantity, the notional (quantity × average price) and the
+	// commission; the cash they moved is −sign × notional − commission.
+	notional := filled.Mul(price)
+	held := o.LedgerCash.Neg().Sub(o.LedgerCommission).Mul(sign) // the notional the ledger holds
+	dq, dnotional, dcommission := filled.Sub(o.LedgerQty), notional.Sub(held), commission.Sub(o.LedgerCommission)
 	fillFinal := o.Status.Final() && filled.IsPositive() && o.BrokerOrderID != nil
-	if dq.IsZero() && dcash.IsZero() && !fillFinal {
+	if dq.IsZero() && dnotional.IsZero() && dcommission.IsZero() && !fillFinal {
 		return uuid.Nil, nil
 	}
-	o.LedgerQty, o.LedgerCash = filled, cash
-	if _, err := s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash").WherePK().Exec(ctx); err != nil {
+	dcash := dnotional.Mul(sign).Neg().Sub(dcommission)
+	o.LedgerQty, o.LedgerCash, o.LedgerCommission = filled, o.LedgerCash.Add(dcash), commission
+	if _, err := s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK().Exec(ctx); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
 	var pf Portfolio
@@ -160,8 +167,8 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	if !dq.IsZero() {
 		after := pos.Quantity.Add(dq.Mul(sign))
 		if o.Side == brokers.Buy && after.IsPositive() {
-			// The units added cost the fills' average price.
-			cost := pos.Quantity.Mul(pos.AverageCost).Add(dq.Mul(price))
+			// The units added cost what their fills cost.
+			cost := pos.Quantity.Mul(pos.AverageCost).Add(dnotional)
 			pos.AverageCost = cost.DivRound(after, 18)
 		}
 		pos.Quantity = after
@@ -181,36 +188,34 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
 		}
 	}
-	// The position moved at the fill's price, the cash by dcash: equity
+	recorded := false
+	if fillFinal {
+		at := now
+		if o.FilledAt != nil {
+			at = *o.FilledAt
+		}
+		after := pos.Quantity
+		f := Fill{PortfolioID: pf.ID, BrokerID: *o.BrokerOrderID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
+			Price: price, FilledAt: at.UTC(), Seq: pf.FillSeq + 1, PositionAfter: &after}
+		res, err := s.db.NewInsert().Model(&f).On("CONFLICT (portfolio_id, broker_id) DO NOTHING").Exec(ctx)
+		if err != nil {
+			return uuid.Nil, fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 { // else a sync recorded it first
+			recorded, pf.FillSeq = true, f.Seq
+		}
+	}
+	// The position moved by the notional, the cash by dcash: equity
 	// changes by the difference, the commission.
 	pf.Cash = pf.Cash.Add(dcash)
-	pf.Equity = pf.Equity.Add(dcash).Add(dq.Mul(sign).Mul(price))
+	pf.Equity = pf.Equity.Add(dcash).Add(dnotional.Mul(sign))
 	pf.Version++
 	pf.UpdatedAt = now
-	columns := []string{"cash", "equity", "version", "updated_at"}
-	if fillFinal {
-		pf.FillSeq++
-		columns = append(columns, "fill_seq")
-	}
-	if _, err := s.db.NewUpdate().Model(&pf).Column(columns...).WherePK().Exec(ctx); err != nil {
+	if _, err := s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK().Exec(ctx); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
 	}
-	if !fillFinal {
+	if !recorded {
 		return uuid.Nil, nil
-	}
-	at := now
-	if o.FilledAt != nil {
-		at = *o.FilledAt
-	}
-	after := pos.Quantity
-	f := Fill{PortfolioID: pf.ID, BrokerID: *o.BrokerOrderID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
-		Price: price, FilledAt: at.UTC(), Seq: pf.FillSeq, PositionAfter: &after}
-	res, err := s.db.NewInsert().Model(&f).On("CONFLICT (portfolio_id, broker_id) DO NOTHING").Exec(ctx)
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return uuid.Nil, nil // a sync recorded it first
 	}
 	if err := s.notifyFill(ctx, pf.ID); err != nil {
 		return uuid.Nil, err
@@ -307,16 +312,17 @@ func (s *Store) reconcile(ctx context.Context, c *Connection, old Portfolio, exi
 		}
 	}
 	for id, st := range states {
-		qty, cash := decimal.Zero, decimal.Zero
+		qty, cash, commission := decimal.Zero, decimal.Zero, decimal.Zero
 		if st.FilledPrice != nil {
-			qty = st.FilledQuantity
+			qty, commission = st.FilledQuantity, st.Commission
 			var side brokers.Side
 			if err := s.db.NewSelect().Model((*Order)(nil)).Column("side").Where("id = ?", id).Scan(ctx, &side); err != nil {
 				return "", fmt.Errorf("connect: order %s: %w", id, err)
 			}
-			cash = qty.Mul(*st.FilledPrice).Mul(sideSign(side)).Neg().Sub(st.Commission)
+			cash = qty.Mul(*st.FilledPrice).Mul(sideSign(side)).Neg().Sub(commission)
 		}
-		_, err := s.db.NewUpdate().Model((*Order)(nil)).Set("ledger_qty = ?, ledger_cash = ?", qty, cash).
+		_, err := s.db.NewUpdate().Model((*Order)(nil)).
+			Set("ledger_qty = ?, ledger_cash = ?, ledger_commission = ?", qty, cash, commission).
 			Where("id = ? AND status = ?", id, brokers.Pending).Exec(ctx)
 		if err != nil {
 			return "", fmt.Errorf("connect: the ledger of order %s: %w", id, err)

@@ -70,11 +70,12 @@ type Order struct {
 	// latest close plus Config.SlippageBps. Nil for an order rejected by a
 	// guardrail.
 	ReservedPrice *decimal.Decimal `bun:"reserved_price"`
-	// LedgerQty and LedgerCash are how much of the order's fills the
-	// ledger holds: the quantity, and the cash it moved (negative for a
-	// buy), commission included.
-	LedgerQty  decimal.Decimal `bun:"ledger_qty"`
-	LedgerCash decimal.Decimal `bun:"ledger_cash"`
+	// LedgerQty, LedgerCash and LedgerCommission are how much of the
+	// order's fills the ledger holds: the quantity, the cash it moved
+	// (negative for a buy, commission included), and the commission.
+	LedgerQty        decimal.Decimal `bun:"ledger_qty"`
+	LedgerCash       decimal.Decimal `bun:"ledger_cash"`
+	LedgerCommission decimal.Decimal `bun:"ledger_commission"`
 }
 
 // Violations returns the guardrails that rejected the order, in the order

@@ -223,7 +223,7 @@ func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, n
 		}
 		// The ledger's share of the fills, as the row holds it under
 		// the lock: another instance may have applied some.
-		if err := tx.NewSelect().Model(o).Column("ledger_qty", "ledger_cash").WherePK().Scan(ctx); err != nil {
+		if err := tx.NewSelect().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK().Scan(ctx); err != nil {
 			return fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 		}
 		final = o.Status.Final()
@@ -358,6 +358,19 @@ func (s *Service) CancelOrder(ctx context.Context, userID, id uuid.UUID) (Order,
 	}
 	if bs, err = tr.Order(ctx, bs.ID); err != nil {
 		return Order{}, err
+	}
+	if !bs.FilledQuantity.Equal(o.LedgerQty) && (bs.Status == brokers.Pending || bs.Status == brokers.Cancelled) {
+		// Fills the tracker has not seen yet: into the ledger first.
+		now := s.now()
+		if _, err := s.record(ctx, &o, bs, now, now.Add(minCheck)); err != nil {
+			return Order{}, err
+		}
+		if o.Status == brokers.Cancelled {
+			return o, nil
+		}
+		if o.Status != brokers.Pending {
+			return Order{}, notPending(o)
+		}
 	}
 	if bs.Status == brokers.Pending || bs.Status == brokers.Cancelled {
 		return s.cancelled(ctx, o, bs)

@@ -160,7 +160,9 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, conn Connection
 	var g brokers.Guardrails
 	var cc brokers.Context
 	var trades int
-	reads, rctx := errgroup.WithContext(ctx)
+	// No read cancels another (see [Store.book]).
+	var reads errgroup.Group
+	rctx := ctx
 	reads.Go(func() (err error) {
 		g, _, err = st.Guardrails(rctx, userID)
 		return err

@@ -542,7 +542,7 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		return 0, fmt.Errorf("connect: the ledger of %s: %w", c.ID, err)
 	}
 	var open []Order
-	err = s.db.NewSelect().Model(&open).Where("connection_id = ? AND status = ? AND broker_order_id IS NOT NULL", c.ID, brokers.Pending).Scan(ctx)
+	err = s.db.NewSelect().Model(&open).Where("connection_id = ? AND status = ?", c.ID, brokers.Pending).Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("connect: open orders of %s: %w", c.ID, err)
 	}
@@ -646,11 +646,19 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	return len(pf.Positions), nil
 }
 
-// orderStates reads the orders from the broker, by their id there.
+// orderStates reads the orders from the broker: by their id there, or,
+// for one whose acknowledgement was lost, by the client order id it was
+// sent with. An order the broker does not hold is left out.
 func orderStates(ctx context.Context, tr brokers.Trader, orders []Order) (map[uuid.UUID]brokers.OrderState, error) {
 	out := make(map[uuid.UUID]brokers.OrderState, len(orders))
 	for _, o := range orders {
-		st, err := tr.Order(ctx, *o.BrokerOrderID)
+		var st brokers.OrderState
+		var err error
+		if o.BrokerOrderID != nil {
+			st, err = tr.Order(ctx, *o.BrokerOrderID)
+		} else {
+			st, err = tr.OrderByClientID(ctx, o.ID.String())
+		}
 		if errors.Is(err, tradekit.ErrNotFound) {
 			continue
 		}

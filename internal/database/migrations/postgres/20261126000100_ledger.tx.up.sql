@@ -7,8 +7,9 @@
 -- position keeps the stop-loss of the latest buy that carried one.
 -- Fills are numbered per portfolio (seq, from portfolios.fill_seq) in
 -- commit order, and keep the position after them where the ledger knew it.
--- An open order reserves exposure at reserved_price; ledger_qty and
--- ledger_cash are how much of its fills the ledger holds already.
+-- An open order reserves exposure at reserved_price; ledger_qty,
+-- ledger_cash and ledger_commission are how much of its fills the ledger
+-- holds already.
 ALTER TABLE portfolios ADD COLUMN fill_seq BIGINT NOT NULL DEFAULT 0;
 
 --bun:split
@@ -61,6 +62,10 @@ ALTER TABLE broker_orders ADD COLUMN ledger_qty NUMERIC(38, 18) NOT NULL DEFAULT
 --bun:split
 
 ALTER TABLE broker_orders ADD COLUMN ledger_cash NUMERIC(38, 18) NOT NULL DEFAULT 0;
+
+--bun:split
+
+ALTER TABLE broker_orders ADD COLUMN ledger_commission NUMERIC(38, 18) NOT NULL DEFAULT 0;
 
 --bun:split
 
