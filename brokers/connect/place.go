@@ -63,7 +63,7 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	p, err := s.accept(ctx, userID, conn, in, o, hash)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
-		if _, err = s.pull(ctx, conn.ID); err == nil {
+		if err = s.firstPull(ctx, conn.ID); err == nil {
 			p, err = s.accept(ctx, userID, conn, in, o, hash)
 		}
 	}
@@ -146,7 +146,7 @@ func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderIn
 	r, err := s.preview(ctx, userID, conn, in, o)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
-		if _, err = s.pull(ctx, conn.ID); err == nil {
+		if err = s.firstPull(ctx, conn.ID); err == nil {
 			r, err = s.preview(ctx, userID, conn, in, o)
 		}
 	}
@@ -180,6 +180,16 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, conn Connection
 	}
 	cc.TradesToday = trades
 	return brokers.Check(o, g, cc)
+}
+
+// firstPull writes the ledger of a connection whose first sync has not
+// yet: one pull per connection at a time in this process, which the
+// orders waiting for it share.
+func (s *Service) firstPull(ctx context.Context, connectionID uuid.UUID) error {
+	_, err, _ := s.pulling.Do(connectionID.String(), func() (any, error) {
+		return s.pull(context.WithoutCancel(ctx), connectionID)
+	})
+	return err
 }
 
 // trader returns the user's active connection id and its broker client.

@@ -31,11 +31,11 @@ type quote struct {
 // order reads an ATR(14) computed once per change of the asset's prices,
 // not once per order. It is safe for concurrent use.
 type quotes struct {
-	// version reads a price version on PostgreSQL, where it may answer
-	// from memory; on SQLite the version is read through the store given
-	// to get, which may be the transaction's: a read through the pool
-	// inside a write transaction could wait for a connection that every
-	// other writer holds.
+	// version reads a price version on PostgreSQL outside a transaction,
+	// where it may answer from memory. Inside one, and on SQLite, the
+	// version is read through the transaction given to get: a read through
+	// the pool inside a transaction that holds a lock could wait for a
+	// connection that every waiter for that lock holds.
 	version func(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error)
 
 	mu sync.Mutex
@@ -48,7 +48,7 @@ type quotes struct {
 func (q *quotes) get(ctx context.Context, db bun.IDB, assetID uuid.UUID, day calendar.Date) (quote, error) {
 	md := marketdata.NewStore(db)
 	version := md.PriceVersion
-	if db.Dialect().Name() == dialect.PG {
+	if _, inTx := db.(bun.Tx); !inTx && db.Dialect().Name() == dialect.PG {
 		version = q.version
 	}
 	v, err := version(ctx, assetID)

@@ -20,6 +20,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -99,7 +100,8 @@ type Service struct {
 	// placing serialises the order placements of the users whose ids end
 	// in the same byte modulo its length (see [Service.PlaceOrder]).
 	placing [64]sync.Mutex
-	quotes  *quotes // the guardrails' latest closes and ATRs, per price version
+	quotes  *quotes            // the guardrails' latest closes and ATRs, per price version
+	pulling singleflight.Group // first pulls of connections without a ledger, by id
 }
 
 // NewService returns a Service on db, which must be migrated.
