@@ -88,9 +88,11 @@
 //     returns that order as it is now (the same parameters) or a conflict
 //     (other parameters). Parameters are compared by a SHA-256 of their
 //     canonical form, so "2" and "2.000" are one quantity.
-//  2. Under the user's lock, in one transaction, it looks for the client
-//     order id again, reads the guardrails, the ledger (cash, positions
-//     with their stops, open orders' reservations) and the quotes of the
+//  2. It reads the connection and the user's guardrails (at once: no
+//     order changes them). Under the user's lock, in one transaction, it
+//     looks for the client order id again, reads the ledger (cash,
+//     positions with their stops, open orders' reservations) and the
+//     quotes of the
 //     assets involved (latest stored close and ATR(14), computed once
 //     per price version of the asset), counts the orders accepted since
 //     00:00 UTC, runs [brokers.Check] and records the order: pending with
@@ -117,7 +119,7 @@
 // and records the cancellation under the same condition; a final order
 // no longer reserves anything.
 //
-// [Service.PreviewOrder] runs step 2's reads and check, at once and
+// [Service.PreviewOrder] runs step 2's reads and check, all at once and
 // without the lock, and records and sends nothing.
 //
 // # Portfolios

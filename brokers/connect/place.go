@@ -56,15 +56,33 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 			return replay(prev, hash, err)
 		}
 	}
-	conn, tr, err := s.trader(ctx, userID, in.ConnectionID)
+	// The connection and the guardrails at once: neither changes with
+	// the user's orders, so neither needs the user's lock.
+	var conn Connection
+	var tr brokers.Trader
+	var g brokers.Guardrails
+	var connErr error
+	var reads errgroup.Group
+	reads.Go(func() error {
+		conn, tr, connErr = s.trader(ctx, userID, in.ConnectionID)
+		return nil
+	})
+	reads.Go(func() (err error) {
+		g, _, err = NewStore(s.db).Guardrails(ctx, userID)
+		return err
+	})
+	err = reads.Wait()
+	if connErr != nil {
+		return Placement{}, connErr
+	}
 	if err != nil {
 		return Placement{}, err
 	}
-	p, err := s.accept(ctx, userID, conn, in, o, hash)
+	p, err := s.accept(ctx, userID, conn, g, in, o, hash)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
 		if err = s.firstPull(ctx, conn.ID); err == nil {
-			p, err = s.accept(ctx, userID, conn, in, o, hash)
+			p, err = s.accept(ctx, userID, conn, g, in, o, hash)
 		}
 	}
 	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
@@ -75,10 +93,10 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	return p, nil
 }
 
-// accept checks o against the user's guardrails and the connection's
+// accept checks o against the user's guardrails g and the connection's
 // ledger and records it, pending with its reservation or rejected, in
 // one transaction under the user's lock (see [Service.PlaceOrder]).
-func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, in OrderInput, o brokers.Order, hash string) (Placement, error) {
+func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, g brokers.Guardrails, in OrderInput, o brokers.Order, hash string) (Placement, error) {
 	// One placement per user at a time in this process, then in the
 	// database: the waiters queue here without holding a connection.
 	mu := &s.placing[userID[15]%uint8(len(s.placing))]
@@ -98,11 +116,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 				return err
 			}
 		}
-		g, _, err := st.Guardrails(ctx, userID)
-		if err != nil {
-			return err
-		}
-		cc, reserve, err := s.checkContext(ctx, st, conn, in.Asset, o, now)
+		cc, reserve, err := s.checkContext(ctx, st, conn.ID, in.Asset, o, now)
 		if err != nil {
 			return err
 		}
@@ -139,43 +153,49 @@ func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderIn
 	if err != nil {
 		return brokers.Result{}, err
 	}
-	conn, err := s.activeConnection(ctx, userID, in.ConnectionID)
-	if err != nil {
-		return brokers.Result{}, err
-	}
-	r, err := s.preview(ctx, userID, conn, in, o)
+	r, err := s.preview(ctx, userID, in, o)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
-		if err = s.firstPull(ctx, conn.ID); err == nil {
-			r, err = s.preview(ctx, userID, conn, in, o)
+		if err = s.firstPull(ctx, in.ConnectionID); err == nil {
+			r, err = s.preview(ctx, userID, in, o)
 		}
 	}
 	return r, err
 }
 
 // preview checks o against the ledger as it is now. Its reads are
-// independent, so it runs them at once.
-func (s *Service) preview(ctx context.Context, userID uuid.UUID, conn Connection, in OrderInput, o brokers.Order) (brokers.Result, error) {
+// independent, so it runs them at once, the check that the connection
+// is the user's and active among them; that check's error comes first,
+// so nothing read of another user's connection is ever shown.
+func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, o brokers.Order) (brokers.Result, error) {
 	st, now := NewStore(s.db), s.now()
 	var g brokers.Guardrails
 	var cc brokers.Context
 	var trades int
+	var connErr error
 	// No read cancels another (see [Store.book]).
 	var reads errgroup.Group
-	rctx := ctx
+	reads.Go(func() error {
+		_, connErr = s.activeConnection(ctx, userID, in.ConnectionID)
+		return nil
+	})
 	reads.Go(func() (err error) {
-		g, _, err = st.Guardrails(rctx, userID)
+		g, _, err = st.Guardrails(ctx, userID)
 		return err
 	})
 	reads.Go(func() (err error) {
-		trades, err = st.acceptedSince(rctx, userID, brokers.UTCDay(now))
+		trades, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now))
 		return err
 	})
 	reads.Go(func() (err error) {
-		cc, _, err = s.checkContext(rctx, st, conn, in.Asset, o, now)
+		cc, _, err = s.checkContext(ctx, st, in.ConnectionID, in.Asset, o, now)
 		return err
 	})
-	if err := reads.Wait(); err != nil {
+	err := reads.Wait()
+	if connErr != nil {
+		return brokers.Result{}, connErr
+	}
+	if err != nil {
 		return brokers.Result{}, err
 	}
 	cc.TradesToday = trades
@@ -227,8 +247,8 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 // returns the price at which the order would reserve exposure: its limit
 // price, or the latest close plus Config.SlippageBps. The error is
 // errNoLedger before the connection's first sync.
-func (s *Service) checkContext(ctx context.Context, st *Store, conn Connection, asset marketdata.Asset, o brokers.Order, now time.Time) (brokers.Context, decimal.Decimal, error) {
-	b, err := st.book(ctx, conn.ID)
+func (s *Service) checkContext(ctx context.Context, st *Store, connectionID uuid.UUID, asset marketdata.Asset, o brokers.Order, now time.Time) (brokers.Context, decimal.Decimal, error) {
+	b, err := st.book(ctx, connectionID)
 	if err != nil {
 		return brokers.Context{}, decimal.Decimal{}, err
 	}
