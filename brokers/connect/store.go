@@ -179,43 +179,34 @@ func (s *Store) Portfolios(ctx context.Context, userID uuid.UUID) ([]Portfolio, 
 // Portfolio returns the user's portfolio id with its positions. The error
 // wraps [tradekit.ErrNotFound] when there is none or it is another user's.
 func (s *Store) Portfolio(ctx context.Context, userID, id uuid.UUID) (Portfolio, error) {
-	var p Portfolio
-	err := s.db.NewSelect().Model(&p).Where("id = ? AND user_id = ?", id, userID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Portfolio{}, portfolioNotFound(id)
-	}
-	if err != nil {
-		return Portfolio{}, fmt.Errorf("connect: portfolio %s: %w", id, err)
-	}
-	return p, s.positions(ctx, &p)
+	return s.portfolioWhere(ctx, portfolioNotFound(id), "id = ? AND user_id = ?", id, userID)
 }
 
 // PortfolioByID returns portfolio id with its positions, whoever owns
 // it. The error wraps [tradekit.ErrNotFound] when there is none.
 func (s *Store) PortfolioByID(ctx context.Context, id uuid.UUID) (Portfolio, error) {
-	var p Portfolio
-	err := s.db.NewSelect().Model(&p).Where("id = ?", id).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Portfolio{}, portfolioNotFound(id)
-	}
-	if err != nil {
-		return Portfolio{}, fmt.Errorf("connect: portfolio %s: %w", id, err)
-	}
-	return p, s.positions(ctx, &p)
+	return s.portfolioWhere(ctx, portfolioNotFound(id), "id = ?", id)
 }
 
 // PortfolioOf returns the portfolio of connection id with its positions:
 // its ledger. The error wraps [tradekit.ErrNotFound] before the
 // connection's first sync.
 func (s *Store) PortfolioOf(ctx context.Context, connectionID uuid.UUID) (Portfolio, error) {
+	return s.portfolioWhere(ctx, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrNotFound,
+		"broker connection %s has no portfolio yet: its first sync has not finished", connectionID)),
+		"connection_id = ?", connectionID)
+}
+
+// portfolioWhere returns the portfolio the condition selects, with its
+// positions, or notFound when there is none.
+func (s *Store) portfolioWhere(ctx context.Context, notFound error, where string, args ...any) (Portfolio, error) {
 	var p Portfolio
-	err := s.db.NewSelect().Model(&p).Where("connection_id = ?", connectionID).Scan(ctx)
+	err := s.db.NewSelect().Model(&p).Where(where, args...).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Portfolio{}, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrNotFound,
-			"broker connection %s has no portfolio yet: its first sync has not finished", connectionID))
+		return Portfolio{}, notFound
 	}
 	if err != nil {
-		return Portfolio{}, fmt.Errorf("connect: portfolio of %s: %w", connectionID, err)
+		return Portfolio{}, fmt.Errorf("connect: portfolio: %w", err)
 	}
 	return p, s.positions(ctx, &p)
 }
