@@ -6,10 +6,8 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"testing"
-	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
@@ -37,13 +35,7 @@ func BenchmarkIndicators(b *testing.B) {
 		go srv.Maintain(ctx)
 		cached := srv.Handler()
 		uncached := server.New(server.Config{Logger: quietLogger(), CacheBytes: 1, Studies: studies.Config{CacheBytes: 1}}, db).Handler()
-		if db.Dialect().Name() == dialect.PG {
-			for start := time.Now(); !srv.Studies().Watching(); time.Sleep(time.Millisecond) {
-				if time.Since(start) > 5*time.Second {
-					b.Fatal("not listening for price changes after 5 s")
-				}
-			}
-		}
+		waitWatching(b, db, srv.Studies())
 
 		create := send(b, cached, "POST", "/api/v1/indicators/custom?"+url.Values{
 			"name":    {"three calls"},

@@ -8,9 +8,11 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/server"
+	"github.com/tradekit/tradekit/studies"
 )
 
 // BenchmarkOrderPlace measures POST /api/v1/brokers/orders on loopback,
@@ -35,6 +37,7 @@ func BenchmarkOrderPlace(b *testing.B) {
 		defer cancel()
 		go ts.Paper().Run(ctx)
 		go ts.Studies().Watch(ctx) // price versions from memory on PostgreSQL, as a server has them
+		waitWatching(b, db, ts.Studies())
 		conn := connectPaper(b, ts, key)
 		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
 		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",
@@ -59,6 +62,7 @@ func BenchmarkOrderPreview(b *testing.B) {
 		defer cancel()
 		go ts.Paper().Run(ctx)
 		go ts.Studies().Watch(ctx)
+		waitWatching(b, db, ts.Studies())
 		conn := connectPaper(b, ts, key)
 		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
 		ts.order(b, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "5").object(b)
@@ -68,4 +72,18 @@ func BenchmarkOrderPreview(b *testing.B) {
 			"type", "market", "quantity", "1", "stopLossPrice", "50", "preview", "true")
 		benchURL(b, &http.Client{Timeout: 10 * time.Second}, "POST", url, key)
 	})
+}
+
+// waitWatching waits until s keeps price versions in memory, as a running
+// server does on PostgreSQL (on SQLite it never does, and returns at once).
+func waitWatching(b *testing.B, db *bun.DB, s *studies.Service) {
+	b.Helper()
+	if db.Dialect().Name() != dialect.PG {
+		return
+	}
+	for start := time.Now(); !s.Watching(); time.Sleep(time.Millisecond) {
+		if time.Since(start) > 10*time.Second {
+			b.Fatal("price versions are not watched after 10 s")
+		}
+	}
 }

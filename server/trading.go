@@ -76,7 +76,7 @@ func (s *Server) newTrading() {
 	s.paper = paper.New(s.db, paper.Config{
 		Clients:      []paper.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
 		StartingCash: cfg.PaperCash, SlippageBps: cfg.PaperSlippageBps, Commission: cfg.PaperCommission,
-		Prefix: paperPrefix, Now: s.now, Logger: s.log,
+		Prefix: paperPrefix, PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
 	})
 	providers := []connect.Provider{{
 		Name:      "paper",

@@ -46,20 +46,36 @@ func lockUser(ctx context.Context, tx bun.Tx, userID uuid.UUID) error {
 }
 
 // book is a connection's ledger as a check reads it: the portfolio with
-// its positions, and the open orders that hold exposure in reserve.
+// its positions, the open orders that hold exposure in reserve, and how
+// many orders the user had accepted since a time.
 type book struct {
 	Portfolio
-	Open []Order
+	Open   []Order
+	Trades int
 }
 
-// book reads the ledger of the connection: on a database, with its
+// bookHead is a portfolio read with the count of its user's accepted
+// orders since a time, in one statement.
+type bookHead struct {
+	Portfolio `bun:",extend"`
+	Trades    int `bun:"trades,scanonly"`
+}
+
+// book reads the ledger of the connection, and the count of the user's
+// orders accepted (not rejected) since since: on a database, with its
 // three reads at once; in a transaction, one after the other. The error
 // is errNoLedger when the connection has no portfolio yet.
-func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) {
-	var b book
+func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since time.Time) (book, error) {
+	// Each read fills its own variable; they are put together after.
+	var head bookHead
+	var positions []Position
+	var open []Order
 	reads := []func(ctx context.Context) error{
 		func(ctx context.Context) error {
-			err := s.db.NewSelect().Model(&b.Portfolio).Where("connection_id = ?", connectionID).Scan(ctx)
+			err := s.db.NewSelect().Model(&head).Where("connection_id = ?", connectionID).
+				ColumnExpr("?TableAlias.*").
+				ColumnExpr("(SELECT count(*) FROM broker_orders WHERE user_id = ? AND status <> ? AND created_at >= ?) AS trades",
+					userID, brokers.Rejected, since.UTC()).Scan(ctx)
 			if errors.Is(err, sql.ErrNoRows) {
 				return errNoLedger
 			}
@@ -69,8 +85,8 @@ func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) 
 			return nil
 		},
 		func(ctx context.Context) error {
-			b.Positions = []Position{}
-			err := s.db.NewSelect().Model(&b.Positions).
+			positions = []Position{}
+			err := s.db.NewSelect().Model(&positions).
 				Where("portfolio_id = (SELECT id FROM portfolios WHERE connection_id = ?)", connectionID).Order("symbol").Scan(ctx)
 			if err != nil {
 				return fmt.Errorf("connect: the ledger's positions of %s: %w", connectionID, err)
@@ -78,7 +94,7 @@ func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) 
 			return nil
 		},
 		func(ctx context.Context) error {
-			err := s.db.NewSelect().Model(&b.Open).
+			err := s.db.NewSelect().Model(&open).
 				Column("id", "asset_id", "symbol", "side", "type", "quantity", "stop_loss_price", "reserved_price", "ledger_qty").
 				Where("connection_id = ? AND status = ?", connectionID, brokers.Pending).Scan(ctx)
 			if err != nil {
@@ -93,17 +109,19 @@ func (s *Store) book(ctx context.Context, connectionID uuid.UUID) (book, error) 
 				return book{}, err
 			}
 		}
-		return b, nil
+	} else {
+		// No read cancels another: modernc.org/sqlite leaves a connection
+		// whose query was cancelled mid-rows on its old snapshot.
+		var g errgroup.Group
+		for _, read := range reads {
+			g.Go(func() error { return read(ctx) })
+		}
+		if err := g.Wait(); err != nil {
+			return book{}, err
+		}
 	}
-	// No read cancels another: modernc.org/sqlite leaves a connection
-	// whose query was cancelled mid-rows on its old snapshot.
-	var g errgroup.Group
-	for _, read := range reads {
-		g.Go(func() error { return read(ctx) })
-	}
-	if err := g.Wait(); err != nil {
-		return book{}, err
-	}
+	b := book{Portfolio: head.Portfolio, Open: open, Trades: head.Trades}
+	b.Positions = positions
 	return b, nil
 }
 

@@ -169,17 +169,6 @@ func (s *Store) Orders(ctx context.Context, userID uuid.UUID, f OrderFilter) ([]
 	return list, total, nil
 }
 
-// acceptedSince returns how many of the user's orders created at or after
-// since were accepted: every status but rejected.
-func (s *Store) acceptedSince(ctx context.Context, userID uuid.UUID, since time.Time) (int, error) {
-	n, err := s.db.NewSelect().Model((*Order)(nil)).
-		Where("user_id = ? AND status <> ? AND created_at >= ?", userID, brokers.Rejected, since.UTC()).Count(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("connect: orders accepted today: %w", err)
-	}
-	return n, nil
-}
-
 // stops returns, by symbol, the stop-loss price of the latest filled buy
 // carrying one on the connection: the stop Tradekit knows a position by.
 func (s *Store) stops(ctx context.Context, connectionID uuid.UUID) (map[string]decimal.Decimal, error) {
@@ -202,7 +191,8 @@ func (s *Store) stops(ctx context.Context, connectionID uuid.UUID) (map[string]d
 // filled quantity so far and when to look again (next). It changes an
 // order that is still pending only, so that a state is recorded exactly
 // once whichever instance sees it first, and reports whether this call
-// changed the order.
+// changed the order. A changed o holds the ledger's share of its fills
+// (LedgerQty, LedgerCash, LedgerCommission) as the row does.
 func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now, next time.Time) (bool, error) {
 	o.BrokerStatus, o.UpdatedAt = st.BrokerStatus, now
 	if st.ID != "" {
@@ -235,7 +225,10 @@ func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now
 		o.NextCheckAt = &next
 		columns = append(columns, "next_check_at")
 	}
-	res, err := s.db.NewUpdate().Model(o).Column(columns...).WherePK().Where("status = ?", brokers.Pending).Exec(ctx)
+	// The ledger's share of the fills comes back as the row holds it:
+	// another instance may have applied some.
+	res, err := s.db.NewUpdate().Model(o).Column(columns...).WherePK().Where("status = ?", brokers.Pending).
+		Returning("ledger_qty, ledger_cash, ledger_commission").Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("connect: record the state of order %s: %w", o.ID, err)
 	}

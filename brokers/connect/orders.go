@@ -216,15 +216,12 @@ func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, n
 		if err := lockUser(ctx, tx, o.UserID); err != nil {
 			return err
 		}
+		// settle reads back the ledger's share of the fills as the row
+		// holds it under the lock.
 		store := NewStore(tx)
 		changed, err := store.settle(ctx, o, st, now, next)
 		if err != nil || !changed {
 			return err
-		}
-		// The ledger's share of the fills, as the row holds it under
-		// the lock: another instance may have applied some.
-		if err := tx.NewSelect().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK().Scan(ctx); err != nil {
-			return fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 		}
 		final = o.Status.Final()
 		filled, err = store.applyFill(ctx, o, now)

@@ -58,9 +58,12 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	}
 	// The connection and the guardrails at once: neither changes with
 	// the user's orders, so neither needs the user's lock.
+	// So is the order's asset's quote, which the check needs whatever the
+	// ledger holds.
 	var conn Connection
 	var tr brokers.Trader
 	var g brokers.Guardrails
+	var q quote
 	var connErr error
 	var reads errgroup.Group
 	reads.Go(func() error {
@@ -71,6 +74,10 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 		g, _, err = NewStore(s.db).Guardrails(ctx, userID)
 		return err
 	})
+	reads.Go(func() (err error) {
+		q, err = s.quotes.get(ctx, s.db, in.Asset.ID, calendar.DateOf(s.now()))
+		return err
+	})
 	err = reads.Wait()
 	if connErr != nil {
 		return Placement{}, connErr
@@ -78,11 +85,11 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	if err != nil {
 		return Placement{}, err
 	}
-	p, err := s.accept(ctx, userID, conn, g, in, o, hash)
+	p, err := s.accept(ctx, userID, conn, g, q, in, o, hash)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
 		if err = s.firstPull(ctx, conn.ID); err == nil {
-			p, err = s.accept(ctx, userID, conn, g, in, o, hash)
+			p, err = s.accept(ctx, userID, conn, g, q, in, o, hash)
 		}
 	}
 	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
@@ -93,10 +100,11 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	return p, nil
 }
 
-// accept checks o against the user's guardrails g and the connection's
-// ledger and records it, pending with its reservation or rejected, in
-// one transaction under the user's lock (see [Service.PlaceOrder]).
-func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, g brokers.Guardrails, in OrderInput, o brokers.Order, hash string) (Placement, error) {
+// accept checks o against the user's guardrails g, the connection's
+// ledger and q, the quote of o's asset, and records it, pending with its
+// reservation or rejected, in one transaction under the user's lock (see
+// [Service.PlaceOrder]).
+func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, g brokers.Guardrails, q quote, in OrderInput, o brokers.Order, hash string) (Placement, error) {
 	// One placement per user at a time in this process, then in the
 	// database: the waiters queue here without holding a connection.
 	mu := &s.placing[userID[15]%uint8(len(s.placing))]
@@ -116,11 +124,8 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 				return err
 			}
 		}
-		cc, reserve, err := s.checkContext(ctx, st, conn.ID, in.Asset, o, now)
+		cc, reserve, err := s.checkContext(ctx, st, userID, conn.ID, in.Asset, o, now, map[uuid.UUID]quote{in.Asset.ID: q})
 		if err != nil {
-			return err
-		}
-		if cc.TradesToday, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now)); err != nil {
 			return err
 		}
 		if p.Check, err = brokers.Check(o, g, cc); err != nil {
@@ -171,7 +176,6 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 	st, now := NewStore(s.db), s.now()
 	var g brokers.Guardrails
 	var cc brokers.Context
-	var trades int
 	var connErr error
 	// No read cancels another (see [Store.book]).
 	var reads errgroup.Group
@@ -184,11 +188,7 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 		return err
 	})
 	reads.Go(func() (err error) {
-		trades, err = st.acceptedSince(ctx, userID, brokers.UTCDay(now))
-		return err
-	})
-	reads.Go(func() (err error) {
-		cc, _, err = s.checkContext(ctx, st, in.ConnectionID, in.Asset, o, now)
+		cc, _, err = s.checkContext(ctx, st, userID, in.ConnectionID, in.Asset, o, now, nil)
 		return err
 	})
 	err := reads.Wait()
@@ -198,7 +198,6 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 	if err != nil {
 		return brokers.Result{}, err
 	}
-	cc.TradesToday = trades
 	return brokers.Check(o, g, cc)
 }
 
@@ -238,8 +237,9 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 }
 
 // checkContext reads what the guardrails need besides the order, from
-// the connection's ledger in st and the quotes of the assets: the
-// ledger's cash, its positions valued at their assets' latest closes
+// the connection's ledger in st and the quotes of the assets (those in
+// known are not read again): the count of the user's orders accepted
+// today (UTC), the ledger's cash, its positions valued at their assets' latest closes
 // (equity is the cash plus their values), the stop-loss each carries, the
 // open orders' reservations, and the order's asset's latest close and
 // ATR(14). A position whose symbol is no Tradekit asset or has no price
@@ -247,13 +247,16 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 // returns the price at which the order would reserve exposure: its limit
 // price, or the latest close plus Config.SlippageBps. The error is
 // errNoLedger before the connection's first sync.
-func (s *Service) checkContext(ctx context.Context, st *Store, connectionID uuid.UUID, asset marketdata.Asset, o brokers.Order, now time.Time) (brokers.Context, decimal.Decimal, error) {
-	b, err := st.book(ctx, connectionID)
+func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectionID uuid.UUID, asset marketdata.Asset, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, decimal.Decimal, error) {
+	b, err := st.book(ctx, connectionID, userID, brokers.UTCDay(now))
 	if err != nil {
 		return brokers.Context{}, decimal.Decimal{}, err
 	}
 	today := calendar.DateOf(now)
 	seen := map[uuid.UUID]quote{} // each asset's quote read once
+	for id, q := range known {
+		seen[id] = q
+	}
 	quoteOf := func(id uuid.UUID) (quote, error) {
 		if q, ok := seen[id]; ok {
 			return q, nil
@@ -270,7 +273,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, connectionID uuid
 		return brokers.Context{}, decimal.Decimal{}, &tradekit.ParamError{Param: "assetId",
 			Msg: fmt.Sprintf("%s has no stored price, so a market order on it can be neither checked nor filled", o.Symbol)}
 	}
-	c := brokers.Context{Price: q.price, ATR: q.atr, Cash: b.Cash, Equity: b.Cash,
+	c := brokers.Context{Price: q.price, ATR: q.atr, Cash: b.Cash, Equity: b.Cash, TradesToday: b.Trades,
 		Positions: make([]brokers.Held, 0, len(b.Positions)), Open: make([]brokers.Reservation, 0, len(b.Open))}
 	for _, p := range b.Positions {
 		h := brokers.Held{Symbol: marketdata.NormalizeSymbol(p.Symbol), Quantity: p.Quantity}

@@ -150,9 +150,9 @@ func TestPlaceOrder(t *testing.T) {
 				t.Errorf("a rejected order reached the broker %d times", n)
 			}
 			// A rejected order is no trade of the day.
-			n, err := NewStore(db).acceptedSince(ctx, f.user, brokers.UTCDay(start))
-			if err != nil || n != 0 {
-				t.Errorf("acceptedSince = %d, %v; want 0", n, err)
+			b, err := NewStore(db).book(ctx, f.conn.ID, f.user, brokers.UTCDay(start))
+			if err != nil || b.Trades != 0 {
+				t.Errorf("trades today = %d, %v; want 0", b.Trades, err)
 			}
 		})
 

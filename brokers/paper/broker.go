@@ -71,6 +71,11 @@ type Config struct {
 	// MatchInterval is how often [Broker.Run] looks for orders to fill,
 	// besides at once after each placement; 250 ms when zero.
 	MatchInterval time.Duration
+	// PriceVersion returns an asset's price version, which changes with
+	// its prices: the broker keeps each asset's latest close while its
+	// version is unchanged. When nil, [marketdata.Store.PriceVersion]; a
+	// server passes one that answers from memory where it can.
+	PriceVersion func(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error)
 	// Now returns the current time; [time.Now] when nil.
 	Now func() time.Time
 	// Logger receives the errors that answer 500 and the detected reuse of
@@ -119,6 +124,7 @@ var maxAmount = decimal.New(1, 20)
 type Broker struct {
 	db         bun.IDB
 	md         *marketdata.Store
+	closes     *lastCloses
 	clients    map[string]Client
 	cash       decimal.Decimal
 	currency   string
@@ -159,6 +165,10 @@ func New(db bun.IDB, cfg Config) *Broker {
 		now:        cfg.Now,
 		log:        cfg.Logger,
 		pages:      pages,
+	}
+	b.closes = &lastCloses{md: b.md, version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
+	if b.closes.version == nil {
+		b.closes.version = b.md.PriceVersion
 	}
 	for _, c := range cfg.Clients {
 		switch {
@@ -364,7 +374,7 @@ func (b *Broker) Fill(ctx context.Context, accountID string, symbol string, side
 		}
 		oid := uuid.New()
 		o = order{
-			ID: oid, AccountID: id, Seq: last.Seq + 1, ClientOrderID: oid.String(),
+			ID: oid, AccountID: id, ClientOrderID: oid.String(),
 			AssetID: assetID, Symbol: symbol, AssetClass: class,
 			Side: string(side), Type: "market", TimeInForce: "day", Status: "filled",
 			Qty: qty, FilledQty: qty, FilledAvgPrice: &price,

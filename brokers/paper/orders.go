@@ -104,23 +104,16 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 		if err != nil {
 			return err
 		}
-		if _, dup, err := orderByClientID(ctx, tx, accountID, o.ClientOrderID); err != nil {
-			return err
-		} else if dup {
-			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
-		}
-		open, err := openOrders(ctx, tx, accountID, 0)
+		open, dup, err := openOrdersAnd(ctx, tx, accountID, o.ClientOrderID)
 		if err != nil {
 			return err
+		}
+		if dup {
+			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
 		}
 		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
 			return err
 		}
-		last, _, err := lastOrder(ctx, tx, accountID)
-		if err != nil {
-			return err
-		}
-		o.Seq = last.Seq + 1
 		return insertOrder(ctx, tx, o)
 	})
 	if err != nil {
@@ -164,11 +157,11 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	if err != nil {
 		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
 	}
-	last, err := b.md.LatestPrice(ctx, a.ID)
+	last, err := b.closes.get(ctx, a.ID)
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", symbol)}
 	} else if err != nil {
-		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
+		return nil, decimal.Decimal{}, err
 	}
 	now := b.clock()
 	id := uuid.New()
@@ -308,12 +301,12 @@ func (b *Broker) Match(ctx context.Context) (int, error) {
 		}
 		c, ok := closes[*o.AssetID]
 		if !ok {
-			p, err := b.md.LatestPrice(ctx, *o.AssetID)
+			p, err := b.closes.get(ctx, *o.AssetID)
 			switch {
 			case err == nil:
 				c = &p.Close
 			case !errors.Is(err, tradekit.ErrNotFound):
-				return filled, fmt.Errorf("paper: %w", err)
+				return filled, err
 			}
 			closes[*o.AssetID] = c
 		}

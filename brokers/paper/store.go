@@ -220,8 +220,14 @@ func lastOrder(ctx context.Context, db bun.IDB, accountID uuid.UUID) (order, boo
 	return o, true, nil
 }
 
+// insertOrder records the new order o, numbered after the account's
+// latest order (the account's row is locked: see [accountByID]), and sets
+// o.Seq.
 func insertOrder(ctx context.Context, db bun.IDB, o *order) error {
-	if _, err := db.NewInsert().Model(o).Exec(ctx); err != nil {
+	_, err := db.NewInsert().Model(o).
+		Value("seq", "(SELECT coalesce(max(seq), 0) + 1 FROM paper_orders WHERE account_id = ?)", o.AccountID).
+		Returning("seq").Exec(ctx, &o.Seq)
+	if err != nil {
 		return fmt.Errorf("paper: insert order: %w", err)
 	}
 	return nil
@@ -325,6 +331,26 @@ func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int)
 		return nil, fmt.Errorf("paper: open orders: %w", err)
 	}
 	return out, nil
+}
+
+// openOrdersAnd returns the open orders of the account in the order they
+// were placed, and whether it placed an order with the client order id
+// already, open or not: both in one read.
+func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, clientOrderID string) ([]order, bool, error) {
+	var rows []order
+	err := db.NewSelect().Model(&rows).Where("account_id = ?", accountID).
+		Where("(status = ? OR client_order_id = ?)", statusNew, clientOrderID).Order("submitted_at", "seq").Scan(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("paper: open orders: %w", err)
+	}
+	open, dup := rows[:0], false
+	for _, o := range rows {
+		dup = dup || o.ClientOrderID == clientOrderID
+		if o.Status == statusNew {
+			open = append(open, o)
+		}
+	}
+	return open, dup, nil
 }
 
 // closeOrder moves the open order o to status, with the columns of o
