@@ -144,8 +144,12 @@ func orderIDOf(clientOrderID string) uuid.UUID {
 func storing(db bun.IDB, status brokers.OrderStatus) func(context.Context, uuid.UUID, connect.OrderInput) (connect.Placement, error) {
 	return func(ctx context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error) {
 		now := time.Now().UTC()
-		o := connect.Order{ID: orderIDOf(in.ClientOrderID), UserID: userID, ConnectionID: in.ConnectionID, AssetID: in.Asset.ID,
-			Symbol: in.Asset.Symbol, AssetType: string(in.Asset.Type), Side: in.Order.Side, Type: in.Order.Type, Quantity: in.Order.Quantity,
+		a, err := marketdata.NewStore(db).Asset(ctx, in.AssetID)
+		if err != nil {
+			return connect.Placement{}, err
+		}
+		o := connect.Order{ID: orderIDOf(in.ClientOrderID), UserID: userID, ConnectionID: in.ConnectionID, AssetID: a.ID,
+			Symbol: a.Symbol, AssetType: string(a.Type), Side: in.Order.Side, Type: in.Order.Type, Quantity: in.Order.Quantity,
 			Status: status, ClientOrderID: &in.ClientOrderID, ParamsHash: "test", CreatedAt: now, UpdatedAt: now}
 		if status == brokers.Filled {
 			price := decimal.RequireFromString(fillPrice)
@@ -264,8 +268,8 @@ func testCopy(t *testing.T, db *bun.DB) {
 		// 40 × 50 / 200,000 × 10,000 / 50 = 2, and 20 … = 1.
 		id1, id2 := copytrading.CopyOrderID(f.follow.ID, f1), copytrading.CopyOrderID(f.follow.ID, f2)
 		wantOrders := []connect.OrderInput{
-			{ConnectionID: f.follower.conn, Asset: acme, Order: brokers.Order{Side: brokers.Buy, Type: brokers.Market, Quantity: decimal.New(2, 0)}, ClientOrderID: id1},
-			{ConnectionID: f.follower.conn, Asset: acme, Order: brokers.Order{Side: brokers.Buy, Type: brokers.Market, Quantity: decimal.New(1, 0)}, ClientOrderID: id2},
+			{ConnectionID: f.follower.conn, AssetID: acme.ID, Order: brokers.Order{Side: brokers.Buy, Type: brokers.Market, Quantity: decimal.New(2, 0)}, ClientOrderID: id1},
+			{ConnectionID: f.follower.conn, AssetID: acme.ID, Order: brokers.Order{Side: brokers.Buy, Type: brokers.Market, Quantity: decimal.New(1, 0)}, ClientOrderID: id2},
 		}
 		if diff := cmp.Diff(wantOrders, p.orders); diff != "" {
 			t.Errorf("orders mismatch (-want +got):\n%s", diff)

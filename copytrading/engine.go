@@ -520,7 +520,7 @@ func (s *Service) size(ctx context.Context, w *work) (in connect.OrderInput, rea
 	if reason != "" {
 		return connect.OrderInput{}, reason, false, nil
 	}
-	return connect.OrderInput{ConnectionID: *w.ConnectionID, Asset: asset,
+	return connect.OrderInput{ConnectionID: *w.ConnectionID, AssetID: asset.ID,
 		Order:         brokers.Order{Side: side, Type: brokers.Market, Quantity: qty},
 		ClientOrderID: copyOrderID(w.ID, w.FillID)}, "", false, nil
 }

@@ -43,13 +43,18 @@ func (p *placer) PlaceOrder(ctx context.Context, userID uuid.UUID, in connect.Or
 	return connect.Placement{Order: connect.Order{ID: orderIDOf(in.ClientOrderID), UserID: userID, Status: brokers.Pending}}, nil
 }
 
-// placed returns the orders asked for so far, as "buy 2 ACME".
+// placed returns the orders asked for so far, as "buy 2 ACME" (the
+// tests trade ACME; another asset shows as its id).
 func (p *placer) placed() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := []string{}
 	for _, o := range p.orders {
-		out = append(out, fmt.Sprintf("%s %s %s", o.Order.Side, o.Order.Quantity, o.Asset.Symbol))
+		symbol := o.AssetID.String()
+		if o.AssetID == marketdata.AssetID("ACME") {
+			symbol = "ACME"
+		}
+		out = append(out, fmt.Sprintf("%s %s %s", o.Order.Side, o.Order.Quantity, symbol))
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
-	"github.com/tradekit/tradekit/marketdata"
 )
 
 // orderJSON is an order as the API shows it: the spec's fields, then
@@ -131,14 +129,7 @@ func (s *Server) parseOrder(req bunrouter.Request) (connect.OrderInput, error) {
 	if in.ConnectionID, err = queryUUID(req, "connectionId"); err != nil {
 		return in, err
 	}
-	assetID, err := queryUUID(req, "assetId")
-	if err != nil {
-		return in, err
-	}
-	if in.Asset, err = marketdata.NewStore(s.db).Asset(req.Context(), assetID); err != nil {
-		if errors.Is(err, tradekit.ErrNotFound) {
-			return in, invalidParam("assetId", "no asset has the id %s", assetID)
-		}
+	if in.AssetID, err = queryUUID(req, "assetId"); err != nil {
 		return in, err
 	}
 	o := &in.Order
@@ -239,8 +230,8 @@ type previewJSON struct {
 	Violation *string    `json:"rejectReason"` // the first broken rule's message, null when accepted
 }
 
-func newPreviewJSON(in connect.OrderInput, r brokers.Result) previewJSON {
-	out := previewJSON{Preview: true, Accepted: r.OK(), Symbol: in.Asset.Symbol, Side: string(in.Order.Side),
+func newPreviewJSON(in connect.OrderInput, r connect.Preview) previewJSON {
+	out := previewJSON{Preview: true, Accepted: r.OK(), Symbol: r.Asset.Symbol, Side: string(in.Order.Side),
 		Type: string(in.Order.Type), Quantity: number(in.Order.Quantity), Price: number(r.Price), Notional: number(r.Notional),
 		Position: number(r.Position), PosPct: number(r.PositionPct), RiskPct: number(r.RiskPct), Trades: r.Trades,
 		Rules: make([]ruleJSON, len(r.Rules))}

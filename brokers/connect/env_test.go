@@ -249,12 +249,12 @@ func (e *env) mustAsset(t *testing.T, symbol, close string, days int) marketdata
 
 // marketOrder returns the input of a market order of qty of the asset.
 func marketOrder(c Connection, a marketdata.Asset, side brokers.Side, qty string) OrderInput {
-	return OrderInput{ConnectionID: c.ID, Asset: a, Order: brokers.Order{Side: side, Type: brokers.Market, Quantity: dec(qty)}}
+	return OrderInput{ConnectionID: c.ID, AssetID: a.ID, Order: brokers.Order{Side: side, Type: brokers.Market, Quantity: dec(qty)}}
 }
 
 // limitOrder returns the input of a limit order of qty of the asset at price.
 func limitOrder(c Connection, a marketdata.Asset, side brokers.Side, qty, price string) OrderInput {
-	return OrderInput{ConnectionID: c.ID, Asset: a,
+	return OrderInput{ConnectionID: c.ID, AssetID: a.ID,
 		Order: brokers.Order{Side: side, Type: brokers.Limit, Quantity: dec(qty), LimitPrice: decp(price)}}
 }
 
@@ -275,7 +275,7 @@ func mustPlace(t *testing.T, s *Service, userID uuid.UUID, in OrderInput) Placem
 	t.Helper()
 	p, err := s.PlaceOrder(context.Background(), userID, in)
 	if err != nil {
-		t.Fatalf("PlaceOrder(%s %s %s) = %v", in.Order.Side, in.Order.Quantity, in.Asset.Symbol, err)
+		t.Fatalf("PlaceOrder(%s %s %s) = %v", in.Order.Side, in.Order.Quantity, in.AssetID, err)
 	}
 	return p
 }

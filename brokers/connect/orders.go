@@ -42,8 +42,10 @@ func checkAfter(age time.Duration) time.Duration {
 // OrderInput is an order as a user asks for it.
 type OrderInput struct {
 	ConnectionID uuid.UUID
-	Asset        marketdata.Asset
-	// Order is the order; its Symbol and AssetType are taken from Asset.
+	// AssetID is the asset to trade. It is read beside the order's other
+	// reads; an unknown id is a *[tradekit.ParamError] naming assetId.
+	AssetID uuid.UUID
+	// Order is the order; its Symbol and AssetType are the asset's.
 	Order brokers.Order
 	// ClientOrderID, when not empty, is the user's idempotency key: at
 	// most [MaxClientOrderID] characters, unique among the user's orders.
@@ -64,17 +66,37 @@ type Placement struct {
 }
 
 // prepare returns the order of in, validated, and its parameters' hash.
+// The order's symbol and asset type are the asset's, set by withAsset once
+// it is read; until then a stand-in symbol lets Validate check the rest.
 func prepare(in OrderInput) (brokers.Order, string, error) {
 	o := in.Order
-	o.Symbol, o.AssetType = marketdata.NormalizeSymbol(in.Asset.Symbol), string(in.Asset.Type)
-	if err := o.Validate(); err != nil {
+	o.Symbol, o.AssetType = "", ""
+	check := o
+	check.Symbol = in.AssetID.String()
+	if err := check.Validate(); err != nil {
 		return brokers.Order{}, "", err
 	}
 	if n := utf8.RuneCountInString(in.ClientOrderID); n > MaxClientOrderID {
 		return brokers.Order{}, "", &tradekit.ParamError{Param: "clientOrderId",
 			Msg: fmt.Sprintf("must be at most %d characters, not %d", MaxClientOrderID, n)}
 	}
-	return o, paramsHash(in.ConnectionID, in.Asset.ID, o), nil
+	return o, paramsHash(in.ConnectionID, in.AssetID, o), nil
+}
+
+// withAsset returns o with the symbol and type of its asset a.
+func withAsset(o brokers.Order, a marketdata.Asset) brokers.Order {
+	o.Symbol, o.AssetType = marketdata.NormalizeSymbol(a.Symbol), string(a.Type)
+	return o
+}
+
+// readAsset reads the order's asset; an unknown id is a ParamError naming
+// assetId.
+func (s *Service) readAsset(ctx context.Context, id uuid.UUID) (marketdata.Asset, error) {
+	a, err := marketdata.NewStore(s.db).Asset(ctx, id)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return a, &tradekit.ParamError{Param: "assetId", Msg: "no asset has the id " + id.String()}
+	}
+	return a, err
 }
 
 // replay returns the earlier order prev, with the same client order id as
@@ -94,7 +116,7 @@ func replay(prev Order, hash string, err error) (Placement, error) {
 // newOrder returns the pending order of in, created at now.
 func newOrder(userID uuid.UUID, in OrderInput, o brokers.Order, hash string, now time.Time) Order {
 	out := Order{
-		ID: uuid.New(), UserID: userID, ConnectionID: in.ConnectionID, AssetID: in.Asset.ID,
+		ID: uuid.New(), UserID: userID, ConnectionID: in.ConnectionID, AssetID: in.AssetID,
 		Symbol: o.Symbol, AssetType: o.AssetType, Side: o.Side, Type: o.Type, Quantity: o.Quantity,
 		LimitPrice: o.LimitPrice, StopLossPrice: o.StopLossPrice, Status: brokers.Pending, ParamsHash: hash,
 		CreatedAt: now, UpdatedAt: now,

@@ -56,16 +56,20 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 			return replay(prev, hash, err)
 		}
 	}
-	// The connection and the guardrails at once: neither changes with
-	// the user's orders, so neither needs the user's lock.
-	// So is the order's asset's quote, which the check needs whatever the
-	// ledger holds.
+	// The asset, the connection, the guardrails and the asset's quote at
+	// once: none changes with the user's orders, so none needs the
+	// user's lock.
+	var a marketdata.Asset
 	var conn Connection
 	var tr brokers.Trader
 	var g brokers.Guardrails
 	var q quote
-	var connErr error
+	var assetErr, connErr, quoteErr error
 	var reads errgroup.Group
+	reads.Go(func() error {
+		a, assetErr = s.readAsset(ctx, in.AssetID)
+		return nil
+	})
 	reads.Go(func() error {
 		conn, tr, connErr = s.trader(ctx, userID, in.ConnectionID)
 		return nil
@@ -74,22 +78,26 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 		g, _, err = NewStore(s.db).Guardrails(ctx, userID)
 		return err
 	})
-	reads.Go(func() (err error) {
-		q, err = s.quotes.get(ctx, s.db, in.Asset.ID, calendar.DateOf(s.now()))
-		return err
+	reads.Go(func() error {
+		// An unknown asset is readAsset's error; on any error accept
+		// reads the quote again.
+		q, quoteErr = s.quotes.get(ctx, s.db, in.AssetID, calendar.DateOf(s.now()))
+		return nil
 	})
-	err = reads.Wait()
-	if connErr != nil {
-		return Placement{}, connErr
-	}
-	if err != nil {
+	werr := reads.Wait()
+	if err := firstErr(assetErr, connErr, werr); err != nil {
 		return Placement{}, err
 	}
-	p, err := s.accept(ctx, userID, conn, g, q, in, o, hash)
+	o = withAsset(o, a)
+	known := map[uuid.UUID]quote{}
+	if quoteErr == nil {
+		known[a.ID] = q
+	}
+	p, err := s.accept(ctx, userID, conn, g, known, in, o, hash)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
 		if err = s.firstPull(ctx, conn.ID); err == nil {
-			p, err = s.accept(ctx, userID, conn, g, q, in, o, hash)
+			p, err = s.accept(ctx, userID, conn, g, known, in, o, hash)
 		}
 	}
 	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
@@ -101,10 +109,10 @@ func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 }
 
 // accept checks o against the user's guardrails g, the connection's
-// ledger and q, the quote of o's asset, and records it, pending with its
-// reservation or rejected, in one transaction under the user's lock (see
-// [Service.PlaceOrder]).
-func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, g brokers.Guardrails, q quote, in OrderInput, o brokers.Order, hash string) (Placement, error) {
+// ledger and the quotes of the assets (those in known already read), and
+// records it, pending with its reservation or rejected, in one
+// transaction under the user's lock (see [Service.PlaceOrder]).
+func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, g brokers.Guardrails, known map[uuid.UUID]quote, in OrderInput, o brokers.Order, hash string) (Placement, error) {
 	// One placement per user at a time in this process, then in the
 	// database: the waiters queue here without holding a connection.
 	mu := &s.placing[userID[15]%uint8(len(s.placing))]
@@ -124,9 +132,9 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 				return err
 			}
 		}
-		cc, reserve, err := s.checkContext(ctx, st, userID, conn.ID, in.Asset, o, now, map[uuid.UUID]quote{in.Asset.ID: q})
+		cc, reserve, err := s.checkContext(ctx, st, userID, conn.ID, in.AssetID, o, now, known)
 		if err != nil {
-			return err
+			return noPrice(err, o.Symbol)
 		}
 		if p.Check, err = brokers.Check(o, g, cc); err != nil {
 			return err
@@ -150,13 +158,20 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 	return p, err
 }
 
+// Preview is what [Service.PreviewOrder] finds of an order.
+type Preview struct {
+	brokers.Result
+	// Asset is the order's asset.
+	Asset marketdata.Asset
+}
+
 // PreviewOrder runs every check [Service.PlaceOrder] runs on in, against
 // the ledger as it is now, and records and sends nothing. Its errors are
 // PlaceOrder's; a client order id is checked for its length only.
-func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (brokers.Result, error) {
+func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (Preview, error) {
 	o, _, err := prepare(in)
 	if err != nil {
-		return brokers.Result{}, err
+		return Preview{}, err
 	}
 	r, err := s.preview(ctx, userID, in, o)
 	if errors.Is(err, errNoLedger) {
@@ -169,16 +184,21 @@ func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderIn
 }
 
 // preview checks o against the ledger as it is now. Its reads are
-// independent, so it runs them at once, the check that the connection
-// is the user's and active among them; that check's error comes first,
-// so nothing read of another user's connection is ever shown.
-func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, o brokers.Order) (brokers.Result, error) {
+// independent, so it runs them at once, the asset and the check that the
+// connection is the user's and active among them; their errors come
+// first, so nothing read of another user's connection is ever shown.
+func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, o brokers.Order) (Preview, error) {
 	st, now := NewStore(s.db), s.now()
+	var p Preview
 	var g brokers.Guardrails
 	var cc brokers.Context
-	var connErr error
+	var assetErr, connErr error
 	// No read cancels another (see [Store.book]).
 	var reads errgroup.Group
+	reads.Go(func() error {
+		p.Asset, assetErr = s.readAsset(ctx, in.AssetID)
+		return nil
+	})
 	reads.Go(func() error {
 		_, connErr = s.activeConnection(ctx, userID, in.ConnectionID)
 		return nil
@@ -188,17 +208,39 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 		return err
 	})
 	reads.Go(func() (err error) {
-		cc, _, err = s.checkContext(ctx, st, userID, in.ConnectionID, in.Asset, o, now, nil)
+		cc, _, err = s.checkContext(ctx, st, userID, in.ConnectionID, in.AssetID, o, now, nil)
 		return err
 	})
-	err := reads.Wait()
-	if connErr != nil {
-		return brokers.Result{}, connErr
+	werr := reads.Wait()
+	if err := firstErr(assetErr, connErr, werr); err != nil {
+		return Preview{}, noPrice(err, p.Asset.Symbol)
 	}
-	if err != nil {
-		return brokers.Result{}, err
+	var err error
+	p.Result, err = brokers.Check(withAsset(o, p.Asset), g, cc)
+	return p, err
+}
+
+// errNoPrice reports a market order on an asset without a stored price.
+var errNoPrice = errors.New("connect: the asset has no stored price")
+
+// noPrice returns err, or for errNoPrice the ParamError naming the asset's
+// symbol.
+func noPrice(err error, symbol string) error {
+	if errors.Is(err, errNoPrice) {
+		return &tradekit.ParamError{Param: "assetId",
+			Msg: fmt.Sprintf("%s has no stored price, so a market order on it can be neither checked nor filled", symbol)}
 	}
-	return brokers.Check(o, g, cc)
+	return err
+}
+
+// firstErr returns the first of errs that is not nil.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // firstPull writes the ledger of a connection whose first sync has not
@@ -236,18 +278,20 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 	return c, nil
 }
 
-// checkContext reads what the guardrails need besides the order, from
-// the connection's ledger in st and the quotes of the assets (those in
-// known are not read again): the count of the user's orders accepted
-// today (UTC), the ledger's cash, its positions valued at their assets' latest closes
-// (equity is the cash plus their values), the stop-loss each carries, the
-// open orders' reservations, and the order's asset's latest close and
-// ATR(14). A position whose symbol is no Tradekit asset or has no price
-// is valued at the broker's value, else at its average cost. It also
-// returns the price at which the order would reserve exposure: its limit
-// price, or the latest close plus Config.SlippageBps. The error is
-// errNoLedger before the connection's first sync.
-func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectionID uuid.UUID, asset marketdata.Asset, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, decimal.Decimal, error) {
+// checkContext reads what the guardrails need besides the order o on
+// the asset assetID, from the connection's ledger in st and the quotes of
+// the assets (those in known are not read again): the count of the
+// user's orders accepted today (UTC), the ledger's cash, its positions
+// valued at their assets' latest closes (equity is the cash plus their
+// values), the stop-loss each carries, the open orders' reservations, and
+// the order's asset's latest close and ATR(14). A position whose symbol
+// is no Tradekit asset or has no price is valued at the broker's value,
+// else at its average cost. It also returns the price at which the order
+// would reserve exposure: its limit price, or the latest close plus
+// Config.SlippageBps. The error is errNoLedger before the connection's
+// first sync, and errNoPrice for a market order on an asset without a
+// stored price.
+func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectionID, assetID uuid.UUID, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, decimal.Decimal, error) {
 	b, err := st.book(ctx, connectionID, userID, brokers.UTCDay(now))
 	if err != nil {
 		return brokers.Context{}, decimal.Decimal{}, err
@@ -265,13 +309,12 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 		seen[id] = q
 		return q, err
 	}
-	q, err := quoteOf(asset.ID)
+	q, err := quoteOf(assetID)
 	if err != nil {
 		return brokers.Context{}, decimal.Decimal{}, err
 	}
 	if !q.ok && o.Type == brokers.Market {
-		return brokers.Context{}, decimal.Decimal{}, &tradekit.ParamError{Param: "assetId",
-			Msg: fmt.Sprintf("%s has no stored price, so a market order on it can be neither checked nor filled", o.Symbol)}
+		return brokers.Context{}, decimal.Decimal{}, errNoPrice
 	}
 	c := brokers.Context{Price: q.price, ATR: q.atr, Cash: b.Cash, Equity: b.Cash, TradesToday: b.Trades,
 		Positions: make([]brokers.Held, 0, len(b.Positions)), Open: make([]brokers.Reservation, 0, len(b.Open))}

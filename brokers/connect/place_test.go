@@ -426,7 +426,7 @@ func (f *fixture) refusals(t *testing.T) []refusal {
 	}
 	return []refusal{
 		{"MalformedQuantity", f.user, marketOrder(f.conn, f.acme, brokers.Buy, "0"), tradekit.ErrInvalid, "quantity"},
-		{"LimitWithoutPrice", f.user, OrderInput{ConnectionID: f.conn.ID, Asset: f.acme, Order: brokers.Order{Side: brokers.Buy, Type: brokers.Limit, Quantity: one}},
+		{"LimitWithoutPrice", f.user, OrderInput{ConnectionID: f.conn.ID, AssetID: f.acme.ID, Order: brokers.Order{Side: brokers.Buy, Type: brokers.Limit, Quantity: one}},
 			tradekit.ErrInvalid, "limitPrice"},
 		{"StopAboveThePrice", f.user, withStop(marketOrder(f.conn, f.acme, brokers.Buy, "1"), "120"), tradekit.ErrInvalid, "stopLossPrice"},
 		{"MarketOrderWithoutPrice", f.user, marketOrder(f.conn, nopx, brokers.Buy, "1"), tradekit.ErrInvalid, "assetId"},
