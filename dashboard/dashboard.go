@@ -21,7 +21,9 @@
 // carries a CSRF token: the session's own once signed in, and before that
 // a random token also set in the cookie tk_csrf (double submit), so that a
 // form posted from another site is refused with 403. Failed sign-ins are
-// throttled per email (billing.SignInThrottle).
+// throttled per email (billing.SignInThrottle). Forms are read only as
+// application/x-www-form-urlencoded, up to [MaxFormBytes], never as
+// multipart.
 package dashboard
 
 import (
@@ -171,6 +173,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// form's post to the broker's site.
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "+
 		"img-src data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+	if !h.readForm(w, r) {
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
