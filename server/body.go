@@ -67,9 +67,8 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 func checkBody(r *http.Request) error {
 	for _, ct := range r.Header.Values("Content-Type") {
 		if isMultipart(ct) {
-			return errorf(errUnsupportedMediaType, "multipart request bodies are not accepted (Content-Type %s): "+
-				"send forms as application/x-www-form-urlencoded; the API takes its parameters in the query string",
-				tradekit.Quote(ct))
+			return errorf(errUnsupportedMediaType, "multipart request bodies are not accepted (Content-Type %s); "+
+				"send a form as application/x-www-form-urlencoded", tradekit.Quote(ct))
 		}
 	}
 	if r.ContentLength > MaxBodyBytes {
@@ -90,15 +89,15 @@ func isMultipart(ct string) bool {
 	return err == nil && strings.HasPrefix(mt, "multipart/")
 }
 
-// readBody reads r's body whole, refusing one over MaxBodyBytes. The
-// http.MaxBytesReader it reads through tells Go's server to close the
-// connection rather than read the rest of a body it refused.
+// readBody reads r's body whole, refusing one over MaxBodyBytes.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	size := int64(512)
+	size := int64(0)
 	if r.ContentLength > 0 {
 		size = r.ContentLength
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	// ReadFrom keeps bytes.MinRead free to read into, and needs one
+	// more read to see the end.
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	var mbe *http.MaxBytesError
 	switch {
@@ -122,9 +121,11 @@ func bodyTooLarge(n int64) error {
 // refuseBody answers a body refused with err, a [*tradekit.Error]: in the
 // JSON error envelope on the API's paths (and on unknown ones, which the
 // router answers in JSON), in plain text on the dashboard's and the paper
-// broker's.
+// broker's. It closes the connection, so that Go's server does not read
+// on through the rest of a refused body to reuse it.
 func (s *Server) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
-	if !servesHTML(r.URL.Path) {
+	w.Header().Set("Connection", "close")
+	if !outsideAPI(r.URL.Path) {
 		s.writeError(w, r, err)
 		return
 	}
@@ -138,8 +139,9 @@ func (s *Server) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
 	http.Error(w, err.Error(), status)
 }
 
-// servesHTML reports whether path is the dashboard's or the paper
-// broker's, which [Server.mount] routes beside the API.
-func servesHTML(path string) bool {
+// outsideAPI reports whether path is the dashboard's or the paper
+// broker's, which [Server.mount] routes beside the API and which have
+// error forms of their own.
+func outsideAPI(path string) bool {
 	return path == "/dashboard" || strings.HasPrefix(path, "/dashboard/") || strings.HasPrefix(path, paperPrefix+"/")
 }

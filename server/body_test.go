@@ -79,7 +79,9 @@ func checkAPIRefusal(t *testing.T, path string, status int, h http.Header, body 
 		return
 	}
 	checkExchange(t, httptest.NewRequest(http.MethodPost, path, nil), status, h, []byte(body))
-	var env struct{ Error struct{ Code, Message string } }
+	var env struct {
+		Error struct{ Code, Message string }
+	}
 	if err := json.Unmarshal([]byte(body), &env); err != nil || env.Error.Code != "VALIDATION_ERROR" ||
 		!strings.HasPrefix(h.Get("Content-Type"), "application/json") {
 		t.Errorf("POST %s: not the error envelope with VALIDATION_ERROR: %v %s", path, err, body)
