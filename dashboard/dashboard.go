@@ -21,7 +21,10 @@
 // carries a CSRF token: the session's own once signed in, and before that
 // a random token also set in the cookie tk_csrf (double submit), so that a
 // form posted from another site is refused with 403. Failed sign-ins are
-// throttled per email (billing.SignInThrottle).
+// throttled per email (billing.SignInThrottle). Forms are read only as
+// application/x-www-form-urlencoded, up to [MaxFormBytes], never as
+// multipart; a page runs only the inline script and style that carry its
+// response's Content-Security-Policy nonce.
 package dashboard
 
 import (
@@ -166,11 +169,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Referrer-Policy", "same-origin")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	// Only the pages' own inline style and the copy buttons' inline
-	// handlers run; no form-action, since connecting a broker redirects a
-	// form's post to the broker's site.
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "+
-		"img-src data:; connect-src 'self'; base-uri 'none'; frame-ancestors 'none'")
+	// render replaces this policy with one allowing its page's nonce.
+	w.Header().Set("Content-Security-Policy", contentSecurityPolicy(""))
+	if !h.readForm(w, r) {
+		return
+	}
 	h.mux.ServeHTTP(w, r)
 }
 
@@ -189,11 +192,19 @@ type page struct {
 	Errors map[string]string
 	// Form holds the values a form was posted with, to fill it again.
 	Form map[string]string
-	Data any
+	// Nonce is this response's CSP nonce: every inline <script> and
+	// <style> element carries it, and the Content-Security-Policy header
+	// allows no other.
+	Nonce string
+	Data  any
 }
 
+// render writes the page name with the status, under a
+// Content-Security-Policy with a nonce of its own.
 func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
 	p.Brokers, p.Copy = h.cfg.Brokers != nil, h.cfg.Copy != nil
+	p.Nonce = newNonce()
+	w.Header().Set("Content-Security-Policy", contentSecurityPolicy(p.Nonce))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	if err := h.pages[name].ExecuteTemplate(w, name+".html", p); err != nil {

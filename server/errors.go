@@ -29,6 +29,8 @@ var errorKinds = []struct {
 	{tradekit.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "not found"},
 	{errMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed"},
 	{errHeaderTooLarge, http.StatusRequestHeaderFieldsTooLarge, "VALIDATION_ERROR", "request headers too large"},
+	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "VALIDATION_ERROR", "request body too large"},
+	{errUnsupportedMediaType, http.StatusUnsupportedMediaType, "VALIDATION_ERROR", "unsupported media type"},
 	{tradekit.ErrConflict, http.StatusConflict, "CONFLICT", "conflict"},
 	{tradekit.ErrRejected, http.StatusUnprocessableEntity, "ORDER_REJECTED", "rejected"},
 	{tradekit.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED", "rate limited"},

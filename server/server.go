@@ -133,12 +133,12 @@ func New(cfg Config, db *bun.DB) *Server {
 	for _, rt := range s.routes {
 		s.routeSet[routeKey{rt.method, rt.path}] = true
 	}
-	s.handler = s.logRequests(s.screen(s.mount(gzipJSON(s.router(s.routes)))))
+	s.handler = s.logRequests(s.limitBodies(s.screen(s.mount(gzipJSON(s.router(s.routes))))))
 	return s
 }
 
 // Handler returns the server's HTTP handler: every route, behind the
-// request log.
+// request log and the request-body policy (see [MaxBodyBytes]).
 func (s *Server) Handler() http.Handler {
 	return s.handler
 }

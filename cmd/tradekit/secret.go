@@ -19,8 +19,8 @@ const secretKeySize = 32
 
 // secretKey returns the key that seals broker tokens: TRADEKIT_SECRET_KEY
 // (base64 of 32 bytes) when set; on SQLite, else, the key in the file
-// beside the database (<path>.secret, mode 0600), generated the first
-// time; on PostgreSQL, else, nil: the server then refuses connections,
+// beside the database (<path>.secret, mode 0600 whatever the umask),
+// generated the first time; on PostgreSQL, else, nil: the server then refuses connections,
 // saying what to set, since instances sharing a database must share the
 // key.
 func (e *env) secretKey(dsn string, log *slog.Logger) ([]byte, error) {
@@ -50,6 +50,11 @@ func (e *env) secretKey(dsn string, log *slog.Logger) ([]byte, error) {
 	rand.Read(key) // never returns an error (crypto/rand)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		return nil, fmt.Errorf("serve: write the secret key: %w", err)
+	}
+	// 0600 whatever the umask, which may have taken even the owner's bits.
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("serve: write the secret key: %w", err)
 	}
 	if _, err := fmt.Fprintln(f, base64.StdEncoding.EncodeToString(key)); err != nil {

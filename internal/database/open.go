@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -78,6 +80,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 		if path == "" {
 			return nil, fmt.Errorf("database: empty SQLite path")
 		}
+		if err := createPrivate(path); err != nil {
+			return nil, err
+		}
 		sqldb, err := sql.Open(sqliteshim.ShimName, sqliteDSN(path))
 		if err != nil {
 			return nil, fmt.Errorf("database: open %s: %w", path, err)
@@ -122,6 +127,35 @@ func pgConnector(dsn string, opts Options) (c *pgdriver.Connector, err error) {
 		pgdriver.WithWriteTimeout(opts.Timeout),
 		pgdriver.WithDSN(dsn),
 	), nil
+}
+
+// createPrivate creates the SQLite file at path, empty and readable by its
+// owner alone (0600, whatever the umask), unless it exists. SQLite opens an
+// empty file as an empty database, and creates the -wal and -shm files
+// with the database file's permissions, ignoring the umask; left to
+// itself it would create the database 0644 less the umask. An in-memory
+// database (":memory:") and a path the driver would decode as a URI (holding
+// '?', '#' or '%', or starting with "file:") are left to the driver.
+func createPrivate(path string) error {
+	if strings.HasPrefix(path, ":") || strings.HasPrefix(path, "file:") || strings.ContainsAny(path, "?#%") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("database: create %s: %w", path, err)
+	}
+	// The umask may have taken bits away, even the owner's.
+	err = f.Chmod(0o600)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("database: create %s: %w", path, err)
+	}
+	return nil
 }
 
 // IsSQLite reports whether db is a SQLite database.
