@@ -1,12 +1,16 @@
 package billing
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -57,10 +61,79 @@ func CheckPasswordRules(pw string) error {
 	return nil
 }
 
+// PasswordWait is the longest a password hash waits for one of the
+// process's hashing slots (see [HashPassword]) before it gives up with
+// [ErrPasswordBusy]. A hash with the default parameters takes about 0.1 s,
+// so a waiting hash lets about ten times the slots go first.
+const PasswordWait = time.Second
+
+// ErrPasswordBusy is returned by [HashPassword], [CheckPassword] and
+// [Store.SignIn] when every hashing slot stayed taken for [PasswordWait].
+// It wraps [tradekit.ErrUnavailable] (the server answers 503 with
+// Retry-After), and its message is written for end users.
+var ErrPasswordBusy error = &tradekit.Error{Kind: tradekit.ErrUnavailable,
+	Msg: "too many sign-ins are being checked at once; retry in a moment"}
+
+// hashGate bounds the Argon2id hashes running at once in the process: one
+// per GOMAXPROCS, as read at the first hash. Each holds its parameters'
+// memory (64 MiB by default) while it runs, so the gate also bounds the
+// memory that sign-ins can take, whoever sends them.
+var hashGate = sync.OnceValue(func() *gate { return newGate(runtime.GOMAXPROCS(0)) })
+
+// gate is a counting semaphore whose waiters give up after a while.
+type gate struct {
+	slots chan struct{}
+}
+
+func newGate(n int) *gate {
+	return &gate{slots: make(chan struct{}, max(n, 1))}
+}
+
+// do runs fn once a slot is free. It returns [ErrPasswordBusy] without
+// running fn when no slot came free within wait, and ctx's error when ctx
+// ends first.
+func (g *gate) do(ctx context.Context, wait time.Duration, fn func()) error {
+	select {
+	case g.slots <- struct{}{}:
+	default:
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case g.slots <- struct{}{}:
+		case <-t.C:
+			return ErrPasswordBusy
+		case <-ctx.Done():
+			return fmt.Errorf("billing: waiting to hash a password: %w", ctx.Err())
+		}
+	}
+	defer func() { <-g.slots }()
+	fn()
+	return nil
+}
+
+// idKey computes the Argon2id key of pw through the process's hash gate.
+func idKey(ctx context.Context, pw string, salt []byte, p PasswordParams, n uint32) ([]byte, error) {
+	var key []byte
+	err := hashGate().do(ctx, PasswordWait, func() {
+		key = argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, n)
+	})
+	return key, err
+}
+
 // HashPassword returns the Argon2id hash of pw with a random salt, in the
 // PHC string format: $argon2id$v=19$m=65536,t=3,p=2$<salt>$<hash>, both in
 // unpadded base64. It checks pw with [CheckPasswordRules] first.
+//
+// At most GOMAXPROCS hashes run at once in a process, HashPassword's and
+// [CheckPassword]'s together; past that a hash waits up to [PasswordWait]
+// for a slot and then returns [ErrPasswordBusy].
 func HashPassword(pw string, p PasswordParams) (string, error) {
+	return hashPassword(context.Background(), pw, p)
+}
+
+// hashPassword is [HashPassword], giving up waiting for a slot when ctx
+// ends.
+func hashPassword(ctx context.Context, pw string, p PasswordParams) (string, error) {
 	if err := CheckPasswordRules(pw); err != nil {
 		return "", err
 	}
@@ -68,9 +141,26 @@ func HashPassword(pw string, p PasswordParams) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("billing: salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, keyLen)
+	key, err := idKey(ctx, pw, salt, p, keyLen)
+	if err != nil {
+		return "", err
+	}
+	return formatHash(p, salt, key), nil
+}
+
+// formatHash writes a hash in the PHC string format.
+func formatHash(p PasswordParams, salt, key []byte) string {
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads,
-		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+		b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// dummyHash returns a well-formed hash with the parameters p that no
+// password matches in practice (its key is zeros, not the hash of
+// anything). Checking a password against it costs what checking one
+// against a real hash with p costs, so an unknown email takes as long to
+// refuse as a wrong password, and takes a hashing slot as well.
+func dummyHash(p PasswordParams) string {
+	return formatHash(p, make([]byte, saltLen), make([]byte, keyLen))
 }
 
 // errBadHash is the error of a stored hash that is not one HashPassword
@@ -97,13 +187,24 @@ func parseHash(hash string) (p PasswordParams, salt, key []byte, err error) {
 }
 
 // CheckPassword reports whether pw matches hash, comparing in constant
-// time. The error is for a hash HashPassword did not write.
+// time. The error is [ErrPasswordBusy] when no hashing slot came free in
+// time (see [HashPassword]), and otherwise for a hash HashPassword did
+// not write.
 func CheckPassword(hash, pw string) (bool, error) {
+	return checkPassword(context.Background(), hash, pw)
+}
+
+// checkPassword is [CheckPassword], giving up waiting for a slot when ctx
+// ends.
+func checkPassword(ctx context.Context, hash, pw string) (bool, error) {
 	p, salt, key, err := parseHash(hash)
 	if err != nil {
 		return false, err
 	}
-	got := argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, uint32(len(key)))
+	got, err := idKey(ctx, pw, salt, p, uint32(len(key)))
+	if err != nil {
+		return false, err
+	}
 	return subtle.ConstantTimeCompare(got, key) == 1, nil
 }
 
