@@ -21,7 +21,10 @@
 // carries a CSRF token: the session's own once signed in, and before that
 // a random token also set in the cookie tk_csrf (double submit), so that a
 // form posted from another site is refused with 403. Failed sign-ins are
-// throttled per email (billing.SignInThrottle).
+// throttled per (email, client address) pair and per address
+// (billing.SignInThrottle), so that nobody can lock a user out from
+// another address; while every password-hashing slot is taken
+// (billing.ErrPasswordBusy) sign-in answers 503 with Retry-After.
 package dashboard
 
 import (
@@ -278,8 +281,8 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		h.renderSignIn(w, r, http.StatusBadRequest, email, errs)
 		return
 	}
-	ctx, st, now := r.Context(), billing.NewStore(h.db), h.cfg.Now()
-	limited, until, err := st.SignInThrottled(ctx, email, now, h.cfg.Throttle)
+	ctx, st, now, addr := r.Context(), billing.NewStore(h.db), h.cfg.Now(), billing.ClientAddress(r.RemoteAddr)
+	limited, until, err := st.SignInThrottled(ctx, email, addr, now, h.cfg.Throttle)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -287,23 +290,37 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if limited {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(until.Sub(now).Seconds()))))
 		h.renderSignIn(w, r, http.StatusTooManyRequests, email, map[string]string{
-			"form": "Too many failed sign-ins for this email. Try again after " + until.UTC().Format("15:04 UTC") + "."})
+			"form": "Too many failed sign-ins from your address. Try again after " + until.UTC().Format("15:04 UTC") + "."})
 		return
 	}
 	u, err := st.SignIn(ctx, email, password, h.cfg.Passwords)
-	if errors.Is(err, tradekit.ErrUnauthorized) {
-		if err := st.RecordSignInFailure(ctx, email, now); err != nil {
+	switch {
+	case errors.Is(err, tradekit.ErrUnauthorized):
+		if err := st.RecordSignInFailure(ctx, email, addr, now); err != nil {
 			h.fail(w, err)
 			return
 		}
 		h.renderSignIn(w, r, http.StatusUnauthorized, email, map[string]string{"form": "Wrong email or password."})
-		return
-	}
-	if err != nil {
+	case errors.Is(err, billing.ErrPasswordBusy):
+		h.busy(w)
+		h.renderSignIn(w, r, http.StatusServiceUnavailable, email, map[string]string{"form": busyMessage})
+	case ctx.Err() != nil:
+		// The browser left while the password waited for a slot: nobody
+		// reads an answer.
+	case err != nil:
 		h.fail(w, err)
-		return
+	default:
+		h.startSession(w, r, u)
 	}
-	h.startSession(w, r, u)
+}
+
+// busyMessage is shown when every password-hashing slot stayed taken.
+const busyMessage = "The server is busy checking other sign-ins. Wait a moment and try again."
+
+// busy sets the Retry-After of an answer refused with
+// billing.ErrPasswordBusy: a slot usually frees within billing.PasswordWait.
+func (h *Handler) busy(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(billing.PasswordWait.Seconds()))))
 }
 
 // startSession signs the user in and sends them to the dashboard's first
