@@ -59,6 +59,8 @@
 // minute; past that, a key that is not cached is refused with a
 // [*ThrottledError] until the minute ends, without a lookup, so a flood of
 // random keys costs the database at most that many queries per client.
+// One client's failures never throttle another: past 10,000 clients in a
+// minute, new ones go uncounted rather than share a count.
 //
 // It also notes when each key was last used: the time of the last request
 // it accepted with the key, written to the database every
