@@ -17,10 +17,12 @@
 // unknown email, a user without a password and a wrong password give the
 // same error in the same time.
 //
-// Each hash holds its memory (64 MiB) while it runs, so at most GOMAXPROCS
-// hashes run at once in a process; the others wait up to [PasswordWait]
-// (1 s) for a slot and then fail with [ErrPasswordBusy], which the server
-// answers with 503 and Retry-After. An unknown email takes a slot too.
+// Each hash holds its memory (64 MiB) while it runs, so a process runs at
+// most GOMAXPROCS lanes of hashing at once: GOMAXPROCS/2 hashes of 2
+// lanes, which keep every CPU busy. The others wait up to [PasswordWait]
+// (1 s) for their slots and then fail with [ErrPasswordBusy], which the
+// server answers with 503 and Retry-After. An unknown email takes its
+// slots too.
 //
 // A session ([Store.CreateSession]) is a random 256-bit token in the
 // cookie, of which the database keeps only the SHA-256, with a second

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/tradekit/tradekit"
 )
@@ -61,60 +62,64 @@ func CheckPasswordRules(pw string) error {
 	return nil
 }
 
-// PasswordWait is the longest a password hash waits for one of the
-// process's hashing slots (see [HashPassword]) before it gives up with
-// [ErrPasswordBusy]. A hash with the default parameters takes about 0.1 s,
-// so a waiting hash lets about ten times the slots go first.
+// PasswordWait is the longest a password hash waits for the process's
+// hashing slots (see [HashPassword]) before it gives up with
+// [ErrPasswordBusy]. A hash with the default parameters takes about 0.1 s
+// on an idle core, so a waiting hash lets several go first.
 const PasswordWait = time.Second
 
 // ErrPasswordBusy is returned by [HashPassword], [CheckPassword] and
-// [Store.SignIn] when every hashing slot stayed taken for [PasswordWait].
+// [Store.SignIn] when the hashing slots stayed taken for [PasswordWait].
 // It wraps [tradekit.ErrUnavailable] (the server answers 503 with
 // Retry-After), and its message is written for end users.
 var ErrPasswordBusy error = &tradekit.Error{Kind: tradekit.ErrUnavailable,
 	Msg: "too many sign-ins are being checked at once; retry in a moment"}
 
-// hashGate bounds the Argon2id hashes running at once in the process: one
-// per GOMAXPROCS, as read at the first hash. Each holds its parameters'
-// memory (64 MiB by default) while it runs, so the gate also bounds the
-// memory that sign-ins can take, whoever sends them.
+// hashGate bounds the Argon2id hashing running at once in the process to
+// GOMAXPROCS lanes, as read at the first hash. A hash holds its
+// parameters' memory (64 MiB by default) while it runs, so the gate also
+// bounds the memory that sign-ins can take, whoever sends them.
 var hashGate = sync.OnceValue(func() *gate { return newGate(runtime.GOMAXPROCS(0)) })
 
-// gate is a counting semaphore whose waiters give up after a while.
+// gate is a weighted semaphore of slots whose waiters give up after a
+// while.
 type gate struct {
-	slots chan struct{}
+	size int64
+	sem  *semaphore.Weighted
 }
 
-func newGate(n int) *gate {
-	return &gate{slots: make(chan struct{}, max(n, 1))}
+// newGate returns a gate of size slots, at least 1.
+func newGate(size int) *gate {
+	n := int64(max(size, 1))
+	return &gate{size: n, sem: semaphore.NewWeighted(n)}
 }
 
-// do runs fn once a slot is free. It returns [ErrPasswordBusy] without
-// running fn when no slot came free within wait, and ctx's error when ctx
-// ends first.
-func (g *gate) do(ctx context.Context, wait time.Duration, fn func()) error {
-	select {
-	case g.slots <- struct{}{}:
-	default:
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case g.slots <- struct{}{}:
-		case <-t.C:
+// do runs fn once n of the gate's slots are free (all of them when n is
+// more), first come first served. It returns [ErrPasswordBusy] without
+// running fn when they did not come free within wait, and ctx's error
+// when ctx ended first.
+func (g *gate) do(ctx context.Context, wait time.Duration, n int, fn func()) error {
+	w := min(max(int64(n), 1), g.size)
+	if !g.sem.TryAcquire(w) {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		if err := g.sem.Acquire(wctx, w); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("billing: waiting to hash a password: %w", ctx.Err())
+			}
 			return ErrPasswordBusy
-		case <-ctx.Done():
-			return fmt.Errorf("billing: waiting to hash a password: %w", ctx.Err())
 		}
 	}
-	defer func() { <-g.slots }()
+	defer g.sem.Release(w)
 	fn()
 	return nil
 }
 
-// idKey computes the Argon2id key of pw through the process's hash gate.
+// idKey computes the Argon2id key of pw through the process's hash gate,
+// taking a slot per lane.
 func idKey(ctx context.Context, pw string, salt []byte, p PasswordParams, n uint32) ([]byte, error) {
 	var key []byte
-	err := hashGate().do(ctx, PasswordWait, func() {
+	err := hashGate().do(ctx, PasswordWait, int(p.Threads), func() {
 		key = argon2.IDKey([]byte(pw), salt, p.Time, p.Memory, p.Threads, n)
 	})
 	return key, err
@@ -124,9 +129,12 @@ func idKey(ctx context.Context, pw string, salt []byte, p PasswordParams, n uint
 // PHC string format: $argon2id$v=19$m=65536,t=3,p=2$<salt>$<hash>, both in
 // unpadded base64. It checks pw with [CheckPasswordRules] first.
 //
-// At most GOMAXPROCS hashes run at once in a process, HashPassword's and
-// [CheckPassword]'s together; past that a hash waits up to [PasswordWait]
-// for a slot and then returns [ErrPasswordBusy].
+// A process runs at most GOMAXPROCS lanes of hashing at once,
+// HashPassword's and [CheckPassword]'s together: a hash takes one slot
+// per lane (p.Threads, 2 by default), so GOMAXPROCS/2 default hashes run
+// at once, which keep every CPU busy (more would only share them, each
+// holding its memory longer). Past that a hash waits up to
+// [PasswordWait] for its slots and then returns [ErrPasswordBusy].
 func HashPassword(pw string, p PasswordParams) (string, error) {
 	return hashPassword(context.Background(), pw, p)
 }
@@ -187,9 +195,9 @@ func parseHash(hash string) (p PasswordParams, salt, key []byte, err error) {
 }
 
 // CheckPassword reports whether pw matches hash, comparing in constant
-// time. The error is [ErrPasswordBusy] when no hashing slot came free in
-// time (see [HashPassword]), and otherwise for a hash HashPassword did
-// not write.
+// time. The error is [ErrPasswordBusy] when the hashing slots did not
+// come free in time (see [HashPassword]), and otherwise for a hash
+// HashPassword did not write.
 func CheckPassword(hash, pw string) (bool, error) {
 	return checkPassword(context.Background(), hash, pw)
 }

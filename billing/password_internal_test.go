@@ -12,9 +12,9 @@ import (
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
-// TestGateBoundsConcurrency runs more hashes than a gate has slots, each
-// held until the test lets it go, and checks that no more than the slots
-// ran at once, and that all of them did run.
+// TestGateBoundsConcurrency runs more one-lane hashes than a gate has
+// slots, each held until the test lets it go, and checks that no more than
+// the slots ran at once, and that all of them did run.
 func TestGateBoundsConcurrency(t *testing.T) {
 	const slots, hashes = 3, 12
 	g := newGate(slots)
@@ -24,7 +24,7 @@ func TestGateBoundsConcurrency(t *testing.T) {
 	errs := make(chan error, hashes)
 	for range hashes {
 		wg.Go(func() {
-			errs <- g.do(context.Background(), time.Hour, func() {
+			errs <- g.do(context.Background(), time.Hour, 1, func() {
 				n := inside.Add(1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
@@ -57,27 +57,65 @@ func TestGateBoundsConcurrency(t *testing.T) {
 	}
 }
 
+// TestGateWeighsLanes checks that a hash takes a slot per lane: on two
+// slots two one-lane hashes run together, a two-lane hash leaves no room
+// for another, and a hash of more lanes than slots runs alone rather than
+// never.
+func TestGateWeighsLanes(t *testing.T) {
+	g := newGate(2)
+	hold := func(lanes int) (release func()) {
+		t.Helper()
+		entered, done, out := make(chan struct{}), make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(out)
+			if err := g.do(context.Background(), time.Hour, lanes, func() { close(entered); <-done }); err != nil {
+				t.Errorf("%d lanes: %v", lanes, err)
+				close(entered)
+			}
+		}()
+		<-entered
+		return func() { close(done); <-out }
+	}
+	tryNow := func(lanes int) error { return g.do(context.Background(), 0, lanes, func() {}) }
+
+	release := hold(1)
+	if err := tryNow(1); err != nil {
+		t.Errorf("a one-lane hash beside another on two slots: %v", err)
+	}
+	release()
+	release = hold(2)
+	if err := tryNow(1); !errors.Is(err, ErrPasswordBusy) {
+		t.Errorf("a one-lane hash beside a two-lane one on two slots: %v, want ErrPasswordBusy", err)
+	}
+	release()
+	if err := g.do(context.Background(), time.Hour, 3, func() {}); err != nil {
+		t.Errorf("a three-lane hash on two free slots: %v", err)
+	}
+}
+
 // TestGateGivesUp checks that a hash finding every slot taken gives up
 // with ErrPasswordBusy once its wait is over, or with the context's error
 // when the context ends first, without running.
 func TestGateGivesUp(t *testing.T) {
 	g := newGate(1)
-	g.slots <- struct{}{} // a hash that does not end
+	if !g.sem.TryAcquire(1) { // a hash that does not end
+		t.Fatal("a new gate is full")
+	}
 	ran := false
-	err := g.do(context.Background(), 0, func() { ran = true })
+	err := g.do(context.Background(), 0, 1, func() { ran = true })
 	if !errors.Is(err, ErrPasswordBusy) || !errors.Is(err, tradekit.ErrUnavailable) {
 		t.Errorf("full gate: %v, want ErrPasswordBusy wrapping ErrUnavailable", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := g.do(ctx, time.Hour, func() { ran = true }); !errors.Is(err, context.Canceled) {
+	if err := g.do(ctx, time.Hour, 1, func() { ran = true }); !errors.Is(err, context.Canceled) {
 		t.Errorf("full gate, ended context: %v, want context.Canceled", err)
 	}
 	if ran {
 		t.Error("a hash ran without a slot")
 	}
-	<-g.slots
-	if err := g.do(context.Background(), 0, func() { ran = true }); err != nil || !ran {
+	g.sem.Release(1)
+	if err := g.do(context.Background(), 0, 1, func() { ran = true }); err != nil || !ran {
 		t.Errorf("free slot: %v, ran %v", err, ran)
 	}
 }
@@ -104,16 +142,12 @@ func TestEveryHashTakesASlot(t *testing.T) {
 	}
 
 	g := hashGate()
-	for range cap(g.slots) {
-		g.slots <- struct{}{}
+	if !g.sem.TryAcquire(g.size) {
+		t.Fatal("the process's hash gate is not free")
 	}
-	defer func() {
-		for range cap(g.slots) {
-			<-g.slots
-		}
-	}()
+	defer g.sem.Release(g.size)
 	calls := map[string]func() error{
-		"HashPassword": func() error { _, err := HashPassword("a new password", p); return err },
+		"HashPassword":  func() error { _, err := HashPassword("a new password", p); return err },
 		"CheckPassword": func() error { _, err := CheckPassword(h, "known user's password"); return err },
 		"SignIn unknown": func() error {
 			_, err := st.SignIn(ctx, "nobody@example.com", "a guess at it", p)

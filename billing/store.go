@@ -86,8 +86,8 @@ func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) 
 // SignIn returns the user with the email and password. The error wraps
 // [tradekit.ErrUnauthorized] for an unknown email, a user without a
 // password and a wrong password alike, which take the same time and the
-// same hashing slot (see [HashPassword]); it is [ErrPasswordBusy] when no
-// slot came free in time. A user whose hash was made with other
+// same hashing slots (see [HashPassword]); it is [ErrPasswordBusy] when
+// the slots did not come free in time. A user whose hash was made with other
 // parameters than p gets a new one.
 func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordParams) (User, error) {
 	refused := fmt.Errorf("billing: wrong email or password: %w", tradekit.ErrUnauthorized)
@@ -109,7 +109,7 @@ func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordPa
 		return User{}, refused
 	}
 	if NeedsRehash(*u.PasswordHash, p) {
-		// Best effort: with every slot taken the old hash serves on.
+		// Best effort: while the slots are taken the old hash serves on.
 		if h, err := hashPassword(ctx, password, p); err == nil && s.SetPassword(ctx, u.ID, h) == nil {
 			u.PasswordHash = &h
 		}

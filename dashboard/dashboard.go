@@ -23,7 +23,7 @@
 // form posted from another site is refused with 403. Failed sign-ins are
 // throttled per (email, client address) pair and per address
 // (billing.SignInThrottle), so that nobody can lock a user out from
-// another address; while every password-hashing slot is taken
+// another address; while the password-hashing slots stay taken
 // (billing.ErrPasswordBusy) sign-in answers 503 with Retry-After.
 package dashboard
 
@@ -305,7 +305,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		h.busy(w)
 		h.renderSignIn(w, r, http.StatusServiceUnavailable, email, map[string]string{"form": busyMessage})
 	case ctx.Err() != nil:
-		// The browser left while the password waited for a slot: nobody
+		// The browser left while the password waited for slots: nobody
 		// reads an answer.
 	case err != nil:
 		h.fail(w, err)
@@ -314,11 +314,11 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// busyMessage is shown when every password-hashing slot stayed taken.
+// busyMessage is shown when the password-hashing slots stayed taken.
 const busyMessage = "The server is busy checking other sign-ins. Wait a moment and try again."
 
 // busy sets the Retry-After of an answer refused with
-// billing.ErrPasswordBusy: a slot usually frees within billing.PasswordWait.
+// billing.ErrPasswordBusy: slots usually free within billing.PasswordWait.
 func (h *Handler) busy(w http.ResponseWriter) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(billing.PasswordWait.Seconds()))))
 }
