@@ -41,8 +41,9 @@ type AuthConfig struct {
 	TouchInterval time.Duration
 	// FailuresPerMinute is how many failed authentications one client
 	// may cause in a UTC minute; past it, a key that is not cached is
-	// refused without a database lookup (see [ThrottledError]). Default
-	// 30; negative means no bound.
+	// refused without a database lookup (see [ThrottledError]). Other
+	// clients are never refused for it. Default 30; negative means no
+	// bound.
 	FailuresPerMinute int
 	// Logger receives background errors. Default slog.Default().
 	Logger *slog.Logger
@@ -84,12 +85,9 @@ const clockSkew = 30 * time.Second
 // maxNegative bounds the cache of keys known not to exist.
 const maxNegative = 10_000
 
-// maxClients bounds the clients whose failures are counted apart in one
-// minute; past it, new clients share one count.
+// maxClients bounds the clients whose failures are counted in one
+// minute; past it, new clients go uncounted until the minute ends.
 const maxClients = 10_000
-
-// crowd is the client under which clients past maxClients are counted.
-const crowd = "\x00crowd"
 
 // Authenticator resolves API keys to principals, with a bounded-staleness
 // cache described in the package documentation. It is safe for concurrent
@@ -238,7 +236,11 @@ func (c *negativeCache) add(hash string, until time.Time) {
 }
 
 // failureCounts counts failed authentications per client in the current
-// UTC minute, for at most maxClients clients; the others share one count.
+// UTC minute, for at most maxClients clients. Clients past those go
+// uncounted rather than share a count, so that no client's failures ever
+// throttle another: a flood from more addresses than that costs the
+// database one lookup per new key until the minute ends, which the cache
+// of unknown keys bounds.
 type failureCounts struct {
 	minute int64 // Unix minute of n
 	n      map[string]int
@@ -247,7 +249,7 @@ type failureCounts struct {
 func (f *failureCounts) add(client string, now time.Time) {
 	f.roll(now)
 	if _, ok := f.n[client]; !ok && len(f.n) >= maxClients {
-		client = crowd
+		return
 	}
 	f.n[client]++
 }
@@ -256,11 +258,7 @@ func (f *failureCounts) count(client string, now time.Time) int {
 	if now.Unix()/60 != f.minute {
 		return 0
 	}
-	n, ok := f.n[client]
-	if !ok && len(f.n) >= maxClients {
-		return f.n[crowd]
-	}
-	return n
+	return f.n[client]
 }
 
 func (f *failureCounts) roll(now time.Time) {

@@ -39,7 +39,8 @@ func TestNegativeCacheEvicts(t *testing.T) {
 }
 
 // TestFailureCounts checks the per-client count of failures: per UTC
-// minute, and shared by clients past maxClients.
+// minute, and never shared: clients past maxClients are not counted, so
+// that they cannot be throttled by the others' failures.
 func TestFailureCounts(t *testing.T) {
 	f := failureCounts{n: make(map[string]int)}
 	t0 := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
@@ -52,12 +53,21 @@ func TestFailureCounts(t *testing.T) {
 		t.Errorf("a in the next minute: %d, want 0", got)
 	}
 	for i := range maxClients + 5 {
-		f.add(fmt.Sprint("c", i), t0)
+		for range 3 {
+			f.add(fmt.Sprint("c", i), t0)
+		}
 	}
-	if len(f.n) > maxClients+1 {
-		t.Errorf("%d clients tracked, want at most %d", len(f.n), maxClients+1)
+	if len(f.n) > maxClients {
+		t.Errorf("%d clients tracked, want at most %d", len(f.n), maxClients)
 	}
-	if got := f.count("someone new", t0); got == 0 {
-		t.Error("a client past maxClients does not share the crowd's count")
+	if got := f.count("someone new", t0); got != 0 {
+		t.Errorf("a client past maxClients: count %d, want 0", got)
+	}
+	f.add("someone new", t0)
+	if got := f.count("someone new", t0); got != 0 {
+		t.Errorf("a client past maxClients, after a failure of its own: count %d, want 0", got)
+	}
+	if got := f.count("a", t0); got != 2 {
+		t.Errorf("a, counted before the table filled: %d, want 2", got)
 	}
 }

@@ -3,6 +3,7 @@ package billing_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,47 @@ func TestKeys(t *testing.T) {
 			t.Errorf("Revoke(unknown) error = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// TestFailureBudgetIsPerAddress checks that failed authentications
+// throttle only the address they come from: while one address is refused,
+// a valid key that no one used yet works from another, and so it does
+// after more addresses than the Authenticator counts apart (10,000) have
+// failed, which once made every new address share one spent count.
+func TestFailureBudgetIsPerAddress(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	u := mustUser(t, db, "budget@example.com", "pro")
+	fresh := func() string { // a valid key not cached yet
+		t.Helper()
+		_, full, err := billing.NewStore(db).CreateKey(ctx, u.ID, "k", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return full
+	}
+	// The budget is per UTC minute: start well inside one.
+	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 5*time.Second {
+		time.Sleep(left)
+	}
+	auth := billing.NewAuthenticator(db, billing.AuthConfig{FailuresPerMinute: 3})
+	const attacker, user = "203.0.113.7", "198.51.100.2"
+	for range 3 {
+		auth.Authenticate(ctx, "tk_malformed", attacker)
+	}
+	var te *billing.ThrottledError
+	if _, err := auth.Authenticate(ctx, fresh(), attacker); !errors.As(err, &te) {
+		t.Errorf("a valid key from the throttled address: %v, want a ThrottledError", err)
+	}
+	if _, err := auth.Authenticate(ctx, fresh(), user); err != nil {
+		t.Errorf("a valid key from another address: %v", err)
+	}
+	for i := range 10_000 + 50 { // malformed keys: no lookups
+		auth.Authenticate(ctx, "tk_malformed", fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255))
+	}
+	if _, err := auth.Authenticate(ctx, fresh(), "192.0.2.1"); err != nil {
+		t.Errorf("a valid key from a new address after a flood from 10,050 addresses: %v", err)
+	}
 }
 
 // TestRevokeRevoked checks that revoking a revoked key is a conflict that

@@ -15,11 +15,23 @@
 // salt, a 32-byte key) in the PHC string format, and [Store.SignIn] checks
 // it in constant time, upgrading a hash made with older parameters. An
 // unknown email, a user without a password and a wrong password give the
-// same error in the same time. A session ([Store.CreateSession]) is a
-// random 256-bit token in the cookie, of which the database keeps only the
-// SHA-256, with a second random token that every form of the session must
-// return (CSRF). Failed sign-ins are counted per email in the database
-// ([Store.SignInThrottled]), so the throttle holds across instances.
+// same error in the same time.
+//
+// Each hash holds its memory (64 MiB) while it runs, so a process runs at
+// most GOMAXPROCS lanes of hashing at once: GOMAXPROCS/2 hashes of 2
+// lanes, which keep every CPU busy. The others wait up to [PasswordWait]
+// (1 s) for their slots and then fail with [ErrPasswordBusy], which the
+// server answers with 503 and Retry-After. An unknown email takes its
+// slots too.
+//
+// A session ([Store.CreateSession]) is a random 256-bit token in the
+// cookie, of which the database keeps only the SHA-256, with a second
+// random token that every form of the session must return (CSRF). Failed
+// sign-ins are counted in the database ([Store.SignInThrottled]), so the
+// throttle holds across instances: per (email, client address) pair, which
+// is what locks (5 in 15 minutes), so that nobody can lock a user out from
+// another address; and per address (20 in 15 minutes), which bounds the
+// guesses one address spreads over many emails ([SignInThrottle]).
 //
 // # API keys
 //
@@ -49,6 +61,8 @@
 // minute; past that, a key that is not cached is refused with a
 // [*ThrottledError] until the minute ends, without a lookup, so a flood of
 // random keys costs the database at most that many queries per client.
+// One client's failures never throttle another: past 10,000 clients in a
+// minute, new ones go uncounted rather than share a count.
 //
 // It also notes when each key was last used: the time of the last request
 // it accepted with the key, written to the database every

@@ -110,40 +110,74 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context, now time.Time) (int64
 	return n, nil
 }
 
-// SignInThrottle bounds failed sign-ins: past Failures for one email
-// within Window, [Store.SignInThrottled] refuses further tries until the
-// oldest counted failure leaves the window. Counted in the database, so
-// the bound holds across instances.
+// SignInThrottle bounds failed sign-ins. They are counted in the
+// database, so the bounds hold across instances, by the email tried and
+// the client's address (see [ClientAddress]):
+//
+//   - past Failures for one email from one address within Window, that
+//     pair is refused until the oldest of those failures leaves the
+//     window; the same email from any other address is not, so nobody can
+//     lock a user out from afar;
+//   - past AddressFailures from one address within Window, whatever the
+//     emails, the address is refused likewise, which bounds the guesses
+//     one address spreads over many emails. Zero or less sets no such
+//     bound.
 type SignInThrottle struct {
-	Failures int
-	Window   time.Duration
+	Failures        int
+	Window          time.Duration
+	AddressFailures int
 }
 
-// DefaultSignInThrottle returns 5 failures per 15 minutes.
+// DefaultSignInThrottle returns 5 failures per (email, address) and 20
+// per address, within 15 minutes.
 func DefaultSignInThrottle() SignInThrottle {
-	return SignInThrottle{Failures: 5, Window: 15 * time.Minute}
+	return SignInThrottle{Failures: 5, Window: 15 * time.Minute, AddressFailures: 20}
 }
 
-// RecordSignInFailure counts a failed sign-in for the email at now.
-func (s *Store) RecordSignInFailure(ctx context.Context, email string, now time.Time) error {
-	_, err := s.db.NewRaw("INSERT INTO sign_in_failures (email, failed_at) VALUES (?, ?)", normalizeEmail(email), now.UTC()).Exec(ctx)
+// RecordSignInFailure counts a failed sign-in for the email from the
+// client address at now.
+func (s *Store) RecordSignInFailure(ctx context.Context, email, address string, now time.Time) error {
+	_, err := s.db.NewRaw("INSERT INTO sign_in_failures (email, address, failed_at) VALUES (?, ?, ?)",
+		normalizeEmail(email), address, now.UTC()).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("billing: record sign-in failure: %w", err)
 	}
 	return nil
 }
 
-// SignInThrottled reports whether the email has spent its failures at
-// now, and if so when it may try again.
-func (s *Store) SignInThrottled(ctx context.Context, email string, now time.Time, t SignInThrottle) (bool, time.Time, error) {
-	var times []time.Time
-	err := s.db.NewRaw("SELECT failed_at FROM sign_in_failures WHERE email = ? AND failed_at > ? ORDER BY failed_at",
-		normalizeEmail(email), now.UTC().Add(-t.Window)).Scan(ctx, &times)
+// SignInThrottled reports whether the email from the client address, or
+// the address itself, has spent its failures at now (see
+// [SignInThrottle]), and if so when it may try again.
+func (s *Store) SignInThrottled(ctx context.Context, email, address string, now time.Time, t SignInThrottle) (bool, time.Time, error) {
+	until, err := s.lockedUntil(ctx, now, t.Window, t.Failures, "email = ? AND address = ?", normalizeEmail(email), address)
 	if err != nil {
-		return false, time.Time{}, fmt.Errorf("billing: sign-in failures: %w", err)
+		return false, time.Time{}, err
 	}
-	if len(times) < t.Failures {
-		return false, time.Time{}, nil
+	byAddress, err := s.lockedUntil(ctx, now, t.Window, t.AddressFailures, "address = ?", address)
+	if err != nil {
+		return false, time.Time{}, err
 	}
-	return true, times[len(times)-t.Failures].Add(t.Window), nil
+	if byAddress.After(until) {
+		until = byAddress
+	}
+	return !until.IsZero(), until, nil
+}
+
+// lockedUntil returns when the n-th newest failed sign-in matching where
+// leaves the window ending at now, or the zero time when fewer than n
+// match within it or n is not positive.
+func (s *Store) lockedUntil(ctx context.Context, now time.Time, window time.Duration, n int, where string, args ...any) (time.Time, error) {
+	if n <= 0 {
+		return time.Time{}, nil
+	}
+	var times []time.Time
+	err := s.db.NewRaw("SELECT failed_at FROM sign_in_failures WHERE "+where+" AND failed_at > ? ORDER BY failed_at DESC LIMIT ?",
+		append(args, now.UTC().Add(-window), n)...).Scan(ctx, &times)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("billing: sign-in failures: %w", err)
+	}
+	if len(times) < n {
+		return time.Time{}, nil
+	}
+	return times[n-1].Add(window), nil
 }

@@ -3,6 +3,7 @@ package billing_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -58,29 +59,67 @@ func TestSessions(t *testing.T) {
 	})
 }
 
+// TestSignInThrottle checks the lockout of an (email, address) pair: it
+// holds for the pair until its oldest failure leaves the window, and
+// never for the same email from another address nor for another email.
 func TestSignInThrottle(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)
 		th := billing.SignInThrottle{Failures: 3, Window: 10 * time.Minute}
+		const attacker, user = "203.0.113.7", "198.51.100.2"
 		t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 		for i := range 3 {
-			if limited, _, err := st.SignInThrottled(ctx, "Eve@example.com", t0.Add(time.Duration(i)*time.Minute), th); err != nil || limited {
+			if limited, _, err := st.SignInThrottled(ctx, "Eve@example.com", attacker, t0.Add(time.Duration(i)*time.Minute), th); err != nil || limited {
 				t.Fatalf("failure %d: throttled %v, %v", i, limited, err)
 			}
-			if err := st.RecordSignInFailure(ctx, "eve@EXAMPLE.com", t0.Add(time.Duration(i)*time.Minute)); err != nil {
+			if err := st.RecordSignInFailure(ctx, "eve@EXAMPLE.com", attacker, t0.Add(time.Duration(i)*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		limited, until, err := st.SignInThrottled(ctx, "eve@example.com", t0.Add(3*time.Minute), th)
+		limited, until, err := st.SignInThrottled(ctx, "eve@example.com", attacker, t0.Add(3*time.Minute), th)
 		if err != nil || !limited || !until.Equal(t0.Add(10*time.Minute)) {
 			t.Errorf("after 3 failures: throttled %v until %v, %v; want until %v", limited, until, err, t0.Add(10*time.Minute))
 		}
-		if limited, _, _ := st.SignInThrottled(ctx, "other@example.com", t0.Add(3*time.Minute), th); limited {
-			t.Error("another email is throttled")
+		if limited, _, _ := st.SignInThrottled(ctx, "eve@example.com", user, t0.Add(3*time.Minute), th); limited {
+			t.Error("the email is locked out at another address")
 		}
-		if limited, _, _ := st.SignInThrottled(ctx, "eve@example.com", t0.Add(10*time.Minute+time.Second), th); limited {
+		if limited, _, _ := st.SignInThrottled(ctx, "other@example.com", attacker, t0.Add(3*time.Minute), th); limited {
+			t.Error("another email is throttled at the address, which has no address bound")
+		}
+		if limited, _, _ := st.SignInThrottled(ctx, "eve@example.com", attacker, t0.Add(10*time.Minute+time.Second), th); limited {
 			t.Error("still throttled once the first failure left the window")
+		}
+	})
+}
+
+// TestSignInAddressThrottle checks the bound on one address's failures
+// spread over many emails: the address is refused for every email, and
+// other addresses are not.
+func TestSignInAddressThrottle(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := billing.NewStore(db)
+		th := billing.SignInThrottle{Failures: 3, Window: 10 * time.Minute, AddressFailures: 4}
+		const sprayer, user = "2001:db8:1:2::/64", "198.51.100.2"
+		t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+		for i := range 4 {
+			email := fmt.Sprintf("user%d@example.com", i)
+			if limited, _, err := st.SignInThrottled(ctx, email, sprayer, t0.Add(time.Duration(i)*time.Minute), th); err != nil || limited {
+				t.Fatalf("failure %d: throttled %v, %v", i, limited, err)
+			}
+			if err := st.RecordSignInFailure(ctx, email, sprayer, t0.Add(time.Duration(i)*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		limited, until, err := st.SignInThrottled(ctx, "fresh@example.com", sprayer, t0.Add(4*time.Minute), th)
+		if err != nil || !limited || !until.Equal(t0.Add(10*time.Minute)) {
+			t.Errorf("after 4 failures from the address: throttled %v until %v, %v; want until %v", limited, until, err, t0.Add(10*time.Minute))
+		}
+		for _, email := range []string{"fresh@example.com", "user0@example.com"} {
+			if limited, _, _ := st.SignInThrottled(ctx, email, user, t0.Add(4*time.Minute), th); limited {
+				t.Errorf("%s is throttled at another address", email)
+			}
 		}
 	})
 }

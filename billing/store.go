@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,28 +83,25 @@ func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) 
 	return nil
 }
 
-// dummyHash is checked against when no user has the email, so that an
-// unknown email takes as long to refuse as a wrong password.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := HashPassword("an unknown user's password", DefaultPasswordParams())
-	return h
-})
-
 // SignIn returns the user with the email and password. The error wraps
 // [tradekit.ErrUnauthorized] for an unknown email, a user without a
-// password and a wrong password alike, which take the same time. A user
-// whose hash was made with other parameters than p gets a new one.
+// password and a wrong password alike, which take the same time and the
+// same hashing slots (see [HashPassword]); it is [ErrPasswordBusy] when
+// the slots did not come free in time. A user whose hash was made with other
+// parameters than p gets a new one.
 func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordParams) (User, error) {
 	refused := fmt.Errorf("billing: wrong email or password: %w", tradekit.ErrUnauthorized)
 	u, err := s.UserByEmail(ctx, email)
 	if errors.Is(err, tradekit.ErrNotFound) || (err == nil && u.PasswordHash == nil) {
-		CheckPassword(dummyHash(), password)
+		if _, err := checkPassword(ctx, dummyHash(p), password); err != nil && !errors.Is(err, errBadHash) {
+			return User{}, err
+		}
 		return User{}, refused
 	}
 	if err != nil {
 		return User{}, err
 	}
-	ok, err := CheckPassword(*u.PasswordHash, password)
+	ok, err := checkPassword(ctx, *u.PasswordHash, password)
 	if err != nil {
 		return User{}, fmt.Errorf("billing: the password of %s: %w", u.Email, err)
 	}
@@ -113,7 +109,8 @@ func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordPa
 		return User{}, refused
 	}
 	if NeedsRehash(*u.PasswordHash, p) {
-		if h, err := HashPassword(password, p); err == nil && s.SetPassword(ctx, u.ID, h) == nil {
+		// Best effort: while the slots are taken the old hash serves on.
+		if h, err := hashPassword(ctx, password, p); err == nil && s.SetPassword(ctx, u.ID, h) == nil {
 			u.PasswordHash = &h
 		}
 	}

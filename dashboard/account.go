@@ -172,6 +172,11 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hash, err := billing.HashPassword(pw, h.cfg.Passwords)
+	if errors.Is(err, billing.ErrPasswordBusy) {
+		h.busy(w)
+		h.renderInvite(w, r, http.StatusServiceUnavailable, u, map[string]string{"form": busyMessage})
+		return
+	}
 	if err != nil {
 		h.fail(w, err)
 		return

@@ -21,10 +21,13 @@
 // carries a CSRF token: the session's own once signed in, and before that
 // a random token also set in the cookie tk_csrf (double submit), so that a
 // form posted from another site is refused with 403. Failed sign-ins are
-// throttled per email (billing.SignInThrottle). Forms are read only as
-// application/x-www-form-urlencoded, up to [MaxFormBytes], never as
-// multipart; a page runs only the inline script and style that carry its
-// response's Content-Security-Policy nonce.
+// throttled per (email, client address) pair and per address
+// (billing.SignInThrottle), so that nobody can lock a user out from
+// another address; while the password-hashing slots stay taken
+// (billing.ErrPasswordBusy) sign-in answers 503 with Retry-After. Forms
+// are read only as application/x-www-form-urlencoded, up to
+// [MaxFormBytes], never as multipart; a page runs only the inline script
+// and style that carry its response's Content-Security-Policy nonce.
 package dashboard
 
 import (
@@ -289,8 +292,8 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		h.renderSignIn(w, r, http.StatusBadRequest, email, errs)
 		return
 	}
-	ctx, st, now := r.Context(), billing.NewStore(h.db), h.cfg.Now()
-	limited, until, err := st.SignInThrottled(ctx, email, now, h.cfg.Throttle)
+	ctx, st, now, addr := r.Context(), billing.NewStore(h.db), h.cfg.Now(), billing.ClientAddress(r.RemoteAddr)
+	limited, until, err := st.SignInThrottled(ctx, email, addr, now, h.cfg.Throttle)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -298,23 +301,37 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 	if limited {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(until.Sub(now).Seconds()))))
 		h.renderSignIn(w, r, http.StatusTooManyRequests, email, map[string]string{
-			"form": "Too many failed sign-ins for this email. Try again after " + until.UTC().Format("15:04 UTC") + "."})
+			"form": "Too many failed sign-ins from your address. Try again after " + until.UTC().Format("15:04 UTC") + "."})
 		return
 	}
 	u, err := st.SignIn(ctx, email, password, h.cfg.Passwords)
-	if errors.Is(err, tradekit.ErrUnauthorized) {
-		if err := st.RecordSignInFailure(ctx, email, now); err != nil {
+	switch {
+	case errors.Is(err, tradekit.ErrUnauthorized):
+		if err := st.RecordSignInFailure(ctx, email, addr, now); err != nil {
 			h.fail(w, err)
 			return
 		}
 		h.renderSignIn(w, r, http.StatusUnauthorized, email, map[string]string{"form": "Wrong email or password."})
-		return
-	}
-	if err != nil {
+	case errors.Is(err, billing.ErrPasswordBusy):
+		h.busy(w)
+		h.renderSignIn(w, r, http.StatusServiceUnavailable, email, map[string]string{"form": busyMessage})
+	case ctx.Err() != nil:
+		// The browser left while the password waited for slots: nobody
+		// reads an answer.
+	case err != nil:
 		h.fail(w, err)
-		return
+	default:
+		h.startSession(w, r, u)
 	}
-	h.startSession(w, r, u)
+}
+
+// busyMessage is shown when the password-hashing slots stayed taken.
+const busyMessage = "The server is busy checking other sign-ins. Wait a moment and try again."
+
+// busy sets the Retry-After of an answer refused with
+// billing.ErrPasswordBusy: slots usually free within billing.PasswordWait.
+func (h *Handler) busy(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(billing.PasswordWait.Seconds()))))
 }
 
 // startSession signs the user in and sends them to the dashboard's first

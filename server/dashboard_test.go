@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -200,10 +201,12 @@ func TestDashboardKeys(t *testing.T) {
 }
 
 // TestDashboardSignInThrottleAndTLS checks the throttle on failed
-// sign-ins and the Secure cookie behind a TLS-terminating proxy.
+// sign-ins, which locks the (email, address) pair and not the email from
+// another address, and the Secure cookie behind a TLS-terminating proxy.
 func TestDashboardSignInThrottleAndTLS(t *testing.T) {
 	db := dbtest.SQLite(t)
-	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	mustDashboardUser(t, db, "eve@example.com", true, "eve's password!")
 	v := newVisitor(t, srv.URL)
@@ -221,11 +224,63 @@ func TestDashboardSignInThrottleAndTLS(t *testing.T) {
 			t.Errorf("try %d: %d, want %d", i+1, s, want)
 		}
 	}
+	// Eve, at another address, is not locked out by the failures above.
+	const eveAddr = "198.51.100.2:5000"
+	if rec := postSignIn(h, eveAddr, "eve@example.com", "guess again"); rec.Code != 401 {
+		t.Errorf("a wrong password from another address: %d, want 401", rec.Code)
+	}
+	if rec := postSignIn(h, eveAddr, "eve@example.com", "eve's password!"); rec.Code != 303 || rec.Header().Get("Location") != "/dashboard/usage" {
+		t.Errorf("the right password from another address: %d to %q, want 303 to /dashboard/usage", rec.Code, rec.Header().Get("Location"))
+	}
 	w := newVisitor(t, srv.URL)
-	_, h, _ := w.do("/dashboard/sign-in", nil, "X-Forwarded-Proto", "https")
-	if c := strings.Join(h.Values("Set-Cookie"), "\n"); !strings.Contains(c, "Secure") {
+	_, hd, _ := w.do("/dashboard/sign-in", nil, "X-Forwarded-Proto", "https")
+	if c := strings.Join(hd.Values("Set-Cookie"), "\n"); !strings.Contains(c, "Secure") {
 		t.Errorf("cookie over TLS without Secure: %s", c)
 	}
+}
+
+// TestDashboardSignInAddressThrottle checks that one address trying
+// many emails is throttled for every email, and that other addresses are
+// not.
+func TestDashboardSignInAddressThrottle(t *testing.T) {
+	db := dbtest.SQLite(t)
+	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	mustDashboardUser(t, db, "ada@example.com", true, "ada's password!")
+	const sprayer = "[2001:db8:1:2::1]:4000"
+	// All but the last failure as the dashboard records them, which
+	// would take a password hash each over HTTP.
+	limit, st, now := billing.DefaultSignInThrottle().AddressFailures, billing.NewStore(db), time.Now()
+	for i := range limit - 1 {
+		if err := st.RecordSignInFailure(context.Background(), fmt.Sprintf("user%d@example.com", i), "2001:db8:1:2::/64", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The last from another host of the /64, which counts as one address.
+	if rec := postSignIn(h, "[2001:db8:1:2::ff]:4000", "someone@example.com", "a guess at it"); rec.Code != 401 {
+		t.Fatalf("failure %d: %d, want 401", limit, rec.Code)
+	}
+	rec := postSignIn(h, sprayer, "ada@example.com", "ada's password!")
+	if rec.Code != 429 || rec.Header().Get("Retry-After") == "" {
+		t.Errorf("the address past %d failures: %d, Retry-After %q; want 429 with Retry-After", limit, rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec := postSignIn(h, "198.51.100.2:5000", "ada@example.com", "ada's password!"); rec.Code != 303 {
+		t.Errorf("another address: %d, want 303", rec.Code)
+	}
+}
+
+// postSignIn posts the sign-in form to h from the client address addr,
+// with a form token of its own in the cookie and the form (the double
+// submit the sign-in page asks for).
+func postSignIn(h http.Handler, addr, email, password string) *httptest.ResponseRecorder {
+	const token = "a-form-token-of-the-test"
+	form := url.Values{"csrf": {token}, "email": {email}, "password": {password}}
+	req := httptest.NewRequest(http.MethodPost, "/dashboard/sign-in", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: "tk_csrf", Value: token})
+	req.RemoteAddr = addr
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
 }
 
 // TestDashboardAccount covers the rest of the dashboard over HTTP on both

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
-	"net/netip"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -145,27 +143,10 @@ func authError(w http.ResponseWriter, err error) error {
 }
 
 // clientAddress names the client of r for counting its failed
-// authentications: the peer's IP address, or its /64 network for IPv6,
-// where one host commonly holds a whole /64. Behind a reverse proxy every
-// client is the proxy; the budget then bounds the lookups of the keys the
-// proxied clients send, and keys already cached keep working.
+// authentications, as the dashboard's sign-in throttle does: see
+// [billing.ClientAddress].
 func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	if !strings.Contains(host, ":") {
-		return host // IPv4 as Go's server writes it; no parsing, no allocation
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	if ip.Is6() && !ip.Is4In6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.Unmap().String()
+	return billing.ClientAddress(r.RemoteAddr)
 }
 
 // authenticate resolves the Bearer key to its principal and counts the

@@ -404,7 +404,8 @@ func TestDatabaseOutage(t *testing.T) {
 
 // TestAuthFailureBudget checks that one address's failed authentications
 // are bounded: past the budget it gets 429 without a database lookup,
-// while keys already cached keep working and other addresses are unharmed.
+// while keys already cached keep working and other addresses, valid keys
+// not yet cached included, are unharmed.
 func TestAuthFailureBudget(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Auth: billing.AuthConfig{FailuresPerMinute: 3}}, db).Handler()
@@ -440,6 +441,14 @@ func TestAuthFailureBudget(t *testing.T) {
 		}
 		if r := from(neighbour, random(5)); r.status != 401 {
 			t.Errorf("another address: %d %s, want 401", r.status, r.raw)
+		}
+		// A valid key no one has used yet works from another address, and
+		// is refused unread from the throttled one.
+		if r := from(neighbour, mustKey(t, db, "neighbour@example.com", "business")); r.status != 200 {
+			t.Errorf("another address's valid uncached key: %d %s, want 200", r.status, r.raw)
+		}
+		if r := from(attacker, mustKey(t, db, "late@example.com", "business")); r.status != 429 {
+			t.Errorf("a valid uncached key from the throttled address: %d %s, want 429", r.status, r.raw)
 		}
 		// IPv6 addresses are counted by /64.
 		for i := range 3 {
