@@ -213,3 +213,23 @@ func TestSignupLimitOff(t *testing.T) {
 		}
 	})
 }
+
+// TestConsentPurge checks that a decision deletes the used consent tokens
+// that have expired and the sign-up counts of past hours, so that neither
+// table grows without bound.
+func TestConsentPurge(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := mustEnv(t, db, paper.Config{SignupLimit: paper.DefaultSignupLimit})
+		e.clock.Set(t0)
+		e.approve(t)
+		e.consent(t, e.browser(t), e.authURL("s"), "deny")
+		if nonces, signups := count(t, db, "paper_consent_nonces"), count(t, db, "paper_signups"); nonces != 2 || signups != 1 {
+			t.Fatalf("after two decisions: %d used tokens and %d sign-up counts, want 2 and 1", nonces, signups)
+		}
+		e.clock.Set(t0.Add(time.Hour + time.Second)) // both tokens expired, 15:00's count past
+		e.approve(t)
+		if nonces, signups := count(t, db, "paper_consent_nonces"), count(t, db, "paper_signups"); nonces != 1 || signups != 1 {
+			t.Errorf("an hour later: %d used tokens and %d sign-up counts, want 1 and 1 (the new ones)", nonces, signups)
+		}
+	})
+}

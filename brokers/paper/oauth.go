@@ -367,7 +367,7 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 	if decision != "approve" && decision != "deny" {
 		return &pageError{http.StatusBadRequest, "Choose Approve or Deny."}
 	}
-	defer b.purgeConsent(r.Context(), now)
+	defer b.purgeConsent(context.WithoutCancel(r.Context()), now)
 	if decision == "deny" {
 		if err := claimNonce(r.Context(), b.db, nonce, exp); err != nil {
 			return err
