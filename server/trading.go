@@ -44,6 +44,10 @@ type BrokersConfig struct {
 	// PaperCommission is the paper broker's commission per filled order,
 	// in the account's currency. Default 0.
 	PaperCommission decimal.Decimal
+	// PaperSignupsPerHour is how many paper accounts one client address
+	// (an IP address, or an IPv6 /64) may open in a UTC clock hour.
+	// Default 10 ([paper.DefaultSignupLimit]); negative: no limit.
+	PaperSignupsPerHour int
 	// SyncInterval is how often active connections sync. Default 15
 	// minutes; negative: never on a schedule.
 	SyncInterval time.Duration
@@ -77,12 +81,14 @@ func (s *Server) newTrading() {
 		Clients:      []paper.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
 		StartingCash: cfg.PaperCash, SlippageBps: cfg.PaperSlippageBps, Commission: cfg.PaperCommission,
 		Prefix: paperPrefix, PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
+		SigningKey: paperSigningKey(cfg.SecretKey), SignupLimit: cfg.PaperSignupsPerHour, ClientAddress: clientAddress,
 	})
 	providers := []connect.Provider{{
-		Name:      "paper",
-		OAuth:     alpaca.OAuthConfig("tradekit", secret, base+paperPrefix+"/oauth/authorize", base+paperPrefix+"/oauth/token", callback),
-		APIURL:    base + paperPrefix,
-		RevokeURL: base + paperPrefix + "/oauth/revoke",
+		Name:          "paper",
+		OAuth:         alpaca.OAuthConfig("tradekit", secret, base+paperPrefix+"/oauth/authorize", base+paperPrefix+"/oauth/token", callback),
+		APIURL:        base + paperPrefix,
+		RevokeURL:     base + paperPrefix + "/oauth/revoke",
+		SendLoginHint: true,
 	}}
 	unavailable := map[string]string{"alpaca": alpacaConfigure}
 	if a := cfg.Alpaca; a != nil {
@@ -109,7 +115,11 @@ func (s *Server) newTrading() {
 		PriceVersion: s.studies.PriceVersion,
 		// The copy engine is built after this service: wake it through s.
 		OnFill: func(uuid.UUID) { s.copy.Wake() },
-		Now:    s.now, Logger: s.log})
+		UserEmail: func(ctx context.Context, userID uuid.UUID) (string, error) {
+			u, err := billing.NewStore(s.db).UserByID(ctx, userID)
+			return u.Email, err
+		},
+		Now: s.now, Logger: s.log})
 }
 
 // paperClientSecret derives the paper broker's OAuth client secret from
@@ -124,6 +134,19 @@ func paperClientSecret(key []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte("tradekit paper broker OAuth client secret"))
 	return hex.EncodeToString(m.Sum(nil))
+}
+
+// paperSigningKey derives the key that signs the paper broker's consent
+// forms from the secret key, so that every instance sharing the key
+// accepts the forms the others show; nil without a key (the broker then
+// draws one of its own).
+func paperSigningKey(key []byte) []byte {
+	if key == nil {
+		return nil
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("tradekit paper broker consent form signing key"))
+	return m.Sum(nil)
 }
 
 // or returns s, or def when s is empty.

@@ -35,6 +35,11 @@ type Provider struct {
 	OAuth     *oauth2.Config // client id and secret, the broker's endpoints, Tradekit's callback URL
 	APIURL    string         // the trading API's base, before /v2
 	RevokeURL string         // the broker's RFC 7009 revocation endpoint; "" when it has none
+	// SendLoginHint sends the user's email (Config.UserEmail) as the
+	// authorization request's login_hint, so that the broker's consent
+	// page names the Tradekit user being linked. Only for brokers meant
+	// to see it, such as Tradekit's own paper broker.
+	SendLoginHint bool
 }
 
 // Config configures a [Service]. Providers is required; zero values of
@@ -88,8 +93,11 @@ type Config struct {
 	// transaction has committed: the copy engine's wake-up in this
 	// process. Other instances learn of it on PostgreSQL's [FillsChannel].
 	OnFill func(portfolioID uuid.UUID)
-	Now    func() time.Time
-	Logger *slog.Logger
+	// UserEmail returns the email of the user with the given id: the
+	// login_hint of the providers with SendLoginHint. Nil sends none.
+	UserEmail func(ctx context.Context, userID uuid.UUID) (string, error)
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // Service runs broker connections: the OAuth flow, token storage, syncs
@@ -175,7 +183,9 @@ func (s *Service) sealer() (*Sealer, error) {
 
 // Connect starts a connection of the user to provider: it stores the
 // connection pending with a single-use OAuth state and returns it with
-// the URL at the broker where the user authorizes it. redirectURL, where
+// the URL at the broker where the user authorizes it, with a PKCE S256
+// challenge (and the user's email as login_hint for a provider with
+// SendLoginHint). redirectURL, where
 // the user's browser returns afterwards, must be an absolute http(s) URL.
 // A user with as many active connections as Config.PortfolioLimit allows
 // gets an error wrapping [tradekit.ErrForbidden] with details
@@ -193,6 +203,10 @@ func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redir
 		return Connection{}, "", err
 	}
 	if err := s.checkLimit(ctx, userID); err != nil {
+		return Connection{}, "", err
+	}
+	opts, err := s.authOptions(ctx, p, userID)
+	if err != nil {
 		return Connection{}, "", err
 	}
 	now := s.cfg.Now().UTC()
@@ -213,7 +227,21 @@ func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redir
 	if err != nil {
 		return Connection{}, "", err
 	}
-	return c, p.OAuth.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier)), nil
+	return c, p.OAuth.AuthCodeURL(state, append(opts, oauth2.S256ChallengeOption(verifier))...), nil
+}
+
+// authOptions returns the parameters the authorization URL of p carries
+// beyond the state and the PKCE challenge: the user's login_hint, when p
+// asks for it.
+func (s *Service) authOptions(ctx context.Context, p Provider, userID uuid.UUID) ([]oauth2.AuthCodeOption, error) {
+	if !p.SendLoginHint || s.cfg.UserEmail == nil {
+		return nil, nil
+	}
+	email, err := s.cfg.UserEmail(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("connect: the email of user %s: %w", userID, err)
+	}
+	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("login_hint", email)}, nil
 }
 
 // checkLimit returns a 403 when the user already has as many active

@@ -204,6 +204,45 @@ func TestConnect(t *testing.T) {
 			}
 		})
 
+		t.Run("LoginHint", func(t *testing.T) {
+			// The paper broker's consent page names the user through
+			// login_hint; other providers are not sent the email.
+			e := newEnv(t, db)
+			hinted := paper
+			hinted.SendLoginHint = true
+			emails := func(c *Config) {
+				c.Providers = []Provider{hinted, {Name: "alpaca", OAuth: paper.OAuth, APIURL: paper.APIURL}}
+				c.UserEmail = func(_ context.Context, id uuid.UUID) (string, error) {
+					if id == uuid.Nil {
+						return "", errDown
+					}
+					return "user-" + id.String()[:8] + "@example.com", nil
+				}
+			}
+			s := e.service(t, emails)
+			user := e.mustUser(t)
+			for _, tt := range []struct{ provider, want string }{
+				{"paper", "user-" + user.String()[:8] + "@example.com"},
+				{"alpaca", ""},
+			} {
+				_, authURL, err := s.Connect(ctx, user, tt.provider, "https://app.example/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				u, _ := url.Parse(authURL)
+				q := u.Query()
+				if got, ok := q["login_hint"]; tt.want == "" && ok || tt.want != "" && (len(got) != 1 || got[0] != tt.want) {
+					t.Errorf("%s: login_hint %q, want %q", tt.provider, got, tt.want)
+				}
+				if q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 {
+					t.Errorf("%s: no S256 challenge in %s", tt.provider, authURL)
+				}
+			}
+			if _, _, err := s.Connect(ctx, uuid.Nil, "paper", "https://app.example/"); !errors.Is(err, errDown) {
+				t.Errorf("Connect when the email cannot be read: %v, want %v", err, errDown)
+			}
+		})
+
 		for _, tt := range []struct {
 			name            string
 			code, errCode   string

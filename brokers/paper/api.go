@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -60,12 +61,17 @@ func (b *Broker) Handler() http.Handler {
 // API. Handlers return errors; these adapters alone write them.
 
 // page adapts a handler of the authorization endpoint: a *pageError is
-// shown as it is, anything else as a 500 page, logged.
+// shown as it is (a *retryError with its Retry-After header), anything
+// else as a 500 page, logged.
 func (b *Broker) page(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := h(w, r)
 		if err == nil {
 			return
+		}
+		var re *retryError
+		if errors.As(err, &re) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.after.Seconds()))))
 		}
 		var pe *pageError
 		if !errors.As(err, &pe) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -81,6 +82,21 @@ type Config struct {
 	// Logger receives the errors that answer 500 and the detected reuse of
 	// codes and refresh tokens; nothing is logged when nil.
 	Logger *slog.Logger
+	// SigningKey signs the consent form's CSRF tokens (HMAC-SHA256); at
+	// least 32 bytes. Brokers sharing a database must share it, or a form
+	// shown by one is refused by another. Random when nil: right for a
+	// single process.
+	SigningKey []byte
+	// SignupLimit is how many paper accounts one client address may open
+	// in a UTC clock hour; approvals beyond it answer 429 with
+	// Retry-After. [DefaultSignupLimit] when zero; negative: no limit.
+	SignupLimit int
+	// ClientAddress names the client of a request for SignupLimit: a
+	// server passes the address it counts clients by elsewhere (Tradekit's
+	// server: the IP address, or the /64 network of an IPv6 one). The host
+	// of the request's RemoteAddr when nil. Behind a reverse proxy every
+	// client is the proxy unless this function says otherwise.
+	ClientAddress func(*http.Request) string
 }
 
 // The defaults of [Config].
@@ -137,6 +153,10 @@ type Broker struct {
 	now        func() time.Time
 	log        *slog.Logger
 	pages      *template.Template
+
+	key         []byte // signs the consent tokens
+	signupLimit int    // accounts per client address per hour; negative: no limit
+	clientAddr  func(*http.Request) string
 }
 
 // New returns a Broker on db (a *bun.DB or a bun.Tx) configured by cfg;
@@ -147,8 +167,8 @@ type Broker struct {
 // fragment, a negative or oversized StartingCash or one with more than 18
 // decimal places, a Currency that is not three letters, a Prefix that does
 // not start with "/", a negative AccessTTL or MatchInterval, a
-// SlippageBps outside [0, 10000), or a negative Commission or one with
-// more than 9 decimal places.
+// SlippageBps outside [0, 10000), a negative Commission or one with
+// more than 9 decimal places, or a SigningKey shorter than 32 bytes.
 func New(db bun.IDB, cfg Config) *Broker {
 	b := &Broker{
 		db:         db,
@@ -165,6 +185,10 @@ func New(db bun.IDB, cfg Config) *Broker {
 		now:        cfg.Now,
 		log:        cfg.Logger,
 		pages:      pages,
+
+		key:         cfg.SigningKey,
+		signupLimit: cfg.SignupLimit,
+		clientAddr:  cfg.ClientAddress,
 	}
 	b.closes = &lastCloses{md: b.md, version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
 	if b.closes.version == nil {
@@ -228,7 +252,27 @@ func New(db bun.IDB, cfg Config) *Broker {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
+	b.setConsentDefaults()
 	return b
+}
+
+// setConsentDefaults fills in the defaults of the consent form's
+// defences, and panics on a SigningKey too short to sign with.
+func (b *Broker) setConsentDefaults() {
+	switch {
+	case b.key == nil:
+		b.key = newKey()
+	case len(b.key) < 32:
+		panic(fmt.Sprintf("paper: SigningKey has %d bytes, want at least 32", len(b.key)))
+	default:
+		b.key = append([]byte(nil), b.key...)
+	}
+	if b.signupLimit == 0 {
+		b.signupLimit = DefaultSignupLimit
+	}
+	if b.clientAddr == nil {
+		b.clientAddr = peerAddress
+	}
 }
 
 // clock returns the current time as stored: UTC, to the microsecond

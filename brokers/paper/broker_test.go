@@ -463,7 +463,7 @@ func TestConsentMoney(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.wantText, func(t *testing.T) {
 				e := mustEnv(t, db, paper.Config{StartingCash: d(tt.cash), Currency: tt.currency})
-				_, page := e.browser(t).get(e.conf.AuthCodeURL("s"))
+				_, page := e.browser(t).get(e.authURL("s"))
 				if !strings.Contains(page, "with "+tt.wantText+" of play money") {
 					t.Errorf("the consent page does not say %q:\n%s", tt.wantText, page)
 				}
@@ -498,6 +498,7 @@ func TestNewPanics(t *testing.T) {
 		{"currency", paper.Config{Currency: "dollars"}},
 		{"prefix", paper.Config{Prefix: "paper"}},
 		{"negative TTL", paper.Config{AccessTTL: -time.Second}},
+		{"short signing key", paper.Config{SigningKey: make([]byte, 31)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

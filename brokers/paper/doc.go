@@ -16,16 +16,37 @@
 //
 // # Connecting
 //
-// The OAuth flow is the authorization code grant of RFC 6749 with
-// optional PKCE (RFC 7636, S256 only). A client sends the user to
-// GET /oauth/authorize. The broker checks the client_id and the
-// redirect_uri (an exact match with one the client registered) before
-// anything else: when either is wrong it shows an error page and never
-// redirects. Otherwise it shows a consent page, plain HTML with no
-// script, naming the client and what approving does. The form is
-// protected against CSRF by a random token both in an HttpOnly,
-// SameSite=Strict cookie and in a hidden field, compared in constant
-// time; a missing or wrong token answers 403 and opens nothing.
+// The OAuth flow is the authorization code grant of RFC 6749 with PKCE
+// required, S256 only, as OAuth 2.1 asks: a request without
+// code_challenge, or with the plain method (the default when
+// code_challenge_method is absent), is sent back with invalid_request,
+// and the token endpoint exchanges a code only with the verifier of its
+// challenge. A client sends the user to GET /oauth/authorize. The broker
+// checks the client_id and the redirect_uri (an exact match with one the
+// client registered) before anything else: when either is wrong it shows
+// an error page and never redirects. Otherwise it shows a consent page,
+// plain HTML with no script, naming the client by its registered name,
+// the user the client names in login_hint (OpenID Connect's parameter,
+// which the client asserts: the page says so, and asks the user to deny
+// if it is not them), and what approving does.
+//
+// The form is protected against CSRF by a token the broker signs
+// (HMAC-SHA256 with Config.SigningKey) over a random nonce, its expiry
+// (one hour), the value of an HttpOnly, SameSite=Strict cookie that
+// binds it to the browser, and every field of the request (client,
+// redirect_uri, state, scope, challenge, login_hint). Nothing is stored
+// when the page is shown; the nonce is recorded when the form is posted,
+// so a token works once. A token the broker did not sign for this request
+// and this cookie, or an expired one, answers 403 and opens nothing, as
+// does a token posted a second time.
+//
+// Each approval opens an account, so approvals are limited per client
+// address (Config.ClientAddress; Tradekit's server counts an IP address,
+// or an IPv6 /64): [DefaultSignupLimit] (10) in each UTC clock hour, set
+// by Config.SignupLimit. One more answers 429 with Retry-After, the
+// seconds to the end of the hour, opens nothing and leaves its form
+// usable. The count is one upsert in the database, exact across
+// instances; denials are not counted.
 //
 // Approving opens a new paper account with the starting cash (Config,
 // 100,000 USD by default) and sends the user back with a code of 256

@@ -38,8 +38,9 @@ var scopeText = map[string]string{
 	"data":          "read market data",
 }
 
-// csrfCookie names the cookie that holds the consent form's CSRF token,
-// and csrfField the form field that must repeat it.
+// csrfCookie names the cookie that binds a consent form to the browser
+// it was shown to, and csrfField the form field that holds the form's
+// CSRF token (see [Broker.issueToken]).
 const (
 	csrfCookie = "paper_csrf"
 	csrfField  = "csrf_token"
@@ -51,7 +52,7 @@ const csrfTTL = time.Hour
 // maxForm bounds the body of a POST.
 const maxForm = 64 << 10
 
-// secretBytes is the size of every code, token and CSRF token: 256 bits.
+// secretBytes is the size of every code, token and CSRF cookie: 256 bits.
 const secretBytes = 32
 
 // newSecret returns secretBytes random bytes in unpadded base64url: 43
@@ -112,6 +113,7 @@ type authRequest struct {
 	scope               string
 	codeChallenge       string
 	codeChallengeMethod string
+	loginHint           string // who the client says the user is, shown on the consent page
 }
 
 // parseAuthRequest reads an authorization request from the query (GET) or
@@ -143,13 +145,14 @@ func (b *Broker) parseAuthRequest(v url.Values) (authRequest, error) {
 		scope:               v.Get("scope"),
 		codeChallenge:       v.Get("code_challenge"),
 		codeChallengeMethod: v.Get("code_challenge_method"),
+		loginHint:           v.Get("login_hint"),
 	}, nil
 }
 
 // check validates the rest of the request and normalises its scope. Its
 // errors go back to the client's redirect URI.
 func (ar *authRequest) check(v url.Values) *oauthError {
-	for _, k := range []string{"response_type", "state", "scope", "code_challenge", "code_challenge_method"} {
+	for _, k := range []string{"response_type", "state", "scope", "code_challenge", "code_challenge_method", "login_hint"} {
 		if len(v[k]) > 1 {
 			return badRequest("invalid_request", "%s is repeated", k)
 		}
@@ -166,14 +169,18 @@ func (ar *authRequest) check(v url.Values) *oauthError {
 		return err
 	}
 	ar.scope = scope
+	// PKCE is required, S256 only (OAuth 2.1 §4.1.1); an absent method
+	// means plain (RFC 7636 §4.3).
 	switch {
-	case ar.codeChallenge == "" && ar.codeChallengeMethod != "":
-		return badRequest("invalid_request", "code_challenge_method without code_challenge")
 	case ar.codeChallenge == "":
+		return badRequest("invalid_request", "code_challenge is required: this broker requires PKCE with code_challenge_method=S256")
 	case ar.codeChallengeMethod != "S256":
 		return badRequest("invalid_request", "code_challenge_method must be S256")
 	case !isChallenge(ar.codeChallenge):
 		return badRequest("invalid_request", "code_challenge is not an S256 challenge (43 base64url characters)")
+	}
+	if !isLoginHint(ar.loginHint) {
+		return badRequest("invalid_request", "login_hint is longer than %d bytes or not printable text", maxLoginHint)
 	}
 	return nil
 }
@@ -251,7 +258,8 @@ func redirectError(w http.ResponseWriter, r *http.Request, ar authRequest, e *oa
 
 // consentPage is the data of the consent page.
 type consentPage struct {
-	Client string   // the client's name
+	Client string   // the client's registered name
+	User   string   // the client's user, as its login_hint names them; "" when it does not
 	Money  string   // the starting cash, e.g. "100,000.00 USD"
 	Scopes []string // what each granted scope allows, in words
 	Host   string   // where the user returns to
@@ -278,13 +286,26 @@ func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) err
 		redirectError(w, r, ar, e)
 		return nil
 	}
-	csrf := ""
+	binding := ""
 	if c, err := r.Cookie(csrfCookie); err == nil && isSecret(c.Value) {
-		csrf = c.Value // keep the token of a consent page open in another tab valid
+		binding = c.Value // keep the form of a consent page open in another tab valid
 	} else {
-		csrf = newSecret()
+		binding = newSecret()
 	}
-	http.SetCookie(w, b.csrfCookie(r, csrf, int(csrfTTL/time.Second)))
+	http.SetCookie(w, b.csrfCookie(r, binding, int(csrfTTL/time.Second)))
+	hidden := []hiddenField{
+		{"response_type", ar.responseType},
+		{"client_id", ar.client.ID},
+		{"redirect_uri", ar.redirectURI},
+		{"state", ar.state},
+		{"scope", ar.scope},
+		{"code_challenge", ar.codeChallenge},
+		{"code_challenge_method", ar.codeChallengeMethod},
+	}
+	if ar.loginHint != "" {
+		hidden = append(hidden, hiddenField{"login_hint", ar.loginHint})
+	}
+	hidden = append(hidden, hiddenField{csrfField, b.issueToken(ar, binding, b.clock().Add(csrfTTL))})
 	host := ar.redirectURI
 	if u, err := url.Parse(ar.redirectURI); err == nil {
 		host = u.Host
@@ -295,25 +316,16 @@ func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) err
 	}
 	return b.render(w, http.StatusOK, "consent", consentPage{
 		Client: ar.client.name(),
+		User:   ar.loginHint,
 		Money:  formatMoney(b.cash) + " " + b.currency,
 		Scopes: allowed,
 		Host:   host,
 		Action: b.prefix + "/oauth/authorize",
-		Hidden: []hiddenField{
-			{"response_type", ar.responseType},
-			{"client_id", ar.client.ID},
-			{"redirect_uri", ar.redirectURI},
-			{"state", ar.state},
-			{"scope", ar.scope},
-			{"code_challenge", ar.codeChallenge},
-			{"code_challenge_method", ar.codeChallengeMethod},
-			{csrfField, csrf},
-		},
+		Hidden: hidden,
 	})
 }
 
-// csrfCookie returns the CSRF cookie with the given value and max age (a
-// negative age deletes it).
+// csrfCookie returns the CSRF cookie with the given value and max age.
 func (b *Broker) csrfCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name:     csrfCookie,
@@ -328,7 +340,10 @@ func (b *Broker) csrfCookie(r *http.Request, value string, maxAge int) *http.Coo
 
 // handleAuthorizeDecide answers POST /oauth/authorize, the user's
 // decision: Approve opens a paper account and sends a code back to the
-// client; Deny sends access_denied.
+// client; Deny sends access_denied. The form's CSRF token must be one the
+// broker signed for this request and this browser's cookie, unexpired
+// and unused; it is then used up. Approvals count against the client
+// address's sign-up limit.
 func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
@@ -339,7 +354,9 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	if !csrfOK(r, f) {
+	now := b.clock()
+	nonce, exp, ok := b.csrfToken(r, f, ar, now)
+	if !ok {
 		return &pageError{http.StatusForbidden, "This form has expired or did not come from this broker's page. Go back to the application and connect again."}
 	}
 	if e := ar.check(f); e != nil {
@@ -350,14 +367,23 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 	if decision != "approve" && decision != "deny" {
 		return &pageError{http.StatusBadRequest, "Choose Approve or Deny."}
 	}
-	http.SetCookie(w, b.csrfCookie(r, "", -1)) // one decision per page
+	defer b.purgeConsent(context.WithoutCancel(r.Context()), now)
 	if decision == "deny" {
+		if err := claimNonce(r.Context(), b.db, nonce, exp); err != nil {
+			return err
+		}
 		redirectError(w, r, ar, badRequest("access_denied", "the user denied the request"))
 		return nil
 	}
-	now := b.clock()
+	addr := b.clientAddr(r)
 	code := newSecret()
 	err = b.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := claimNonce(ctx, tx, nonce, exp); err != nil {
+			return err
+		}
+		if err := b.countSignup(ctx, tx, addr, now); err != nil {
+			return err
+		}
 		a := account{
 			ID: uuid.New(), Number: accountNumber(), ClientID: ar.client.ID, Currency: b.currency,
 			StartingCash: b.cash, Cash: b.cash, CreatedAt: now,
@@ -378,14 +404,15 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 	return nil
 }
 
-// csrfOK reports whether the form's CSRF token is present and equals the
-// cookie's, compared in constant time.
-func csrfOK(r *http.Request, f url.Values) bool {
+// csrfToken checks the form's CSRF token against the browser's CSRF
+// cookie and the request (see [Broker.verifyToken]) and returns its nonce
+// and expiry.
+func (b *Broker) csrfToken(r *http.Request, f url.Values, ar authRequest, now time.Time) (string, time.Time, bool) {
 	c, err := r.Cookie(csrfCookie)
 	if err != nil || !isSecret(c.Value) || len(f[csrfField]) != 1 {
-		return false
+		return "", time.Time{}, false
 	}
-	return subtle.ConstantTimeCompare([]byte(c.Value), []byte(f.Get(csrfField))) == 1
+	return b.verifyToken(f.Get(csrfField), ar, c.Value, now)
 }
 
 // render writes the named page with the headers that keep it out of
@@ -539,12 +566,11 @@ func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, 
 		return badRequest("invalid_grant", "the code was issued to another client")
 	case f.Get("redirect_uri") != g.RedirectURI:
 		return badRequest("invalid_grant", "redirect_uri differs from the authorization request's")
-	case g.CodeChallenge == "" && verifier != "":
-		return badRequest("invalid_grant", "code_verifier sent for a code requested without code_challenge")
-	case g.CodeChallenge != "" && verifier == "":
+	case g.CodeChallenge == "":
+		return badRequest("invalid_grant", "the code was requested without PKCE, which this broker requires")
+	case verifier == "":
 		return badRequest("invalid_grant", "code_verifier is missing")
-	case g.CodeChallenge != "" && (!isVerifier(verifier) ||
-		subtle.ConstantTimeCompare([]byte(s256(verifier)), []byte(g.CodeChallenge)) != 1):
+	case !isVerifier(verifier) || subtle.ConstantTimeCompare([]byte(s256(verifier)), []byte(g.CodeChallenge)) != 1:
 		return badRequest("invalid_grant", "code_verifier does not match the code_challenge")
 	}
 	var resp tokenResponse

@@ -1,13 +1,18 @@
 package paper_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -83,10 +88,15 @@ func TestOAuthFlow(t *testing.T) {
 		wantFields := url.Values{
 			"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {redirectURI}, "state": {"xyz-state"},
 			"scope": {"account:write trading"}, "code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)},
-			"code_challenge_method": {"S256"}, "csrf_token": {c.Value},
+			"code_challenge_method": {"S256"}, "csrf_token": {f.Fields.Get("csrf_token")},
 		}
 		if diff := cmp.Diff(wantFields, f.Fields); diff != "" {
 			t.Errorf("hidden fields (-want +got):\n%s", diff)
+		}
+		// The CSRF token is the broker's signature, not the cookie's value.
+		csrf := f.Fields.Get("csrf_token")
+		if !regexp.MustCompile(`^[A-Za-z0-9_-]{32}\.[A-Za-z0-9_-]{43}$`).MatchString(csrf) || strings.Contains(csrf, c.Value) {
+			t.Errorf("csrf_token %q: want a signed token (nonce and expiry, HMAC) unrelated to the cookie %q", csrf, c.Value)
 		}
 		if n := count(t, db, "paper_accounts"); n != 0 {
 			t.Errorf("the consent page opened %d accounts", n)
@@ -174,7 +184,7 @@ func TestOAuthFlow(t *testing.T) {
 		// Unknown tokens answer 200.
 		e.revoke(t, "no-such-token")
 
-		mustHoldNoSecrets(t, db, secrets, []string{c.Value})
+		mustHoldNoSecrets(t, db, secrets, []string{c.Value, csrf})
 	})
 }
 
@@ -186,7 +196,8 @@ func mustHoldNoSecrets(t *testing.T, db *bun.DB, hashed, others []string) {
 	ctx := context.Background()
 	rows := 0
 	stored := map[string]bool{}
-	for _, table := range []string{"paper_accounts", "paper_positions", "paper_orders", "paper_grants", "paper_tokens"} {
+	for _, table := range []string{"paper_accounts", "paper_positions", "paper_orders", "paper_grants", "paper_tokens",
+		"paper_consent_nonces", "paper_signups"} {
 		rs, err := db.QueryContext(ctx, "SELECT * FROM "+table)
 		if err != nil {
 			t.Fatal(err)
@@ -240,7 +251,7 @@ func mustHoldNoSecrets(t *testing.T, db *bun.DB, hashed, others []string) {
 func TestAuthorizeDeny(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
-		q := e.consent(t, e.browser(t), e.conf.AuthCodeURL("st8"), "deny")
+		q := e.consent(t, e.browser(t), e.authURL("st8"), "deny")
 		if q.Get("error") != "access_denied" || q.Get("state") != "st8" || q.Get("code") != "" {
 			t.Errorf("redirect query %v, want error=access_denied and state=st8", q)
 		}
@@ -250,44 +261,68 @@ func TestAuthorizeDeny(t *testing.T) {
 	})
 }
 
-// TestAuthorizeCSRF checks that a decision without the consent page's
-// CSRF token, in the cookie and the form alike, answers 403 with an
-// error page, redirects nowhere and opens no account.
+// TestAuthorizeCSRF checks that a decision whose CSRF token the broker
+// did not sign for this request and this browser, or whose token has
+// expired, answers 403 with an error page, redirects nowhere and opens no
+// account. Before the fix, any cookie and form token that agreed passed.
 func TestAuthorizeCSRF(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(f url.Values, c *http.Cookie) // changes the form or the cookie to send
+		edit func(e *env, f url.Values, c *http.Cookie) // changes the form, the cookie or the clock
 	}{
-		{"no form token", func(f url.Values, c *http.Cookie) { f.Del("csrf_token") }},
-		{"empty form token", func(f url.Values, c *http.Cookie) { f.Set("csrf_token", "") }},
-		{"wrong form token", func(f url.Values, c *http.Cookie) { f.Set("csrf_token", oauth2.GenerateVerifier()) }},
-		{"token repeated", func(f url.Values, c *http.Cookie) { f.Add("csrf_token", f.Get("csrf_token")) }},
-		{"no cookie", func(f url.Values, c *http.Cookie) { c.Name = "" }},
-		{"wrong cookie", func(f url.Values, c *http.Cookie) { c.Value = oauth2.GenerateVerifier() }},
-		{"both another token", func(f url.Values, c *http.Cookie) {
-			c.Value = strings.Repeat("A", 43)
-			f.Set("csrf_token", c.Value[:42]+"B")
+		{"no form token", func(e *env, f url.Values, c *http.Cookie) { f.Del("csrf_token") }},
+		{"empty form token", func(e *env, f url.Values, c *http.Cookie) { f.Set("csrf_token", "") }},
+		{"wrong form token", func(e *env, f url.Values, c *http.Cookie) { f.Set("csrf_token", oauth2.GenerateVerifier()) }},
+		{"token repeated", func(e *env, f url.Values, c *http.Cookie) { f.Add("csrf_token", f.Get("csrf_token")) }},
+		{"no cookie", func(e *env, f url.Values, c *http.Cookie) { c.Name = "" }},
+		{"another browser's cookie", func(e *env, f url.Values, c *http.Cookie) { c.Value = oauth2.GenerateVerifier() }},
+		{"client-chosen pair", func(e *env, f url.Values, c *http.Cookie) {
+			// The double submit of old: the same value in both places.
+			c.Value = oauth2.GenerateVerifier()
+			f.Set("csrf_token", c.Value)
 		}},
+		{"client-chosen signature", func(e *env, f url.Values, c *http.Cookie) {
+			payload, _, _ := strings.Cut(f.Get("csrf_token"), ".")
+			f.Set("csrf_token", payload+"."+strings.Repeat("A", 43))
+		}},
+		{"expiry moved", func(e *env, f url.Values, c *http.Cookie) {
+			// The payload is the nonce and the expiry (Unix seconds, big
+			// endian); a day later, with the signature kept, must fail.
+			payload, mac, _ := strings.Cut(f.Get("csrf_token"), ".")
+			b, err := base64.RawURLEncoding.DecodeString(payload)
+			if err != nil || len(b) != 24 {
+				panic(fmt.Sprintf("payload %q: %v", payload, err))
+			}
+			binary.BigEndian.PutUint64(b[16:], binary.BigEndian.Uint64(b[16:])+86400)
+			f.Set("csrf_token", base64.RawURLEncoding.EncodeToString(b)+"."+mac)
+			e.clock.Add(time.Hour)
+		}},
+		{"expired", func(e *env, f url.Values, c *http.Cookie) { e.clock.Add(time.Hour) }},
+		{"another state", func(e *env, f url.Values, c *http.Cookie) { f.Set("state", "attacker") }},
+		{"another challenge", func(e *env, f url.Values, c *http.Cookie) {
+			f.Set("code_challenge", oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()))
+		}},
+		{"another registered redirect_uri", func(e *env, f url.Values, c *http.Cookie) { f.Set("redirect_uri", otherURI) }},
+		{"another scope", func(e *env, f url.Values, c *http.Cookie) { f.Set("scope", "account:write data trading") }},
+		{"a login_hint added", func(e *env, f url.Values, c *http.Cookie) { f.Set("login_hint", "mallory@example.com") }},
+		{"another instance's key", func(e *env, f url.Values, c *http.Cookie) {}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{})
+		e := mustEnv(t, db, paper.Config{SigningKey: key(1)})
+		other := mustEnv(t, db, paper.Config{SigningKey: key(2)})
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				resp, page := e.browser(t).get(e.conf.AuthCodeURL("s"))
+				e.clock.Set(t0)
+				shown := e
+				if tt.name == "another instance's key" {
+					shown = other
+				}
+				resp, page := shown.browser(t).get(shown.authURL("s"))
 				f := parseForm(t, page)
 				c := resp.Cookies()[0]
 				f.Fields.Set("decision", "approve")
-				tt.edit(f.Fields, c)
-				req, _ := http.NewRequest(http.MethodPost, e.srv.URL+f.Action, strings.NewReader(f.Fields.Encode()))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				if c.Name != "" {
-					req.AddCookie(c)
-				}
-				r, err := http.DefaultTransport.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body := readBody(t, r)
+				tt.edit(e, f.Fields, c)
+				r, body := e.postRaw(t, f.Action, f.Fields, c)
 				if r.StatusCode != http.StatusForbidden || r.Header.Get("Location") != "" {
 					t.Errorf("POST: %s, Location %q, want 403 and no redirect", r.Status, r.Header.Get("Location"))
 				}
@@ -300,6 +335,122 @@ func TestAuthorizeCSRF(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestAuthorizeSharedKey checks that Brokers sharing a database and a
+// SigningKey accept each other's consent forms, as server instances
+// behind a load balancer must, and that a form is still used only once
+// across them.
+func TestAuthorizeSharedKey(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		a := mustEnv(t, db, paper.Config{SigningKey: key(7)})
+		b := mustEnv(t, db, paper.Config{SigningKey: key(7)})
+		resp, page := a.browser(t).get(a.authURL("s"))
+		f := parseForm(t, page)
+		f.Fields.Set("decision", "approve")
+		c := resp.Cookies()[0]
+		r, body := b.postRaw(t, f.Action, f.Fields, c)
+		if r.StatusCode != http.StatusSeeOther {
+			t.Fatalf("the form of one instance posted to another: %s, want 303\n%s", r.Status, body)
+		}
+		r, body = a.postRaw(t, f.Action, f.Fields, c)
+		if r.StatusCode != http.StatusForbidden || !strings.Contains(body, "already submitted") {
+			t.Errorf("the same form posted again to the first instance: %s, want 403 already submitted\n%s", r.Status, body)
+		}
+		if n := count(t, db, "paper_accounts"); n != 1 {
+			t.Errorf("%d accounts, want 1", n)
+		}
+	})
+}
+
+// TestAuthorizeReplay checks that a consent form works once: posting it
+// again, after an approval or a denial, or twice at once, answers 403 and
+// opens no second account.
+func TestAuthorizeReplay(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := mustEnv(t, db, paper.Config{})
+		for _, first := range []string{"approve", "deny"} {
+			t.Run("after "+first, func(t *testing.T) {
+				before := count(t, db, "paper_accounts")
+				resp, page := e.browser(t).get(e.authURL("s"))
+				f := parseForm(t, page)
+				c := resp.Cookies()[0]
+				f.Fields.Set("decision", first)
+				if r, body := e.postRaw(t, f.Action, f.Fields, c); r.StatusCode != http.StatusSeeOther {
+					t.Fatalf("first POST: %s, want 303\n%s", r.Status, body)
+				}
+				for _, again := range []string{"approve", "deny"} {
+					f.Fields.Set("decision", again)
+					r, body := e.postRaw(t, f.Action, f.Fields, c)
+					if r.StatusCode != http.StatusForbidden || r.Header.Get("Location") != "" || !strings.Contains(body, "This form was already submitted") {
+						t.Errorf("replayed as %s: %s, Location %q, want 403 already submitted\n%s", again, r.Status, r.Header.Get("Location"), body)
+					}
+				}
+				want := before
+				if first == "approve" {
+					want++
+				}
+				if n := count(t, db, "paper_accounts"); n != want {
+					t.Errorf("%d accounts, want %d", n, want)
+				}
+			})
+		}
+		t.Run("concurrent", func(t *testing.T) {
+			before := count(t, db, "paper_accounts")
+			resp, page := e.browser(t).get(e.authURL("s"))
+			f := parseForm(t, page)
+			c := resp.Cookies()[0]
+			f.Fields.Set("decision", "approve")
+			statuses := make(chan int, 4)
+			for range cap(statuses) {
+				go func() {
+					req := formRequest(e.srv.URL+f.Action, f.Fields, c)
+					r, err := http.DefaultTransport.RoundTrip(req)
+					if err != nil {
+						statuses <- 0
+						return
+					}
+					r.Body.Close()
+					statuses <- r.StatusCode
+				}()
+			}
+			got := map[int]int{}
+			for range cap(statuses) {
+				got[<-statuses]++
+			}
+			if got[http.StatusSeeOther] != 1 || got[http.StatusForbidden] != cap(statuses)-1 {
+				t.Errorf("statuses %v, want one 303 and the rest 403", got)
+			}
+			if n := count(t, db, "paper_accounts"); n != before+1 {
+				t.Errorf("%d accounts opened, want 1", n-before)
+			}
+		})
+	})
+}
+
+// key returns a SigningKey of 32 bytes, all b.
+func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
+
+// formRequest returns a form POST to u carrying the cookie c, unless c's
+// Name is empty.
+func formRequest(u string, form url.Values, c *http.Cookie) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if c.Name != "" {
+		req.AddCookie(c)
+	}
+	return req
+}
+
+// postRaw posts form to path (the form's action) with the cookie c alone,
+// and returns the response, not followed, and its body.
+func (e *env) postRaw(t *testing.T, path string, form url.Values, c *http.Cookie) (*http.Response, string) {
+	t.Helper()
+	r, err := http.DefaultTransport.RoundTrip(formRequest(e.srv.URL+path, form, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, readBody(t, r)
 }
 
 // TestAuthorizeUntrusted checks that an unknown client or a redirect_uri
@@ -328,10 +479,10 @@ func TestAuthorizeUntrusted(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				br := e.browser(t)
 				// A consent page of a valid request gives the CSRF token.
-				_, page := br.get(e.conf.AuthCodeURL("s"))
+				_, page := br.get(e.authURL("s"))
 				valid := parseForm(t, page)
 
-				u, _ := url.Parse(e.conf.AuthCodeURL("s"))
+				u, _ := url.Parse(e.authURL("s"))
 				q := u.Query()
 				tt.edit(q)
 				u.RawQuery = q.Encode()
@@ -365,31 +516,45 @@ func checkErrorPage(t *testing.T, method string, resp *http.Response, body strin
 }
 
 // TestAuthorizeErrorsRedirect checks the errors that, once the client and
-// its redirect_uri are trusted, go back to it (RFC 6749 §4.1.2.1).
+// its redirect_uri are trusted, go back to it (RFC 6749 §4.1.2.1). PKCE
+// S256 is required: a request without a challenge, or with the plain
+// method (the default when code_challenge_method is absent, RFC 7636
+// §4.3), is refused with invalid_request and opens no consent page.
 func TestAuthorizeErrorsRedirect(t *testing.T) {
-	challenge := oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier())
+	verifier := oauth2.GenerateVerifier()
 	tests := []struct {
 		name      string
-		set       url.Values
+		set       url.Values // a nil value deletes the parameter
 		wantError string
+		wantDesc  string // in error_description
 	}{
-		{"implicit grant", url.Values{"response_type": {"token"}}, "unsupported_response_type"},
-		{"no response_type", url.Values{"response_type": {""}}, "invalid_request"},
-		{"unknown scope", url.Values{"scope": {"trading admin"}}, "invalid_scope"},
-		{"plain PKCE", url.Values{"code_challenge": {challenge}, "code_challenge_method": {"plain"}}, "invalid_request"},
-		{"PKCE without method", url.Values{"code_challenge": {challenge}}, "invalid_request"},
-		{"method without challenge", url.Values{"code_challenge_method": {"S256"}}, "invalid_request"},
-		{"short challenge", url.Values{"code_challenge": {"abc"}, "code_challenge_method": {"S256"}}, "invalid_request"},
-		{"state repeated", url.Values{"state": {"s", "t"}}, "invalid_request"},
+		{"implicit grant", url.Values{"response_type": {"token"}}, "unsupported_response_type", "response_type=code"},
+		{"no response_type", url.Values{"response_type": {""}}, "invalid_request", "response_type"},
+		{"unknown scope", url.Values{"scope": {"trading admin"}}, "invalid_scope", "admin"},
+		{"no PKCE", url.Values{"code_challenge": nil, "code_challenge_method": nil}, "invalid_request", "code_challenge is required"},
+		{"plain PKCE", url.Values{"code_challenge": {verifier}, "code_challenge_method": {"plain"}}, "invalid_request", "must be S256"},
+		{"PKCE without method (plain)", url.Values{"code_challenge_method": nil}, "invalid_request", "must be S256"},
+		{"method without challenge", url.Values{"code_challenge": nil}, "invalid_request", "code_challenge is required"},
+		{"empty challenge", url.Values{"code_challenge": {""}}, "invalid_request", "code_challenge is required"},
+		{"short challenge", url.Values{"code_challenge": {"abc"}}, "invalid_request", "not an S256 challenge"},
+		{"challenge repeated", url.Values{"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier), oauth2.S256ChallengeFromVerifier(verifier)}}, "invalid_request", "code_challenge is repeated"},
+		{"state repeated", url.Values{"state": {"s", "t"}}, "invalid_request", "state is repeated"},
+		{"login_hint repeated", url.Values{"login_hint": {"a@example.com", "b@example.com"}}, "invalid_request", "login_hint is repeated"},
+		{"login_hint too long", url.Values{"login_hint": {strings.Repeat("a", 250) + "@x.io"}}, "invalid_request", "login_hint"},
+		{"login_hint not printable", url.Values{"login_hint": {"alice\n@example.com"}}, "invalid_request", "login_hint"},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				u, _ := url.Parse(e.conf.AuthCodeURL("s"))
+				u, _ := url.Parse(e.authURL("s"))
 				q := u.Query()
 				for k, v := range tt.set {
-					q[k] = v
+					if v == nil {
+						q.Del(k)
+					} else {
+						q[k] = v
+					}
 				}
 				u.RawQuery = q.Encode()
 				resp, _ := e.browser(t).get(u.String())
@@ -397,8 +562,9 @@ func TestAuthorizeErrorsRedirect(t *testing.T) {
 					t.Fatalf("GET: %s, want 303", resp.Status)
 				}
 				got := redirectQuery(t, resp, redirectURI)
-				if got.Get("error") != tt.wantError || got.Get("code") != "" {
-					t.Errorf("redirect query %v, want error=%s", got, tt.wantError)
+				if got.Get("error") != tt.wantError || got.Get("code") != "" || got.Get("state") != "s" ||
+					!strings.Contains(got.Get("error_description"), tt.wantDesc) {
+					t.Errorf("redirect query %v, want error=%s, state=s and a description with %q", got, tt.wantError, tt.wantDesc)
 				}
 			})
 		}
@@ -511,31 +677,30 @@ func TestAccessTokenExpiry(t *testing.T) {
 	})
 }
 
-// TestPKCE checks the code verifier against the challenge.
+// TestPKCE checks that a code is exchanged only with the verifier of its
+// S256 challenge.
 func TestPKCE(t *testing.T) {
 	tests := []struct {
 		name      string
-		challenge bool   // whether the authorization request had one
+		challenge func(right string) oauth2.AuthCodeOption
 		verifier  string // "right" for the right one
 		wantErr   string
 	}{
-		{"right verifier", true, "right", ""},
-		{"wrong verifier", true, oauth2.GenerateVerifier(), "invalid_grant"},
-		{"malformed verifier", true, "short", "invalid_grant"},
-		{"no verifier", true, "", "invalid_grant"},
-		{"verifier without challenge", false, oauth2.GenerateVerifier(), "invalid_grant"},
-		{"neither", false, "", ""},
+		{"right verifier", oauth2.S256ChallengeOption, "right", ""},
+		{"wrong verifier", oauth2.S256ChallengeOption, oauth2.GenerateVerifier(), "invalid_grant"},
+		{"malformed verifier", oauth2.S256ChallengeOption, "short", "invalid_grant"},
+		{"no verifier", oauth2.S256ChallengeOption, "", "invalid_grant"},
+		{"the challenge is the verifier (plain, labelled S256)", func(right string) oauth2.AuthCodeOption {
+			return oauth2.SetAuthURLParam("code_challenge", right)
+		}, "right", "invalid_grant"},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				right := oauth2.GenerateVerifier()
-				var opts []oauth2.AuthCodeOption
-				if tt.challenge {
-					opts = append(opts, oauth2.S256ChallengeOption(right))
-				}
-				q := e.consent(t, e.browser(t), e.conf.AuthCodeURL("s", opts...), "approve")
+				auth := e.conf.AuthCodeURL("s", oauth2.SetAuthURLParam("code_challenge_method", "S256"), tt.challenge(right))
+				q := e.consent(t, e.browser(t), auth, "approve")
 				var exch []oauth2.AuthCodeOption
 				switch tt.verifier {
 				case "":
@@ -550,7 +715,31 @@ func TestPKCE(t *testing.T) {
 				}
 			})
 		}
+		t.Run("a code stored without a challenge", func(t *testing.T) {
+			// Codes issued before PKCE was required have none: they are
+			// refused, with a verifier or without.
+			for _, verifier := range []string{"", oauth2.GenerateVerifier()} {
+				g := e.approve(t)
+				if _, err := db.NewUpdate().TableExpr("paper_grants").Set("code_challenge = ''").Where("code_hash = ?", sha(g.code)).
+					Exec(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				var opts []oauth2.AuthCodeOption
+				if verifier != "" {
+					opts = append(opts, oauth2.VerifierOption(verifier))
+				}
+				if _, err := e.conf.Exchange(e.ctx, g.code, opts...); oauthErrorCode(err) != "invalid_grant" {
+					t.Errorf("Exchange with verifier %q: %v, want invalid_grant", verifier, err)
+				}
+			}
+		})
 	})
+}
+
+// sha returns the hex SHA-256 of s, as codes and tokens are stored.
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // TestTokenEndpoint checks the token endpoint's answers, raw: RFC 6749's

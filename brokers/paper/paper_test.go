@@ -75,10 +75,15 @@ type env struct {
 }
 
 // mustEnv starts a broker on db. cfg's Clients, Prefix and Now are set
-// here; its other fields are kept.
+// here, and a zero SignupLimit turns the limit off, since every test
+// signs up from 127.0.0.1 (the tests of the limit set one); its other
+// fields are kept.
 func mustEnv(t *testing.T, db *bun.DB, cfg paper.Config) *env {
 	t.Helper()
 	e := &env{db: db, clock: &clock{t: t0}}
+	if cfg.SignupLimit == 0 {
+		cfg.SignupLimit = -1
+	}
 	cfg.Clients = []paper.Client{
 		{ID: clientID, Secret: clientSecret, Name: clientName, RedirectURIs: []string{redirectURI, otherURI}},
 		{ID: otherID, Secret: otherSecret, RedirectURIs: []string{otherRedir}},
@@ -103,6 +108,12 @@ func mustEnv(t *testing.T, db *bun.DB, cfg paper.Config) *env {
 	}
 	e.ctx = context.WithValue(context.Background(), oauth2.HTTPClient, e.srv.Client())
 	return e
+}
+
+// authURL returns the registered client's authorization URL with state,
+// an S256 challenge of a fresh verifier, and opts.
+func (e *env) authURL(state string, opts ...oauth2.AuthCodeOption) string {
+	return e.conf.AuthCodeURL(state, append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(oauth2.GenerateVerifier())}, opts...)...)
 }
 
 // browser is a user agent with cookies that does not follow redirects,

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/demo"
@@ -20,7 +21,7 @@ import (
 func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]\n"+
 		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
-		"               [--paper-commission AMOUNT]",
+		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
@@ -31,6 +32,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
 	paperCommission := fs.String("paper-commission", "0", "the paper broker's commission per filled order, in `USD`")
+	paperSignups := fs.Int("paper-signups-per-hour", paper.DefaultSignupLimit, "how many paper accounts one client address (an IP, or an IPv6 /64) may open\n"+
+		"in a UTC hour, `N`; 0 no limit (behind a reverse proxy every client is the proxy)")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
 	if err := e.parse(fs, args); err != nil {
 		return err
@@ -46,6 +49,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	commission, err := decimal.NewFromString(*paperCommission)
 	if err != nil || commission.IsNegative() || commission.GreaterThan(decimal.New(1, 6)) || !commission.Equal(commission.Truncate(2)) {
 		return fmt.Errorf("serve: --paper-commission must be from 0 to 10^6 with at most 2 decimals, got %q", *paperCommission)
+	}
+	if *paperSignups < 0 {
+		return fmt.Errorf("serve: --paper-signups-per-hour must be 0 (no limit) or more, got %d", *paperSignups)
 	}
 	var h slog.Handler
 	switch *logFormat {
@@ -88,6 +94,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	brokers.PaperCash, brokers.PaperSlippageBps, brokers.PaperCommission = cash, slippage, commission
+	brokers.PaperSignupsPerHour = *paperSignups
+	if *paperSignups == 0 {
+		brokers.PaperSignupsPerHour = -1 // server.BrokersConfig: negative is no limit
+	}
 	brokers.SyncInterval = *syncInterval
 	if *syncInterval <= 0 {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
