@@ -82,3 +82,16 @@ func queryInt(req bunrouter.Request, name string, def, min, max int) (int, error
 	}
 	return n, nil
 }
+
+// queryUUID returns the required query parameter name as a UUID.
+func queryUUID(req bunrouter.Request, name string) (uuid.UUID, error) {
+	v := req.URL.Query().Get(name)
+	if v == "" {
+		return uuid.Nil, invalidParam(name, "is required")
+	}
+	id, err := uuid.Parse(v)
+	if err != nil || len(v) != 36 {
+		return uuid.Nil, invalidParam(name, "must be a UUID, got %s", tradekit.Quote(v))
+	}
+	return id, nil
+}

@@ -35,7 +35,8 @@ import (
 // [decimal.Decimal], [uuid.UUID], [calendar.Date] or [jsonObject]; a
 // pointer to one is nil when the parameter is absent, and a slice of one
 // takes the parameter repeated. Structs without tags are embedded to
-// share parameters ([dateRange], [pageParams]). A struct whose pointer
+// share parameters ([dateRange], [pageParams]); unexported fields are
+// left to check. A struct whose pointer
 // has a check() error method gets it called after the rules hold: the
 // place for rules across parameters and for the domain's own checks that
 // need no lookup.
@@ -222,6 +223,8 @@ func (ps *paramSet) addFields(t reflect.Type, index []int, goPath string) {
 		q, inQuery := sf.Tag.Lookup("query")
 		p, inPath := sf.Tag.Lookup("path")
 		switch {
+		case !sf.IsExported() && !sf.Anonymous:
+			// What check derives from the parameters.
 		case sf.Anonymous && sf.Type == lenientType:
 			ps.lenient = true
 		case sf.Anonymous && !inQuery && !inPath && sf.Type.Kind() == reflect.Struct:

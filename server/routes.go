@@ -67,20 +67,20 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/v1/market-data/exchanges/:id/holidays", keyed, bind(s, s.handleExchangeHolidays)},
 
 		// Indicators (spec 4.7).
-		{"GET", "/api/v1/indicators/asset/:assetId", keyed, unbound(s.handleIndicatorSeries)},
-		{"GET", "/api/v1/indicators/asset/:assetId/summary", keyed, unbound(s.handleIndicatorSummary)},
-		{"GET", "/api/v1/indicators/asset/:assetId/multi-timeframe", keyed, unbound(s.handleIndicatorOverlays)},
-		{"GET", "/api/v1/indicators/custom", keyed, unbound(s.handleCustomList)},
-		{"POST", "/api/v1/indicators/custom", keyed, unbound(s.handleCustomCreate)},
-		{"POST", "/api/v1/backtests", keyed, unbound(s.handleBacktestRun)},
-		{"GET", "/api/v1/backtests/:hash", keyed, unbound(s.handleBacktestGet)},
-		{"PATCH", "/api/v1/indicators/custom/:id", keyed, unbound(s.handleCustomUpdate)},
-		{"DELETE", "/api/v1/indicators/custom/:id", keyed, unbound(s.handleCustomDelete)},
-		{"POST", "/api/v1/indicators/custom/:id/evaluate", keyed, unbound(s.handleCustomEvaluate)},
+		{"GET", "/api/v1/indicators/asset/:assetId", keyed, bind(s, s.handleIndicatorSeries)},
+		{"GET", "/api/v1/indicators/asset/:assetId/summary", keyed, bind(s, s.handleIndicatorSummary)},
+		{"GET", "/api/v1/indicators/asset/:assetId/multi-timeframe", keyed, bind(s, s.handleIndicatorOverlays)},
+		{"GET", "/api/v1/indicators/custom", keyed, bindNone(s, s.handleCustomList)},
+		{"POST", "/api/v1/indicators/custom", keyed, bind(s, s.handleCustomCreate)},
+		{"POST", "/api/v1/backtests", keyed, bind(s, s.handleBacktestRun)},
+		{"GET", "/api/v1/backtests/:hash", keyed, bind(s, s.handleBacktestGet)},
+		{"PATCH", "/api/v1/indicators/custom/:id", keyed, bind(s, s.handleCustomUpdate)},
+		{"DELETE", "/api/v1/indicators/custom/:id", keyed, bind(s, s.handleCustomDelete)},
+		{"POST", "/api/v1/indicators/custom/:id/evaluate", keyed, bind(s, s.handleCustomEvaluate)},
 
 		// Asset profiles (spec 4.8).
-		{"GET", "/api/v1/asset-profiles", keyed, unbound(s.handleAIProfileList)},
-		{"GET", "/api/v1/asset-profiles/:assetId", keyed, unbound(s.handleAIProfileGet)},
+		{"GET", "/api/v1/asset-profiles", keyed, bind(s, s.handleAIProfileList)},
+		{"GET", "/api/v1/asset-profiles/:assetId", keyed, bind(s, s.handleAIProfileGet)},
 
 		// Brokers (spec 4.10) and the portfolios of connected accounts.
 		{"GET", "/api/v1/brokers/providers", keyed, unbound(s.handleProviderList)},
