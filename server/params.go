@@ -509,6 +509,15 @@ func fitsNumeric(d decimal.Decimal) bool {
 	return d.Equal(d.Truncate(decimalPlaces))
 }
 
+// checkPlaces returns a 400 naming param when d has more than places
+// decimal places.
+func checkPlaces(param string, d *decimal.Decimal, places int32) error {
+	if d != nil && !d.Equal(d.Truncate(places)) {
+		return invalidParam(param, "must have at most %d decimal places, got %s", places, tradekit.Quote(d.String()))
+	}
+	return nil
+}
+
 // missing returns the 400 of the required parameter when it is absent.
 func (f *paramField) missing() error {
 	switch {
