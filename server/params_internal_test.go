@@ -250,3 +250,12 @@ func TestParamStructPanics(t *testing.T) {
 		})
 	}
 }
+// TestRouteParamsBuild checks that every route's parameter struct is one
+// the decoder reads, and that every /api/v1 route declares its parameters.
+func TestRouteParamsBuild(t *testing.T) {
+	for _, rt := range (&Server{}).routeTable() {
+		if rt.params == nil {
+			t.Errorf("%s %s reads its parameters itself", rt.method, rt.path)
+		}
+	}
+}

@@ -29,9 +29,6 @@ type route struct {
 	endpoint
 }
 
-// unbound returns the endpoint of h, which still reads its parameters
-// itself. TODO(i25): gone once every route is bound.
-func unbound(h bunrouter.HandlerFunc) endpoint { return endpoint{handle: h} }
 
 // routeTable lists every route of the service, here and nowhere else.
 func (s *Server) routeTable() []route {
@@ -91,21 +88,21 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/v1/brokers/connections/:id/logs", keyed, bind(s, s.handleConnectionLogs)},
 		{"GET", "/api/v1/brokers/guardrails", keyed, bindNone(s, s.handleGuardrailsGet)},
 		{"PATCH", "/api/v1/brokers/guardrails", keyed, bind(s, s.handleGuardrailsPatch)},
-		{"GET", "/api/v1/copy-trading/leaders", keyed, unbound(s.handleLeaderList)},
-		{"GET", "/api/v1/copy-trading/leaders/:slug", keyed, unbound(s.handleLeaderGet)},
-		{"GET", "/api/v1/copy-trading/leaders/:slug/transactions", keyed, unbound(s.handleLeaderTransactions)},
-		{"GET", "/api/v1/copy-trading/following", keyed, unbound(s.handleFollowingList)},
-		{"POST", "/api/v1/copy-trading/follow", keyed, unbound(s.handleFollowCreate)},
-		{"PATCH", "/api/v1/copy-trading/follow/:id", keyed, unbound(s.handleFollowPatch)},
-		{"DELETE", "/api/v1/copy-trading/follow/:id", keyed, unbound(s.handleFollowDelete)},
-		{"PATCH", "/api/v1/copy-trading/follow/:id/sync", keyed, unbound(s.handleFollowSync)},
-		{"POST", "/api/v1/copy-trading/publish", keyed, unbound(s.handlePublish)},
-		{"DELETE", "/api/v1/copy-trading/publish", keyed, unbound(s.handleUnpublish)},
-		{"GET", "/api/v1/copy-trading/strategies", keyed, unbound(s.handleStrategyList)},
-		{"POST", "/api/v1/copy-trading/strategies", keyed, unbound(s.handleStrategyCreate)},
-		{"DELETE", "/api/v1/copy-trading/strategies/:id", keyed, unbound(s.handleStrategyDelete)},
-		{"GET", "/api/v1/notifications", keyed, unbound(s.handleNotificationList)},
-		{"POST", "/api/v1/notifications/:id/read", keyed, unbound(s.handleNotificationRead)},
+		{"GET", "/api/v1/copy-trading/leaders", keyed, bind(s, s.handleLeaderList)},
+		{"GET", "/api/v1/copy-trading/leaders/:slug", keyed, bind(s, s.handleLeaderGet)},
+		{"GET", "/api/v1/copy-trading/leaders/:slug/transactions", keyed, bind(s, s.handleLeaderTransactions)},
+		{"GET", "/api/v1/copy-trading/following", keyed, bindNone(s, s.handleFollowingList)},
+		{"POST", "/api/v1/copy-trading/follow", keyed, bind(s, s.handleFollowCreate)},
+		{"PATCH", "/api/v1/copy-trading/follow/:id", keyed, bind(s, s.handleFollowPatch)},
+		{"DELETE", "/api/v1/copy-trading/follow/:id", keyed, bind(s, s.handleFollowDelete)},
+		{"PATCH", "/api/v1/copy-trading/follow/:id/sync", keyed, bind(s, s.handleFollowSync)},
+		{"POST", "/api/v1/copy-trading/publish", keyed, bind(s, s.handlePublish)},
+		{"DELETE", "/api/v1/copy-trading/publish", keyed, bindNone(s, s.handleUnpublish)},
+		{"GET", "/api/v1/copy-trading/strategies", keyed, bindNone(s, s.handleStrategyList)},
+		{"POST", "/api/v1/copy-trading/strategies", keyed, bind(s, s.handleStrategyCreate)},
+		{"DELETE", "/api/v1/copy-trading/strategies/:id", keyed, bind(s, s.handleStrategyDelete)},
+		{"GET", "/api/v1/notifications", keyed, bind(s, s.handleNotificationList)},
+		{"POST", "/api/v1/notifications/:id/read", keyed, bind(s, s.handleNotificationRead)},
 		{"GET", "/api/v1/brokers/orders", keyed, bind(s, s.handleOrderList)},
 		{"POST", "/api/v1/brokers/orders", keyed, bind(s, s.handleOrderCreate)},
 		{"GET", "/api/v1/brokers/orders/:id", keyed, bind(s, s.handleOrderGet)},
