@@ -36,10 +36,9 @@ import (
 // pointer to one is nil when the parameter is absent, and a slice of one
 // takes the parameter repeated. Structs without tags are embedded to
 // share parameters ([dateRange], [pageParams]); unexported fields are
-// left to check. A struct whose pointer
-// has a check() error method gets it called after the rules hold: the
-// place for rules across parameters and for the domain's own checks that
-// need no lookup.
+// left to check. A struct whose pointer has a check() error method gets
+// it called after the rules hold: the place for rules across parameters
+// and for the domain's own checks that need no lookup.
 //
 // [bind] reads a request into its route's struct, strictly: a parameter
 // the route does not declare, one given more than once (but for slices),

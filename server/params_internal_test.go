@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/studies"
 )
 
 // decodeTestParams exercises every kind of field the decoder reads.
@@ -207,6 +208,29 @@ func TestDecodeParamsCheck(t *testing.T) {
 	wantParamError(t, err, "n", "is unlucky")
 }
 
+// pagedTestParams embeds the shared page parameters.
+type pagedTestParams struct {
+	pageParams
+}
+
+func TestDecodeParamsEmbedded(t *testing.T) {
+	got, err := serveParams[pagedTestParams](t, "/p", "/p?page=3")
+	if err != nil || got.Page != 3 || got.Limit != 20 {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	_, err = serveParams[pagedTestParams](t, "/p", "/p?limit=101")
+	wantParamError(t, err, "limit", `must be an integer from 1 to 100, got "101"`)
+}
+
+// TestIndicatorHint checks that the hint of a missing indicator lists the
+// kinds that package studies serves.
+func TestIndicatorHint(t *testing.T) {
+	f, _ := reflect.TypeFor[indicatorSeriesParams]().FieldByName("Indicator")
+	if want := "one of " + strings.Join(studies.Kinds, ", "); f.Tag.Get("hint") != want {
+		t.Errorf("hint %q, want %q", f.Tag.Get("hint"), want)
+	}
+}
+
 // TestParamStructPanics checks that a parameter struct the decoder
 // cannot read panics when the route table is built.
 func TestParamStructPanics(t *testing.T) {
@@ -250,6 +274,7 @@ func TestParamStructPanics(t *testing.T) {
 		})
 	}
 }
+
 // TestRouteParamsBuild checks that every route's parameter struct is one
 // the decoder reads, and that every /api/v1 route declares its parameters.
 func TestRouteParamsBuild(t *testing.T) {

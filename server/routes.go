@@ -29,7 +29,6 @@ type route struct {
 	endpoint
 }
 
-
 // routeTable lists every route of the service, here and nowhere else.
 func (s *Server) routeTable() []route {
 	return []route{
