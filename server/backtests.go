@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
 
-	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/backtest"
 	"github.com/tradekit/tradekit/backtest/backtestdb"
 	"github.com/tradekit/tradekit/marketdata"
@@ -108,55 +107,49 @@ type backtestJSON struct {
 	CreatedAt    timestamp         `json:"createdAt"`
 }
 
-// queryStrategy reads a strategy from the query.
-func queryStrategy(req bunrouter.Request) (backtest.Strategy, error) {
-	q := req.URL.Query()
-	s := backtest.Strategy{Entry: q.Get("entry"), Exit: q.Get("exit")}
+// backtestParams are the parameters of POST /api/v1/backtests. Package
+// backtest checks the strategy's own rules.
+type backtestParams struct {
+	Entry         string   `query:"entry" validate:"required"`
+	Exit          string   `query:"exit" validate:"required"`
+	MaxPositions  int      `query:"maxPositions" default:"1" validate:"min=1,max=1000"` // backtest.MaxPositions
+	PositionPct   *float64 `query:"positionPct"`
+	StopLossPct   float64  `query:"stopLossPct" default:"0"`
+	TakeProfitPct float64  `query:"takeProfitPct" default:"0"`
+	CommissionBps float64  `query:"commissionBps" default:"0"`
+	SlippageBps   float64  `query:"slippageBps" default:"0"`
+	Symbols       string   `query:"symbols"` // comma-separated
+	Index         string   `query:"index"`
+	dateRange
+	Cash float64 `query:"cash" default:"100000" validate:"gte=1,lte=1000000000000"`
+
+	compiled *backtest.Compiled // the strategy, set by check
+}
+
+// check compiles the strategy, then checks the date range.
+func (p *backtestParams) check() error {
+	s := backtest.Strategy{Entry: p.Entry, Exit: p.Exit, MaxPositions: p.MaxPositions, StopLossPct: p.StopLossPct,
+		TakeProfitPct: p.TakeProfitPct, CommissionBps: p.CommissionBps, SlippageBps: p.SlippageBps}
+	if p.PositionPct != nil {
+		s.PositionPct = *p.PositionPct
+	}
 	var err error
-	if s.MaxPositions, err = queryInt(req, "maxPositions", 0, 1, backtest.MaxPositions); err != nil {
-		return s, err
+	if p.compiled, err = s.Compile(); err != nil {
+		return err
 	}
-	for _, p := range []struct {
-		name string
-		to   *float64
-	}{{"positionPct", &s.PositionPct}, {"stopLossPct", &s.StopLossPct}, {"takeProfitPct", &s.TakeProfitPct},
-		{"commissionBps", &s.CommissionBps}, {"slippageBps", &s.SlippageBps}} {
-		if v := q.Get(p.name); v != "" {
-			if *p.to, err = strconv.ParseFloat(v, 64); err != nil || math.IsNaN(*p.to) || math.IsInf(*p.to, 0) {
-				return s, invalidParam(p.name, "must be a number, got %s", tradekit.Quote(v))
-			}
-		}
-	}
-	return s, nil
+	return p.dateRange.check()
 }
 
 // handleBacktestRun serves POST /api/v1/backtests (beyond the spec): it
 // runs a strategy over stored assets, stores the result under the user
 // and the strategy hash, and returns it.
-func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request) error {
-	ctx, q := req.Context(), req.URL.Query()
-	strat, err := queryStrategy(req)
-	if err != nil {
-		return err
+func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request, p *backtestParams) error {
+	ctx, c := req.Context(), p.compiled
+	u := backtestdb.Universe{Index: p.Index}
+	if p.Symbols != "" {
+		u.Symbols = strings.Split(p.Symbols, ",")
 	}
-	c, err := strat.Compile()
-	if err != nil {
-		return err
-	}
-	var u backtestdb.Universe
-	if v := q.Get("symbols"); v != "" {
-		u.Symbols = strings.Split(v, ",")
-	}
-	u.Index = q.Get("index")
-	cfg := backtest.Config{Cash: 100_000}
-	if cfg.From, cfg.To, err = queryDateRange(req); err != nil {
-		return err
-	}
-	if v := q.Get("cash"); v != "" {
-		if cfg.Cash, err = strconv.ParseFloat(v, 64); err != nil || !(cfg.Cash >= 1 && cfg.Cash <= 1e12) {
-			return invalidParam("cash", "must be a number from 1 to 1e12, got %s", tradekit.Quote(v))
-		}
-	}
+	cfg := backtest.Config{Cash: p.Cash, From: p.From, To: p.To}
 	loaded, err := backtestdb.Load(ctx, marketdata.NewStore(s.db), u)
 	if err != nil {
 		return err
@@ -205,10 +198,15 @@ func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request)
 	return s.writeRawData(w, b)
 }
 
+// backtestGetParams are the parameters of GET /api/v1/backtests/:hash.
+type backtestGetParams struct {
+	Hash string `path:"hash"`
+}
+
 // handleBacktestGet serves GET /api/v1/backtests/:hash (beyond the spec):
 // the user's latest result of the strategy hash.
-func (s *Server) handleBacktestGet(w http.ResponseWriter, req bunrouter.Request) error {
-	rec, err := backtestdb.NewStore(s.db).Latest(req.Context(), principal(req.Context()).UserID, pathParam(req, "hash"))
+func (s *Server) handleBacktestGet(w http.ResponseWriter, req bunrouter.Request, p *backtestGetParams) error {
+	rec, err := backtestdb.NewStore(s.db).Latest(req.Context(), principal(req.Context()).UserID, p.Hash)
 	if err != nil {
 		return err
 	}

@@ -76,15 +76,16 @@ func (s *Server) handleConnectionList(w http.ResponseWriter, req bunrouter.Reque
 	return s.writeData(w, out)
 }
 
+// connectionCreateParams are the parameters of POST
+// /api/v1/brokers/connections. Package connect checks both.
+type connectionCreateParams struct {
+	Provider    string `query:"provider" validate:"required" hint:"a provider that GET /api/v1/brokers/providers lists, such as paper"`
+	RedirectURL string `query:"redirectUrl" validate:"required"`
+}
+
 // handleConnectionCreate serves POST /api/v1/brokers/connections.
-func (s *Server) handleConnectionCreate(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	provider := q.Get("provider")
-	if provider == "" {
-		return invalidParam("provider", "is required: one of %v", s.connect.Providers())
-	}
-	p := principal(req.Context())
-	c, authURL, err := s.connect.Connect(req.Context(), p.UserID, provider, q.Get("redirectUrl"))
+func (s *Server) handleConnectionCreate(w http.ResponseWriter, req bunrouter.Request, p *connectionCreateParams) error {
+	c, authURL, err := s.connect.Connect(req.Context(), principal(req.Context()).UserID, p.Provider, p.RedirectURL)
 	if err != nil {
 		return err
 	}
@@ -92,12 +93,8 @@ func (s *Server) handleConnectionCreate(w http.ResponseWriter, req bunrouter.Req
 }
 
 // handleConnectionDelete serves DELETE /api/v1/brokers/connections/:id.
-func (s *Server) handleConnectionDelete(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	c, err := s.connect.Disconnect(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleConnectionDelete(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	c, err := s.connect.Disconnect(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
@@ -105,16 +102,12 @@ func (s *Server) handleConnectionDelete(w http.ResponseWriter, req bunrouter.Req
 }
 
 // handleConnectionSync serves POST /api/v1/brokers/connections/:id/sync.
-func (s *Server) handleConnectionSync(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
+func (s *Server) handleConnectionSync(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	log, err := s.connect.StartSync(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
-	log, err := s.connect.StartSync(req.Context(), principal(req.Context()).UserID, id)
-	if err != nil {
-		return err
-	}
-	return s.writeData(w, map[string]any{"id": id.String(), "syncId": log.ID.String(), "syncStatus": log.Status,
+	return s.writeData(w, map[string]any{"id": p.ID.String(), "syncId": log.ID.String(), "syncStatus": log.Status,
 		"startedAt": timestamp(log.StartedAt)})
 }
 
@@ -129,12 +122,8 @@ type syncLogJSON struct {
 }
 
 // handleConnectionLogs serves GET /api/v1/brokers/connections/:id/logs.
-func (s *Server) handleConnectionLogs(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	logs, err := connect.NewStore(s.db).Logs(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleConnectionLogs(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	logs, err := connect.NewStore(s.db).Logs(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
@@ -150,12 +139,23 @@ func (s *Server) handleConnectionLogs(w http.ResponseWriter, req bunrouter.Reque
 	return s.writeData(w, out)
 }
 
+// oauthCallbackParams are the parameters of GET
+// /api/v1/brokers/oauth/callback: those of an OAuth 2.0 authorization
+// response. A broker may add others, which RFC 6749 4.1.2 tells clients
+// to ignore: the route is lenient. Package connect checks state.
+type oauthCallbackParams struct {
+	lenient
+	State            string `query:"state"`
+	Code             string `query:"code"`
+	Error            string `query:"error"`
+	ErrorDescription string `query:"error_description"`
+}
+
 // handleOAuthCallback serves GET /api/v1/brokers/oauth/callback, which the
 // user's browser reaches from the broker: no API key. It answers 303 to
 // the connection's redirect URL.
-func (s *Server) handleOAuthCallback(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	to, err := s.connect.Callback(req.Context(), q.Get("state"), q.Get("code"), q.Get("error"), q.Get("error_description"))
+func (s *Server) handleOAuthCallback(w http.ResponseWriter, req bunrouter.Request, p *oauthCallbackParams) error {
+	to, err := s.connect.Callback(req.Context(), p.State, p.Code, p.Error, p.ErrorDescription)
 	if err != nil {
 		return err
 	}
@@ -227,16 +227,12 @@ func (s *Server) handlePortfolioList(w http.ResponseWriter, req bunrouter.Reques
 }
 
 // handlePortfolioGet serves GET /api/v1/portfolios/:id.
-func (s *Server) handlePortfolioGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
+func (s *Server) handlePortfolioGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	pf, err := connect.NewStore(s.db).Portfolio(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
-	p, err := connect.NewStore(s.db).Portfolio(req.Context(), principal(req.Context()).UserID, id)
-	if err != nil {
-		return err
-	}
-	out, err := s.portfolioJSON(req, p)
+	out, err := s.portfolioJSON(req, pf)
 	if err != nil {
 		return err
 	}
@@ -245,12 +241,8 @@ func (s *Server) handlePortfolioGet(w http.ResponseWriter, req bunrouter.Request
 
 // handlePortfolioHistory serves GET /api/v1/portfolios/:id/history: daily
 // equity, oldest first.
-func (s *Server) handlePortfolioHistory(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	h, err := connect.NewStore(s.db).History(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handlePortfolioHistory(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	h, err := connect.NewStore(s.db).History(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}

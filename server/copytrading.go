@@ -10,7 +10,6 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bunrouter"
 
-	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/copytrading"
 )
 
@@ -45,23 +44,16 @@ func newLeaderJSON(l copytrading.Leader) leaderJSON {
 		SharpeRatio: fraction(l.SharpeRatio), Followers: l.Followers, Verified: l.Verified, PublishedAt: timestamp(l.PublishedAt)}
 }
 
+// leaderListParams are the parameters of GET /api/v1/copy-trading/leaders.
+type leaderListParams struct {
+	SortBy string `query:"sortBy" default:"totalReturn" validate:"oneof=totalReturn sharpeRatio followers"`
+	pageParams
+	MinReturn *float64 `query:"minReturn" validate:"omitnil,gte=-1,lte=1000000"` // a fraction: 0.1 is 10 %
+}
+
 // handleLeaderList serves GET /api/v1/copy-trading/leaders.
-func (s *Server) handleLeaderList(w http.ResponseWriter, req bunrouter.Request) error {
-	f := copytrading.LeaderFilter{SortBy: req.URL.Query().Get("sortBy")}
-	var err error
-	if f.Page, err = queryInt(req, "page", 1, 1, 1_000_000); err != nil {
-		return err
-	}
-	if f.Limit, err = queryInt(req, "limit", 20, 1, 100); err != nil {
-		return err
-	}
-	if v := req.URL.Query().Get("minReturn"); v != "" {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(r >= -1 && r <= 1e6) { // NaN fails both
-			return invalidParam("minReturn", "must be a fraction such as 0.1 (10 %%), at least -1, got %s", tradekit.Quote(v))
-		}
-		f.MinReturn = &r
-	}
+func (s *Server) handleLeaderList(w http.ResponseWriter, req bunrouter.Request, p *leaderListParams) error {
+	f := copytrading.LeaderFilter{SortBy: p.SortBy, Page: p.Page, Limit: p.Limit, MinReturn: p.MinReturn}
 	list, total, err := s.copy.Leaders(req.Context(), f)
 	if err != nil {
 		return err
@@ -75,8 +67,8 @@ func (s *Server) handleLeaderList(w http.ResponseWriter, req bunrouter.Request) 
 }
 
 // handleLeaderGet serves GET /api/v1/copy-trading/leaders/:slug.
-func (s *Server) handleLeaderGet(w http.ResponseWriter, req bunrouter.Request) error {
-	d, err := s.copy.LeaderBySlug(req.Context(), pathParam(req, "slug"))
+func (s *Server) handleLeaderGet(w http.ResponseWriter, req bunrouter.Request, p *slugParams) error {
+	d, err := s.copy.LeaderBySlug(req.Context(), p.Slug)
 	if err != nil {
 		return err
 	}
@@ -117,8 +109,8 @@ func (s *Server) handleLeaderGet(w http.ResponseWriter, req bunrouter.Request) e
 // handleLeaderTransactions serves GET
 // /api/v1/copy-trading/leaders/:slug/transactions: the leader's fills,
 // newest first.
-func (s *Server) handleLeaderTransactions(w http.ResponseWriter, req bunrouter.Request) error {
-	list, err := s.copy.Transactions(req.Context(), pathParam(req, "slug"))
+func (s *Server) handleLeaderTransactions(w http.ResponseWriter, req bunrouter.Request, p *slugParams) error {
+	list, err := s.copy.Transactions(req.Context(), p.Slug)
 	if err != nil {
 		return err
 	}
@@ -169,50 +161,34 @@ func newFollowJSON(f copytrading.Follow) followJSON {
 	return out
 }
 
-// queryControls reads the copy controls of a follow's query.
-func queryControls(req bunrouter.Request) (copytrading.ControlsPatch, error) {
-	var c copytrading.ControlsPatch
-	q := req.URL.Query()
-	if v := q.Get("connectionId"); v != "" {
-		id, err := uuid.Parse(v)
-		if err != nil {
-			return c, invalidParam("connectionId", "must be a UUID, got %s", tradekit.Quote(v))
-		}
-		c.ConnectionID = &id
-	}
-	for _, p := range []struct {
-		name string
-		to   **decimal.Decimal
-	}{{"allocationPct", &c.AllocationPct}, {"scalingPct", &c.ScalingPct}, {"maxPositionPct", &c.MaxPositionPct}, {"copyStopLossPct", &c.CopyStopLossPct}} {
-		v := q.Get(p.name)
-		if v == "" {
-			continue
-		}
-		d, err := decimal.NewFromString(v)
-		if err != nil {
-			return c, invalidParam(p.name, "must be a number, got %s", tradekit.Quote(v))
-		}
-		*p.to = &d
-	}
-	return c, nil
+// followControls are the copy controls of a follow's parameters; package
+// copytrading checks them.
+type followControls struct {
+	ConnectionID    *uuid.UUID       `query:"connectionId"`
+	AllocationPct   *decimal.Decimal `query:"allocationPct"`
+	ScalingPct      *decimal.Decimal `query:"scalingPct"`
+	MaxPositionPct  *decimal.Decimal `query:"maxPositionPct"`
+	CopyStopLossPct *decimal.Decimal `query:"copyStopLossPct"`
+}
+
+// patch returns the controls given.
+func (c followControls) patch() copytrading.ControlsPatch {
+	return copytrading.ControlsPatch{ConnectionID: c.ConnectionID, AllocationPct: c.AllocationPct, ScalingPct: c.ScalingPct,
+		MaxPositionPct: c.MaxPositionPct, CopyStopLossPct: c.CopyStopLossPct}
+}
+
+// followCreateParams are the parameters of POST /api/v1/copy-trading/follow.
+type followCreateParams struct {
+	LeaderProfileID uuid.UUID `query:"leaderProfileId" validate:"required"`
+	AutoSync        bool      `query:"autoSync" default:"false"`
+	Notifications   bool      `query:"notifications" default:"true"`
+	followControls
 }
 
 // handleFollowCreate serves POST /api/v1/copy-trading/follow.
-func (s *Server) handleFollowCreate(w http.ResponseWriter, req bunrouter.Request) error {
-	var in copytrading.FollowInput
-	var err error
-	if in.LeaderProfileID, err = queryUUID(req, "leaderProfileId"); err != nil {
-		return err
-	}
-	if in.AutoSync, err = queryBool(req, "autoSync", false); err != nil {
-		return err
-	}
-	if in.Notifications, err = queryBool(req, "notifications", true); err != nil {
-		return err
-	}
-	if in.Controls, err = queryControls(req); err != nil {
-		return err
-	}
+func (s *Server) handleFollowCreate(w http.ResponseWriter, req bunrouter.Request, p *followCreateParams) error {
+	in := copytrading.FollowInput{LeaderProfileID: p.LeaderProfileID, AutoSync: p.AutoSync, Notifications: p.Notifications,
+		Controls: p.patch()}
 	f, err := s.copy.Follow(req.Context(), principal(req.Context()).UserID, in)
 	if err != nil {
 		return err
@@ -235,63 +211,45 @@ func (s *Server) handleFollowingList(w http.ResponseWriter, req bunrouter.Reques
 }
 
 // handleFollowDelete serves DELETE /api/v1/copy-trading/follow/:id.
-func (s *Server) handleFollowDelete(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	f, err := s.copy.Unfollow(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleFollowDelete(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	f, err := s.copy.Unfollow(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, map[string]string{"id": f.ID.String(), "status": "unfollowed"})
 }
 
+// followSyncParams are the parameters of PATCH
+// /api/v1/copy-trading/follow/:id/sync.
+type followSyncParams struct {
+	ID       uuid.UUID `path:"id"`
+	AutoSync *bool     `query:"autoSync" validate:"required"`
+}
+
 // handleFollowSync serves PATCH /api/v1/copy-trading/follow/:id/sync.
-func (s *Server) handleFollowSync(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	if req.URL.Query().Get("autoSync") == "" {
-		return invalidParam("autoSync", "is required: true or false")
-	}
-	on, err := queryBool(req, "autoSync", false)
-	if err != nil {
-		return err
-	}
-	f, err := s.copy.UpdateFollow(req.Context(), principal(req.Context()).UserID, id, copytrading.FollowPatch{AutoSync: &on})
+func (s *Server) handleFollowSync(w http.ResponseWriter, req bunrouter.Request, p *followSyncParams) error {
+	f, err := s.copy.UpdateFollow(req.Context(), principal(req.Context()).UserID, p.ID, copytrading.FollowPatch{AutoSync: p.AutoSync})
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, map[string]any{"id": f.ID.String(), "autoSync": f.AutoSync, "updatedAt": timestamp(f.UpdatedAt)})
 }
 
+// followPatchParams are the parameters of PATCH
+// /api/v1/copy-trading/follow/:id: only those given change.
+type followPatchParams struct {
+	ID            uuid.UUID `path:"id"`
+	AutoSync      *bool     `query:"autoSync"`
+	Notifications *bool     `query:"notifications"`
+	followControls
+}
+
 // handleFollowPatch serves PATCH /api/v1/copy-trading/follow/:id (beyond
 // the spec): autoSync, notifications and the copy controls; only those
 // given change.
-func (s *Server) handleFollowPatch(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	var p copytrading.FollowPatch
-	for _, b := range []struct {
-		name string
-		to   **bool
-	}{{"autoSync", &p.AutoSync}, {"notifications", &p.Notifications}} {
-		if req.URL.Query().Get(b.name) != "" {
-			v, err := queryBool(req, b.name, false)
-			if err != nil {
-				return err
-			}
-			*b.to = &v
-		}
-	}
-	if p.Controls, err = queryControls(req); err != nil {
-		return err
-	}
-	f, err := s.copy.UpdateFollow(req.Context(), principal(req.Context()).UserID, id, p)
+func (s *Server) handleFollowPatch(w http.ResponseWriter, req bunrouter.Request, p *followPatchParams) error {
+	f, err := s.copy.UpdateFollow(req.Context(), principal(req.Context()).UserID, p.ID,
+		copytrading.FollowPatch{AutoSync: p.AutoSync, Notifications: p.Notifications, Controls: p.patch()})
 	if err != nil {
 		return err
 	}
@@ -301,15 +259,19 @@ func (s *Server) handleFollowPatch(w http.ResponseWriter, req bunrouter.Request)
 	return s.writeData(w, out)
 }
 
+// publishParams are the parameters of POST /api/v1/copy-trading/publish;
+// package copytrading checks them.
+type publishParams struct {
+	PortfolioID uuid.UUID `query:"portfolioId" validate:"required"`
+	DisplayName string    `query:"displayName" validate:"required"`
+	Slug        string    `query:"slug" validate:"required"`
+	Bio         string    `query:"bio"`
+}
+
 // handlePublish serves POST /api/v1/copy-trading/publish.
-func (s *Server) handlePublish(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := queryUUID(req, "portfolioId")
-	if err != nil {
-		return err
-	}
-	q := req.URL.Query()
+func (s *Server) handlePublish(w http.ResponseWriter, req bunrouter.Request, in *publishParams) error {
 	p, err := s.copy.Publish(req.Context(), principal(req.Context()).UserID, copytrading.PublishInput{
-		PortfolioID: id, DisplayName: q.Get("displayName"), Slug: q.Get("slug"), Bio: q.Get("bio")})
+		PortfolioID: in.PortfolioID, DisplayName: in.DisplayName, Slug: in.Slug, Bio: in.Bio})
 	if err != nil {
 		return err
 	}
@@ -348,10 +310,17 @@ func (s *Server) handleStrategyList(w http.ResponseWriter, req bunrouter.Request
 	return s.writeData(w, out)
 }
 
+// strategyCreateParams are the parameters of POST
+// /api/v1/copy-trading/strategies; package copytrading checks them.
+type strategyCreateParams struct {
+	StrategyHash string `query:"strategyHash" validate:"required"`
+	Name         string `query:"name" validate:"required"`
+	Description  string `query:"description"`
+}
+
 // handleStrategyCreate serves POST /api/v1/copy-trading/strategies.
-func (s *Server) handleStrategyCreate(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	st, err := s.copy.PublishStrategy(req.Context(), principal(req.Context()).UserID, q.Get("strategyHash"), q.Get("name"), q.Get("description"))
+func (s *Server) handleStrategyCreate(w http.ResponseWriter, req bunrouter.Request, p *strategyCreateParams) error {
+	st, err := s.copy.PublishStrategy(req.Context(), principal(req.Context()).UserID, p.StrategyHash, p.Name, p.Description)
 	if err != nil {
 		return err
 	}
@@ -360,12 +329,8 @@ func (s *Server) handleStrategyCreate(w http.ResponseWriter, req bunrouter.Reque
 }
 
 // handleStrategyDelete serves DELETE /api/v1/copy-trading/strategies/:id.
-func (s *Server) handleStrategyDelete(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	st, err := s.copy.UnpublishStrategy(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleStrategyDelete(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	st, err := s.copy.UnpublishStrategy(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
@@ -387,22 +352,16 @@ func newNotificationJSON(n copytrading.Notification) notificationJSON {
 		CreatedAt: timestamp(n.CreatedAt), ReadAt: optTimestamp(n.ReadAt)}
 }
 
+// notificationListParams are the parameters of GET /api/v1/notifications.
+type notificationListParams struct {
+	Unread bool `query:"unread" default:"false"`
+	pageParams
+}
+
 // handleNotificationList serves GET /api/v1/notifications: newest first,
 // paginated; unread=true leaves out those read.
-func (s *Server) handleNotificationList(w http.ResponseWriter, req bunrouter.Request) error {
-	unread, err := queryBool(req, "unread", false)
-	if err != nil {
-		return err
-	}
-	page, err := queryInt(req, "page", 1, 1, 1_000_000)
-	if err != nil {
-		return err
-	}
-	limit, err := queryInt(req, "limit", 20, 1, 100)
-	if err != nil {
-		return err
-	}
-	list, total, err := s.copy.Notifications(req.Context(), principal(req.Context()).UserID, unread, page, limit)
+func (s *Server) handleNotificationList(w http.ResponseWriter, req bunrouter.Request, p *notificationListParams) error {
+	list, total, err := s.copy.Notifications(req.Context(), principal(req.Context()).UserID, p.Unread, p.Page, p.Limit)
 	if err != nil {
 		return err
 	}
@@ -410,17 +369,13 @@ func (s *Server) handleNotificationList(w http.ResponseWriter, req bunrouter.Req
 	for i, n := range list {
 		out[i] = newNotificationJSON(n)
 	}
-	s.writeJSON(w, http.StatusOK, listJSON{Data: out, Meta: metaJSON{Total: total, Page: page, Limit: limit}})
+	s.writeJSON(w, http.StatusOK, listJSON{Data: out, Meta: metaJSON{Total: total, Page: p.Page, Limit: p.Limit}})
 	return nil
 }
 
 // handleNotificationRead serves POST /api/v1/notifications/:id/read.
-func (s *Server) handleNotificationRead(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	n, err := s.copy.MarkRead(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleNotificationRead(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	n, err := s.copy.MarkRead(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bunrouter"
 
-	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -40,12 +39,17 @@ func (s *Server) handleCustomList(w http.ResponseWriter, req bunrouter.Request) 
 	return s.writeData(w, out)
 }
 
+// customCreateParams are the parameters of POST /api/v1/indicators/custom.
+type customCreateParams struct {
+	Name        string `query:"name" validate:"required"`
+	Formula     string `query:"formula" validate:"required"`
+	Description string `query:"description"`
+}
+
 // handleCustomCreate serves POST /api/v1/indicators/custom.
-func (s *Server) handleCustomCreate(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
+func (s *Server) handleCustomCreate(w http.ResponseWriter, req bunrouter.Request, p *customCreateParams) error {
 	c := studies.CustomIndicator{
-		UserID: principal(req.Context()).UserID, Name: q.Get("name"),
-		Formula: q.Get("formula"), Description: q.Get("description"),
+		UserID: principal(req.Context()).UserID, Name: p.Name, Formula: p.Formula, Description: p.Description,
 	}
 	err := s.db.RunInTx(req.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 		return studies.NewStore(tx).CreateCustomIndicator(ctx, &c, s.now())
@@ -56,25 +60,36 @@ func (s *Server) handleCustomCreate(w http.ResponseWriter, req bunrouter.Request
 	return s.writeData(w, newCustomJSON(c))
 }
 
-// handleCustomUpdate serves PATCH /api/v1/indicators/custom/:id: only the
-// parameters given change.
-func (s *Server) handleCustomUpdate(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	q := req.URL.Query()
-	var p studies.CustomPatch
-	for name, dst := range map[string]**string{"name": &p.Name, "formula": &p.Formula, "description": &p.Description} {
-		if q.Has(name) {
-			v := q.Get(name)
-			*dst = &v
-		}
-	}
-	if p == (studies.CustomPatch{}) {
+// customUpdateParams are the parameters of PATCH
+// /api/v1/indicators/custom/:id: only those given change.
+type customUpdateParams struct {
+	ID          uuid.UUID `path:"id"`
+	Name        *string   `query:"name"`
+	Formula     *string   `query:"formula"`
+	Description *string   `query:"description"`
+}
+
+// patch returns the change the parameters ask for.
+func (p *customUpdateParams) patch() studies.CustomPatch {
+	return studies.CustomPatch{Name: p.Name, Formula: p.Formula, Description: p.Description}
+}
+
+// check refuses a PATCH that changes nothing, and checks the fields given
+// as package studies checks an indicator, before the lookup of the one
+// to change: the others take valid stand-ins.
+func (p *customUpdateParams) check() error {
+	if p.patch() == (studies.CustomPatch{}) {
 		return invalidParam("name", "give at least one of name, formula and description")
 	}
-	c, err := studies.NewStore(s.db).UpdateCustomIndicator(req.Context(), principal(req.Context()).UserID, id, p, s.now())
+	c := studies.CustomIndicator{Name: "stand-in", Formula: "close"}
+	p.patch().Apply(&c)
+	return c.Validate()
+}
+
+// handleCustomUpdate serves PATCH /api/v1/indicators/custom/:id: only the
+// parameters given change.
+func (s *Server) handleCustomUpdate(w http.ResponseWriter, req bunrouter.Request, p *customUpdateParams) error {
+	c, err := studies.NewStore(s.db).UpdateCustomIndicator(req.Context(), principal(req.Context()).UserID, p.ID, p.patch(), s.now())
 	if err != nil {
 		return err
 	}
@@ -84,31 +99,25 @@ func (s *Server) handleCustomUpdate(w http.ResponseWriter, req bunrouter.Request
 }
 
 // handleCustomDelete serves DELETE /api/v1/indicators/custom/:id.
-func (s *Server) handleCustomDelete(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
+func (s *Server) handleCustomDelete(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	id := p.ID
 	if err := studies.NewStore(s.db).DeleteCustomIndicator(req.Context(), principal(req.Context()).UserID, id, s.now()); err != nil {
 		return err
 	}
 	return s.writeData(w, map[string]string{"id": id.String(), "status": "deleted"})
 }
 
+// customEvaluateParams are the parameters of POST
+// /api/v1/indicators/custom/:id/evaluate.
+type customEvaluateParams struct {
+	ID      uuid.UUID `path:"id"`
+	AssetID uuid.UUID `query:"assetId" validate:"required"`
+	dateRange
+}
+
 // handleCustomEvaluate serves POST /api/v1/indicators/custom/:id/evaluate.
-func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	assetID, err := queryUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
-	from, to, err := queryDateRange(req)
-	if err != nil {
-		return err
-	}
+func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Request, p *customEvaluateParams) error {
+	id, assetID, from, to := p.ID, p.AssetID, p.From, p.To
 	ctx := req.Context()
 	c, err := studies.NewStore(s.db).CustomIndicator(ctx, principal(ctx).UserID, id)
 	if err != nil {
@@ -129,17 +138,4 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 		b = append(b, `{"indicatorId":"`+id.String()+`","assetId":"`+assetID.String()+`","values":`...)
 		return append(doc.appendWindow(b, from, to), '}'), nil
 	})
-}
-
-// queryUUID returns the required query parameter name as a UUID.
-func queryUUID(req bunrouter.Request, name string) (uuid.UUID, error) {
-	v := req.URL.Query().Get(name)
-	if v == "" {
-		return uuid.Nil, invalidParam(name, "is required")
-	}
-	id, err := uuid.Parse(v)
-	if err != nil || len(v) != 36 {
-		return uuid.Nil, invalidParam(name, "must be a UUID, got %s", tradekit.Quote(v))
-	}
-	return id, nil
 }

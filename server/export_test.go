@@ -39,3 +39,60 @@ func Routes() [][2]string {
 	}
 	return out
 }
+
+// RouteParam is a parameter that a route declares, in the OpenAPI
+// document's terms.
+type RouteParam struct {
+	Name     string
+	In       string // "path" or "query"
+	Required bool
+	Type     string // string, integer, number, boolean, or array
+	ItemType string // the type of an array's items
+	Format   string // uuid or date for those kinds, else ""
+	Enum     []string
+	// Min and Max are the bounds of the rules min, gte or gt and max, lte
+	// or lt, "" for none; exclusive for gt and lt.
+	Min, Max                   string
+	ExclusiveMin, ExclusiveMax bool
+	Default                    *string
+}
+
+// RouteParams returns the parameters of every route, keyed by method and
+// pattern ("GET /api/v1/market-data/assets/:id").
+func RouteParams() map[string][]RouteParam {
+	out := map[string][]RouteParam{}
+	for _, r := range (&Server{}).routeTable() {
+		ps := []RouteParam{}
+		for _, f := range r.params.fields {
+			p := RouteParam{Name: f.name, In: "query", Required: f.required || f.inPath, Enum: f.oneof,
+				Min: f.lower, Max: f.upper, ExclusiveMin: f.lowerGT, ExclusiveMax: f.upperLT, Default: f.def}
+			if f.inPath {
+				p.In = "path"
+			}
+			p.Type, p.Format = openAPIType(f.kind)
+			if f.slice {
+				p.ItemType, p.Type = p.Type, "array"
+			}
+			ps = append(ps, p)
+		}
+		out[r.method+" "+r.path] = ps
+	}
+	return out
+}
+
+// openAPIType returns the OpenAPI type and format of a parameter kind.
+func openAPIType(k paramKind) (typ, format string) {
+	switch k {
+	case kindBool:
+		return "boolean", ""
+	case kindInt:
+		return "integer", ""
+	case kindFloat, kindDecimal:
+		return "number", ""
+	case kindUUID:
+		return "string", "uuid"
+	case kindDate:
+		return "string", "date"
+	}
+	return "string", ""
+}

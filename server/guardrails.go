@@ -46,24 +46,70 @@ func (s *Server) handleGuardrailsGet(w http.ResponseWriter, req bunrouter.Reques
 	return s.writeData(w, newGuardrailsJSON(g, at))
 }
 
-// maxDailyTradesLimit is the largest maxDailyTrades a user may set.
-const maxDailyTradesLimit = 100_000
+// guardrailsPatchParams are the parameters of PATCH
+// /api/v1/brokers/guardrails: only those given change, at least one.
+// allowedAssetTypes is comma-separated; allowedAssetTypes[] may be
+// repeated; both may be given.
+type guardrailsPatchParams struct {
+	MaxDailyTrades        *int             `query:"maxDailyTrades" validate:"omitnil,min=1,max=100000"`
+	MaxPositionSizePct    *decimal.Decimal `query:"maxPositionSizePct" validate:"omitnil,gt=0,lte=100"`
+	MaxPortfolioRiskPct   *decimal.Decimal `query:"maxPortfolioRiskPct" validate:"omitnil,gt=0,lte=100"`
+	StopLossRequired      *bool            `query:"stopLossRequired"`
+	AllowedAssetTypes     *string          `query:"allowedAssetTypes"`
+	AllowedAssetTypesList []string         `query:"allowedAssetTypes[]"`
 
-// handleGuardrailsPatch serves PATCH /api/v1/brokers/guardrails: only the
-// parameters given change.
-func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Request) error {
-	patch, err := parseGuardrailsPatch(req)
-	if err != nil {
-		return err
+	patch []func(*brokers.Guardrails) // the changes, one per parameter given; set by check
+}
+
+// pctPlaces is the most decimal places of a guardrail's percentage.
+const pctPlaces = 4
+
+// check returns the changes the parameters ask for, or a 400 naming the
+// first bad one.
+func (p *guardrailsPatchParams) check() error {
+	if v := p.MaxDailyTrades; v != nil {
+		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.MaxDailyTrades = *v })
 	}
-	if len(patch) == 0 {
+	if v := p.MaxPositionSizePct; v != nil {
+		if err := checkPlaces("maxPositionSizePct", v, pctPlaces); err != nil {
+			return err
+		}
+		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.MaxPositionSizePct = *v })
+	}
+	if v := p.MaxPortfolioRiskPct; v != nil {
+		if err := checkPlaces("maxPortfolioRiskPct", v, pctPlaces); err != nil {
+			return err
+		}
+		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.MaxPortfolioRiskPct = *v })
+	}
+	if v := p.StopLossRequired; v != nil {
+		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.StopLossRequired = *v })
+	}
+	if p.AllowedAssetTypes != nil || p.AllowedAssetTypesList != nil {
+		values := p.AllowedAssetTypesList
+		if p.AllowedAssetTypes != nil {
+			values = append(values, *p.AllowedAssetTypes)
+		}
+		types, err := assetTypes(values)
+		if err != nil {
+			return err
+		}
+		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.AllowedAssetTypes = types })
+	}
+	if len(p.patch) == 0 {
 		return invalidParam("maxDailyTrades", "give at least one of maxDailyTrades, maxPositionSizePct, "+
 			"maxPortfolioRiskPct, stopLossRequired and allowedAssetTypes")
 	}
+	return nil
+}
+
+// handleGuardrailsPatch serves PATCH /api/v1/brokers/guardrails: only the
+// parameters given change.
+func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Request, p *guardrailsPatchParams) error {
 	userID := principal(req.Context()).UserID
 	var g brokers.Guardrails
 	var at time.Time
-	err = s.db.RunInTx(req.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.RunInTx(req.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 		// Serialise one user's changes (SQLite transactions already are),
 		// so two PATCHes of different fields both hold.
 		if tx.Dialect().Name() == dialect.PG {
@@ -76,7 +122,7 @@ func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Requ
 		if g, _, err = st.Guardrails(ctx, userID); err != nil {
 			return err
 		}
-		for _, apply := range patch {
+		for _, apply := range p.patch {
 			apply(&g)
 		}
 		at = s.now().UTC()
@@ -86,66 +132,6 @@ func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Requ
 		return err
 	}
 	return s.writeData(w, newGuardrailsJSON(g, &at))
-}
-
-// parseGuardrailsPatch returns the changes the query asks for, one per
-// parameter given, or a 400 naming the first bad one.
-func parseGuardrailsPatch(req bunrouter.Request) ([]func(*brokers.Guardrails), error) {
-	q := req.URL.Query()
-	for _, name := range []string{"maxDailyTrades", "stopLossRequired"} {
-		// An empty value would read as the parameter's zero: no limit, no
-		// stop required. Say so rather than guess.
-		if q.Has(name) && q.Get(name) == "" {
-			return nil, invalidParam(name, "is empty; give a value")
-		}
-	}
-	var patch []func(*brokers.Guardrails)
-	if q.Has("maxDailyTrades") {
-		n, err := queryInt(req, "maxDailyTrades", 0, 1, maxDailyTradesLimit)
-		if err != nil {
-			return nil, err
-		}
-		patch = append(patch, func(g *brokers.Guardrails) { g.MaxDailyTrades = n })
-	}
-	for _, p := range []struct {
-		name string
-		set  func(*brokers.Guardrails, decimal.Decimal)
-	}{
-		{"maxPositionSizePct", func(g *brokers.Guardrails, v decimal.Decimal) { g.MaxPositionSizePct = v }},
-		{"maxPortfolioRiskPct", func(g *brokers.Guardrails, v decimal.Decimal) { g.MaxPortfolioRiskPct = v }},
-	} {
-		if !q.Has(p.name) {
-			continue
-		}
-		v, ok := percent(q.Get(p.name))
-		if !ok {
-			return nil, invalidParam(p.name, "must be a percentage above 0 and at most 100, with at most 4 decimals, got %s",
-				tradekit.Quote(q.Get(p.name)))
-		}
-		set := p.set
-		patch = append(patch, func(g *brokers.Guardrails) { set(g, v) })
-	}
-	if q.Has("stopLossRequired") {
-		b, err := queryBool(req, "stopLossRequired", false)
-		if err != nil {
-			return nil, err
-		}
-		patch = append(patch, func(g *brokers.Guardrails) { g.StopLossRequired = b })
-	}
-	if q.Has("allowedAssetTypes") || q.Has("allowedAssetTypes[]") {
-		types, err := assetTypes(append(q["allowedAssetTypes[]"], q["allowedAssetTypes"]...))
-		if err != nil {
-			return nil, err
-		}
-		patch = append(patch, func(g *brokers.Guardrails) { g.AllowedAssetTypes = types })
-	}
-	return patch, nil
-}
-
-// percent parses a percentage in (0, 100] with at most 4 decimals.
-func percent(s string) (decimal.Decimal, bool) {
-	v, err := decimal.NewFromString(s)
-	return v, err == nil && v.IsPositive() && !v.GreaterThan(decimal.New(100, 0)) && v.Exponent() >= -4
 }
 
 // assetTypes parses the values of allowedAssetTypes[] (repeated) and

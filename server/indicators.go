@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
@@ -22,24 +23,30 @@ func (f float) MarshalJSON() ([]byte, error) {
 	return appendFloat(nil, float64(f)), nil
 }
 
+// indicatorSeriesParams are the parameters of GET
+// /api/v1/indicators/asset/:assetId.
+type indicatorSeriesParams struct {
+	AssetID   uuid.UUID  `path:"assetId"`
+	Indicator string     `query:"indicator" validate:"required" hint:"one of SMA, EMA, RSI, MACD, BB, ATR"`
+	Params    jsonObject `query:"params"`
+	dateRange
+
+	spec studies.Spec // of Indicator and Params, set by check
+}
+
+// check reads the indicator and its parameters (package studies checks
+// them), then the date range.
+func (p *indicatorSeriesParams) check() error {
+	var err error
+	if p.spec, err = studies.ParseSpec(p.Indicator, string(p.Params)); err != nil {
+		return err
+	}
+	return p.dateRange.check()
+}
+
 // handleIndicatorSeries serves GET /api/v1/indicators/asset/:assetId.
-func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
-	q := req.URL.Query()
-	if q.Get("indicator") == "" {
-		return invalidParam("indicator", "is required: one of %s", strings.Join(studies.Kinds, ", "))
-	}
-	spec, err := studies.ParseSpec(q.Get("indicator"), q.Get("params"))
-	if err != nil {
-		return err
-	}
-	from, to, err := queryDateRange(req)
-	if err != nil {
-		return err
-	}
+func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Request, p *indicatorSeriesParams) error {
+	id, spec, from, to := p.AssetID, p.spec, p.From, p.To
 	v, err := s.studies.PriceVersion(req.Context(), id)
 	if err != nil {
 		return err
@@ -77,11 +84,8 @@ func latestJSON(l studies.Latest) any {
 }
 
 // handleIndicatorSummary serves GET /api/v1/indicators/asset/:assetId/summary.
-func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
+func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
+	id := p.AssetID
 	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, []ohlcv.Timeframe{ohlcv.Daily})
 	if err != nil {
 		return err
@@ -100,15 +104,20 @@ func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Req
 // maxOverlays bounds the indicators of one multi-timeframe request.
 const maxOverlays = 12
 
-// handleIndicatorOverlays serves
-// GET /api/v1/indicators/asset/:assetId/multi-timeframe.
-func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
-	q := req.URL.Query()
-	names, tfNames := splitList(q.Get("indicators")), splitList(q.Get("timeframes"))
+// indicatorOverlayParams are the parameters of GET
+// /api/v1/indicators/asset/:assetId/multi-timeframe.
+type indicatorOverlayParams struct {
+	AssetID    uuid.UUID `path:"assetId"`
+	Indicators string    `query:"indicators" validate:"required" hint:"a comma-separated list such as RSI,MACD,SMA_50"`
+	Timeframes string    `query:"timeframes" validate:"required" hint:"a comma-separated list such as 1d,1w,1M"`
+
+	specs []studies.Spec    // of Indicators, set by check
+	tfs   []ohlcv.Timeframe // of Timeframes, set by check
+}
+
+// check reads the lists of indicators and timeframes.
+func (p *indicatorOverlayParams) check() error {
+	names, tfNames := splitList(p.Indicators), splitList(p.Timeframes)
 	if len(names) == 0 {
 		return invalidParam("indicators", "is required: a comma-separated list such as RSI,MACD,SMA_50")
 	}
@@ -118,21 +127,27 @@ func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Re
 	if len(tfNames) == 0 {
 		return invalidParam("timeframes", "is required: a comma-separated list of %s", timeframeList())
 	}
-	var specs []studies.Spec
 	for _, n := range names {
 		spec, err := studies.ParseName("indicators", n)
 		if err != nil {
 			return err
 		}
-		specs = append(specs, spec)
+		p.specs = append(p.specs, spec)
 	}
-	tfs := make([]ohlcv.Timeframe, len(tfNames))
-	for i, name := range tfNames {
-		if tfs[i], err = ohlcv.ParseTimeframe(name); err != nil {
+	for _, name := range tfNames {
+		tf, err := ohlcv.ParseTimeframe(name)
+		if err != nil {
 			return invalidParam("timeframes", "unknown timeframe %s; want %s", tradekit.Quote(name), timeframeList())
 		}
+		p.tfs = append(p.tfs, tf)
 	}
+	return nil
+}
 
+// handleIndicatorOverlays serves
+// GET /api/v1/indicators/asset/:assetId/multi-timeframe.
+func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Request, p *indicatorOverlayParams) error {
+	id, specs, tfs := p.AssetID, p.specs, p.tfs
 	ls, v, err := s.studies.Latest(req.Context(), id, specs, tfs)
 	if err != nil {
 		return err

@@ -11,11 +11,17 @@ import (
 	"github.com/tradekit/tradekit/knowledge"
 )
 
+// postListParams are the parameters of GET /api/v1/knowledge/blog/posts.
+type postListParams struct {
+	Category string `query:"category"`
+	Tag      string `query:"tag"`
+	Featured bool   `query:"featured"`
+}
+
 // handlePostList serves GET /api/v1/knowledge/blog/posts: published posts,
 // newest first, filtered by category, tag and featured=true.
-func (s *Server) handlePostList(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	f := knowledge.PostFilter{Category: q.Get("category"), Tag: q.Get("tag"), Before: s.now()}
+func (s *Server) handlePostList(w http.ResponseWriter, req bunrouter.Request, p *postListParams) error {
+	f := knowledge.PostFilter{Category: p.Category, Tag: p.Tag, FeaturedOnly: p.Featured, Before: s.now()}
 	if f.Category != "" {
 		var known []string
 		for _, c := range s.knowledge.BlogCategories() {
@@ -25,22 +31,16 @@ func (s *Server) handlePostList(w http.ResponseWriter, req bunrouter.Request) er
 			return invalidParam("category", "unknown blog category %s; the categories are %s", tradekit.Quote(f.Category), strings.Join(known, ", "))
 		}
 	}
-	featured, err := queryBool(req, "featured", false)
-	if err != nil {
-		return err
-	}
-	f.FeaturedOnly = featured
 	return s.writeData(w, s.knowledge.Posts(f))
 }
 
 // handlePostGet serves GET /api/v1/knowledge/blog/posts/:slug.
-func (s *Server) handlePostGet(w http.ResponseWriter, req bunrouter.Request) error {
-	slug := pathParam(req, "slug")
-	p, err := s.knowledge.Post(slug)
-	if err != nil || p.PublishedAt.After(s.now()) {
-		return errorf(tradekit.ErrNotFound, "no blog post %s", tradekit.Quote(slug))
+func (s *Server) handlePostGet(w http.ResponseWriter, req bunrouter.Request, p *slugParams) error {
+	post, err := s.knowledge.Post(p.Slug)
+	if err != nil || post.PublishedAt.After(s.now()) {
+		return errorf(tradekit.ErrNotFound, "no blog post %s", tradekit.Quote(p.Slug))
 	}
-	return s.writeData(w, p)
+	return s.writeData(w, post)
 }
 
 // handleBlogCategoryList serves GET /api/v1/knowledge/blog/categories.
@@ -59,11 +59,10 @@ func (s *Server) handleTermList(w http.ResponseWriter, req bunrouter.Request) er
 }
 
 // handleTermGet serves GET /api/v1/knowledge/glossary/terms/:slug.
-func (s *Server) handleTermGet(w http.ResponseWriter, req bunrouter.Request) error {
-	slug := pathParam(req, "slug")
-	t, err := s.knowledge.Term(slug)
+func (s *Server) handleTermGet(w http.ResponseWriter, req bunrouter.Request, p *slugParams) error {
+	t, err := s.knowledge.Term(p.Slug)
 	if err != nil {
-		return errorf(tradekit.ErrNotFound, "no glossary term %s", tradekit.Quote(slug))
+		return errorf(tradekit.ErrNotFound, "no glossary term %s", tradekit.Quote(p.Slug))
 	}
 	return s.writeData(w, t)
 }

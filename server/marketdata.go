@@ -192,12 +192,8 @@ func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) e
 }
 
 // handleAssetGet serves GET /api/v1/market-data/assets/:id.
-func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	a, err := marketdata.NewStore(s.db).Asset(req.Context(), id)
+func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	a, err := marketdata.NewStore(s.db).Asset(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -205,8 +201,8 @@ func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request) er
 }
 
 // handleAssetBySymbol serves GET /api/v1/market-data/assets/symbol/:symbol.
-func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
-	a, err := marketdata.NewStore(s.db).AssetBySymbol(req.Context(), pathParam(req, "symbol"))
+func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Request, p *symbolParams) error {
+	a, err := marketdata.NewStore(s.db).AssetBySymbol(req.Context(), p.Symbol)
 	if err != nil {
 		return err
 	}
@@ -214,28 +210,20 @@ func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Reques
 }
 
 // handleAssetProfile serves GET /api/v1/market-data/assets/:id/profile.
-func (s *Server) handleAssetProfile(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	p, err := marketdata.NewStore(s.db).Profile(req.Context(), id)
+func (s *Server) handleAssetProfile(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	pr, err := marketdata.NewStore(s.db).Profile(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, profileJSON{
-		AssetID: p.AssetID.String(), Description: p.Description, Sector: p.Sector, Industry: p.Industry,
-		MarketCap: number(p.MarketCap), Website: p.Website, LogoURL: p.LogoURL,
+		AssetID: pr.AssetID.String(), Description: pr.Description, Sector: pr.Sector, Industry: pr.Industry,
+		MarketCap: number(pr.MarketCap), Website: pr.Website, LogoURL: pr.LogoURL,
 	})
 }
 
 // handleAssetFundamentals serves GET /api/v1/market-data/assets/:id/fundamentals.
-func (s *Server) handleAssetFundamentals(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	f, err := marketdata.NewStore(s.db).Fundamentals(req.Context(), id)
+func (s *Server) handleAssetFundamentals(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	f, err := marketdata.NewStore(s.db).Fundamentals(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -248,13 +236,14 @@ func (s *Server) handleAssetFundamentals(w http.ResponseWriter, req bunrouter.Re
 
 // ---- 4.2 industries ----
 
+// industryListParams are the parameters of GET /api/v1/market-data/industries.
+type industryListParams struct {
+	Level marketdata.Level `query:"level" validate:"omitempty,oneof=sector industry_group industry"`
+}
+
 // handleIndustryList serves GET /api/v1/market-data/industries?level=.
-func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request) error {
-	level := marketdata.Level(req.URL.Query().Get("level"))
-	if level != "" && !level.IsValid() {
-		return invalidParam("level", "must be sector, industry_group or industry, got %s", tradekit.Quote(string(level)))
-	}
-	ns, err := marketdata.NewStore(s.db).Industries(req.Context(), level)
+func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request, p *industryListParams) error {
+	ns, err := marketdata.NewStore(s.db).Industries(req.Context(), p.Level)
 	if err != nil {
 		return err
 	}
@@ -262,12 +251,8 @@ func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request
 }
 
 // handleIndustryGet serves GET /api/v1/market-data/industries/:id.
-func (s *Server) handleIndustryGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	n, err := marketdata.NewStore(s.db).Industry(req.Context(), id)
+func (s *Server) handleIndustryGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	n, err := marketdata.NewStore(s.db).Industry(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -275,12 +260,8 @@ func (s *Server) handleIndustryGet(w http.ResponseWriter, req bunrouter.Request)
 }
 
 // handleIndustryChildren serves GET /api/v1/market-data/industries/:id/children.
-func (s *Server) handleIndustryChildren(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	ns, err := marketdata.NewStore(s.db).IndustryChildren(req.Context(), id)
+func (s *Server) handleIndustryChildren(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	ns, err := marketdata.NewStore(s.db).IndustryChildren(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -289,12 +270,8 @@ func (s *Server) handleIndustryChildren(w http.ResponseWriter, req bunrouter.Req
 
 // handleIndustryAssets serves GET /api/v1/market-data/industries/:id/assets:
 // the assets at the node or below it, without exchangeId and isActive.
-func (s *Server) handleIndustryAssets(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	as, err := marketdata.NewStore(s.db).IndustryAssets(req.Context(), id)
+func (s *Server) handleIndustryAssets(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	as, err := marketdata.NewStore(s.db).IndustryAssets(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -318,12 +295,8 @@ func (s *Server) handleIndexList(w http.ResponseWriter, req bunrouter.Request) e
 }
 
 // handleIndexGet serves GET /api/v1/market-data/indexes/:id.
-func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	x, err := marketdata.NewStore(s.db).Index(req.Context(), id, s.today())
+func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	x, err := marketdata.NewStore(s.db).Index(req.Context(), p.ID, s.today())
 	if err != nil {
 		return err
 	}
@@ -332,26 +305,28 @@ func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request) er
 
 // handleIndexBySymbol serves GET /api/v1/market-data/indexes/symbol/:symbol,
 // without assetCount as the spec says.
-func (s *Server) handleIndexBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
-	x, err := marketdata.NewStore(s.db).IndexBySymbol(req.Context(), pathParam(req, "symbol"))
+func (s *Server) handleIndexBySymbol(w http.ResponseWriter, req bunrouter.Request, p *symbolParams) error {
+	x, err := marketdata.NewStore(s.db).IndexBySymbol(req.Context(), p.Symbol)
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, newIndexJSON(x, false))
 }
 
+// indexAssetsParams are the parameters of GET /api/v1/market-data/indexes/:id/assets.
+type indexAssetsParams struct {
+	ID   uuid.UUID     `path:"id"`
+	AsOf calendar.Date `query:"asOf"` // default today
+}
+
 // handleIndexAssets serves GET /api/v1/market-data/indexes/:id/assets?asOf=:
 // the constituents on asOf (default today), without exchangeId.
-func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
+func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request, p *indexAssetsParams) error {
+	asOf := p.AsOf
+	if !asOf.IsValid() {
+		asOf = s.today()
 	}
-	asOf, err := queryDate(req, "asOf", s.today())
-	if err != nil {
-		return err
-	}
-	as, err := marketdata.NewStore(s.db).IndexAssets(req.Context(), id, asOf)
+	as, err := marketdata.NewStore(s.db).IndexAssets(req.Context(), p.ID, asOf)
 	if err != nil {
 		return err
 	}
@@ -360,18 +335,17 @@ func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request)
 
 // ---- 4.4 prices ----
 
+// priceListParams are the parameters of GET /api/v1/market-data/prices/asset/:assetId.
+type priceListParams struct {
+	AssetID uuid.UUID `path:"assetId"`
+	dateRange
+}
+
 // handlePriceList serves GET /api/v1/market-data/prices/asset/:assetId?from=&to=:
 // the daily records in the range (both bounds included), oldest first,
 // sliced from the asset's cached price document (see priceDoc).
-func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
-	from, to, err := queryDateRange(req)
-	if err != nil {
-		return err
-	}
+func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request, p *priceListParams) error {
+	id, from, to := p.AssetID, p.From, p.To
 	doc, version, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
 	if err != nil || doc == nil {
 		return err // nil doc: answered 304
@@ -466,11 +440,8 @@ func appendUUID(b []byte, id uuid.UUID) []byte {
 
 // handlePriceLatest serves GET /api/v1/market-data/prices/asset/:assetId/latest,
 // the last record of the asset's cached price document.
-func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
+func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
+	id := p.AssetID
 	doc, _, err := s.priceDoc(w, req, id, "latest")
 	if err != nil || doc == nil {
 		return err
@@ -484,12 +455,8 @@ func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request)
 
 // handlePriceGet serves GET /api/v1/market-data/prices/:id: the record of
 // the asset's cached price document on the date the id names.
-func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	assetID, date, err := marketdata.NewStore(s.db).PriceLocation(req.Context(), id)
+func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	assetID, date, err := marketdata.NewStore(s.db).PriceLocation(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -499,7 +466,7 @@ func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request) er
 	}
 	rec, ok := doc.on(date)
 	if !ok {
-		return fmt.Errorf("server: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", id))
+		return fmt.Errorf("server: %w", tradekit.Errorf(tradekit.ErrNotFound, "price %s not found", p.ID))
 	}
 	return s.writeRawData(w, rec)
 }
@@ -520,12 +487,8 @@ func (s *Server) handleExchangeList(w http.ResponseWriter, req bunrouter.Request
 }
 
 // handleExchangeGet serves GET /api/v1/market-data/exchanges/:id.
-func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), id)
+func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -533,45 +496,40 @@ func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request)
 }
 
 // handleExchangeBySymbol serves GET /api/v1/market-data/exchanges/symbol/:symbol.
-func (s *Server) handleExchangeBySymbol(w http.ResponseWriter, req bunrouter.Request) error {
-	e, err := marketdata.NewStore(s.db).ExchangeBySymbol(req.Context(), pathParam(req, "symbol"))
+func (s *Server) handleExchangeBySymbol(w http.ResponseWriter, req bunrouter.Request, p *symbolParams) error {
+	e, err := marketdata.NewStore(s.db).ExchangeBySymbol(req.Context(), p.Symbol)
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, newExchangeJSON(e))
 }
 
+// holidayListParams are the parameters of GET /api/v1/market-data/exchanges/:id/holidays.
+type holidayListParams struct {
+	ID   uuid.UUID                `path:"id"`
+	Year *int                     `query:"year" validate:"omitnil,min=1990,max=2100"` // calendar.MinYear, calendar.MaxYear
+	Type marketdata.HolidayFilter `query:"type" default:"closed" validate:"oneof=closed early_close all"`
+}
+
 // handleExchangeHolidays serves GET /api/v1/market-data/exchanges/:id/holidays?year=&type=:
 // the full-day closures of year (default: this year and the next);
 // type=early_close gives the early closes instead and type=all both.
-func (s *Server) handleExchangeHolidays(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
+func (s *Server) handleExchangeHolidays(w http.ResponseWriter, req bunrouter.Request, p *holidayListParams) error {
+	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
-	year, err := queryInt(req, "year", 0, calendar.MinYear, calendar.MaxYear)
-	if err != nil {
-		return err
-	}
-	filter := marketdata.HolidayFilter(req.URL.Query().Get("type"))
-	switch filter {
-	case "", marketdata.HolidaysClosed, marketdata.HolidaysEarlyClose, marketdata.HolidaysAll:
-	default:
-		return invalidParam("type", "must be closed, early_close or all, got %s", tradekit.Quote(string(filter)))
-	}
-	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), id)
-	if err != nil {
-		return err
-	}
-	years := []int{year}
-	if year == 0 {
+	var years []int
+	if p.Year != nil {
+		years = []int{*p.Year}
+	} else {
 		y := s.today().Year
 		years = []int{y, y + 1}
 		if y >= calendar.MaxYear {
 			years = []int{calendar.MaxYear}
 		}
 	}
-	hs, err := marketdata.Holidays(e, filter, years...)
+	hs, err := marketdata.Holidays(e, p.Type, years...)
 	if err != nil {
 		return err
 	}

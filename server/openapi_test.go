@@ -5,12 +5,15 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -199,4 +202,108 @@ func TestOpenAPIServed(t *testing.T) {
 				len(r.body["paths"].(map[string]any)), len(w["paths"].(map[string]any)))
 		}
 	})
+}
+
+// TestOpenAPIParamParity checks that every route's parameter struct and
+// the document's parameters of the operation agree: the same names in the
+// same places (path or query), the same required ones, types and formats
+// (uuid, date). Enums, bounds and defaults that the struct declares must
+// be the document's too; the document may state more, that a domain
+// package checks (an order's side, an indicator's name).
+func TestOpenAPIParamParity(t *testing.T) {
+	doc, _ := mustDocument(t)
+	routeParam := regexp.MustCompile(`:([^/]+)`)
+	for route, declared := range server.RouteParams() {
+		method, pattern, _ := strings.Cut(route, " ")
+		item := doc.Paths.Value(routeParam.ReplaceAllString(pattern, "{$1}"))
+		if item == nil || item.GetOperation(method) == nil {
+			continue // TestOpenAPIRouteParity reports it
+		}
+		documented := map[string]*openapi3.Parameter{}
+		for _, ref := range slices.Concat(item.Parameters, item.GetOperation(method).Parameters) {
+			if p := ref.Value; p.In == "query" || p.In == "path" {
+				documented[p.In+" "+p.Name] = p
+			}
+		}
+		for _, want := range declared {
+			key := want.In + " " + want.Name
+			got, ok := documented[key]
+			if !ok {
+				t.Errorf("%s: the route takes the %s parameter %s, which the document lacks", route, want.In, want.Name)
+				continue
+			}
+			delete(documented, key)
+			for _, d := range paramDiffs(want, got) {
+				t.Errorf("%s: parameter %s: %s", route, want.Name, d)
+			}
+		}
+		for key := range documented {
+			t.Errorf("%s: the document lists the parameter %s, which the route does not take", route, key)
+		}
+	}
+}
+
+// paramDiffs returns how the document's parameter doc disagrees with the
+// route's declared one.
+func paramDiffs(want server.RouteParam, doc *openapi3.Parameter) []string {
+	var diffs []string
+	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
+	if doc.Required != want.Required {
+		add("required: the document says %v, the route %v", doc.Required, want.Required)
+	}
+	s := doc.Schema.Value
+	if !s.Type.Is(want.Type) {
+		add("type: the document says %v, the route %s", s.Type.Slice(), want.Type)
+	}
+	if want.Type == "array" {
+		if s.Items == nil || !s.Items.Value.Type.Is(want.ItemType) {
+			add("items: the route's are %s", want.ItemType)
+		} else {
+			s = s.Items.Value
+		}
+	}
+	if (want.Format != "" || s.Format == "uuid" || s.Format == "date") && s.Format != want.Format {
+		add("format: the document says %q, the route %q", s.Format, want.Format)
+	}
+	var enum []string
+	for _, v := range s.Enum {
+		enum = append(enum, fmt.Sprint(v))
+	}
+	if want.Enum != nil && !slices.Equal(enum, want.Enum) {
+		add("enum: the document says %v, the route %v", enum, want.Enum)
+	}
+	bound := func(name, tag string, exclusive bool, inclusive *float64, excl openapi3.ExclusiveBound) {
+		if tag == "" {
+			return
+		}
+		docBound := inclusive
+		if exclusive {
+			docBound = excl.Value
+		}
+		if docBound == nil || fmt.Sprint(*docBound) != fmt.Sprint(mustFloat(tag)) {
+			add("%s: the route's is %s (exclusive: %v), the document's is not", name, tag, exclusive)
+		}
+	}
+	bound("minimum", want.Min, want.ExclusiveMin, s.Min, s.ExclusiveMin)
+	bound("maximum", want.Max, want.ExclusiveMax, s.Max, s.ExclusiveMax)
+	if want.Default != nil && fmt.Sprint(s.Default) != *want.Default && !(s.Default != nil && isNumber(*want.Default) &&
+		fmt.Sprint(s.Default) == fmt.Sprint(mustFloat(*want.Default))) {
+		add("default: the document says %v, the route %q", s.Default, *want.Default)
+	}
+	return diffs
+}
+
+// mustFloat returns s as a float64, or NaN.
+func mustFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
+}
+
+// isNumber reports whether s reads as a number.
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }

@@ -3,9 +3,9 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bunrouter"
 
@@ -77,116 +77,77 @@ type ruleJSON struct {
 	Message *string `json:"message,omitempty"`
 }
 
-// maxOrderAmount bounds quantities and prices: 10^15 keeps every notional
-// within the 20 integer digits of the NUMERIC(38, 18) columns.
-var maxOrderAmount = decimal.New(1, 15)
-
 // orderPlaces is the most decimal places of a quantity or price, Alpaca's
 // precision for fractional quantities.
 const orderPlaces = 9
 
-// queryAmount returns the query parameter name as a positive decimal of at
-// most orderPlaces places below maxOrderAmount, nil when it is absent.
-func queryAmount(req bunrouter.Request, name string) (*decimal.Decimal, error) {
-	s := req.URL.Query().Get(name)
-	if s == "" {
-		return nil, nil
-	}
-	d, err := decimal.NewFromString(s)
-	switch {
-	case err != nil:
-		return nil, invalidParam(name, "must be a decimal number such as 10 or 2.5, got %s", tradekit.Quote(s))
-	case !d.IsPositive():
-		return nil, invalidParam(name, "must be positive, got %s", tradekit.Quote(s))
-	case !d.Equal(d.Truncate(orderPlaces)):
-		return nil, invalidParam(name, "must have at most %d decimal places, got %s", orderPlaces, tradekit.Quote(s))
-	case !d.LessThan(maxOrderAmount):
-		return nil, invalidParam(name, "must be below %s, got %s", maxOrderAmount, tradekit.Quote(s))
-	}
-	return &d, nil
+// orderCreateParams are the parameters of POST /api/v1/brokers/orders.
+// Package brokers checks the order's own rules ([brokers.Order.Validate]);
+// the bounds of amounts are the server's: below 10^15, which keeps every
+// notional within the 20 integer digits of the NUMERIC(38, 18) columns,
+// with at most orderPlaces places.
+type orderCreateParams struct {
+	ConnectionID  uuid.UUID         `query:"connectionId" validate:"required"`
+	AssetID       uuid.UUID         `query:"assetId" validate:"required"`
+	Side          brokers.Side      `query:"side" validate:"required"`
+	Type          brokers.OrderType `query:"type" validate:"required"`
+	Quantity      *decimal.Decimal  `query:"quantity" validate:"required,lt=1000000000000000"`
+	LimitPrice    *decimal.Decimal  `query:"limitPrice" validate:"omitnil,lt=1000000000000000"`
+	StopLossPrice *decimal.Decimal  `query:"stopLossPrice" validate:"omitnil,lt=1000000000000000"`
+	ClientOrderID string            `query:"clientOrderId"`
+	Preview       bool              `query:"preview"`
 }
 
-// queryEnum returns the query parameter name, one of values, or "" when
-// it is absent and not required.
-func queryEnum[T ~string](req bunrouter.Request, name string, required bool, values ...T) (T, error) {
-	s := T(req.URL.Query().Get(name))
-	if s == "" && !required {
-		return "", nil
-	}
-	if !slices.Contains(values, s) {
-		return "", invalidParam(name, "must be one of %v, got %s", values, tradekit.Quote(string(s)))
-	}
-	return s, nil
+// order returns the order the parameters describe, without its symbol.
+func (p *orderCreateParams) order() brokers.Order {
+	return brokers.Order{Side: p.Side, Type: p.Type, Quantity: *p.Quantity, LimitPrice: p.LimitPrice, StopLossPrice: p.StopLossPrice}
 }
 
-// parseOrder reads the parameters of POST /api/v1/brokers/orders, each
-// checked on its own, in the order of the spec; the order's own rules
-// (limitPrice with the type, the stop against the price) are checked by
-// package brokers.
-func (s *Server) parseOrder(req bunrouter.Request) (connect.OrderInput, error) {
-	var in connect.OrderInput
-	var err error
-	if in.ConnectionID, err = queryUUID(req, "connectionId"); err != nil {
-		return in, err
+// check checks the amounts' places and the order's own rules, with a
+// stand-in symbol: the asset is looked up afterwards.
+func (p *orderCreateParams) check() error {
+	for _, a := range []struct {
+		name string
+		d    *decimal.Decimal
+	}{{"quantity", p.Quantity}, {"limitPrice", p.LimitPrice}, {"stopLossPrice", p.StopLossPrice}} {
+		if err := checkPlaces(a.name, a.d, orderPlaces); err != nil {
+			return err
+		}
 	}
-	if in.AssetID, err = queryUUID(req, "assetId"); err != nil {
-		return in, err
-	}
-	o := &in.Order
-	if o.Side, err = queryEnum(req, "side", true, brokers.Buy, brokers.Sell); err != nil {
-		return in, err
-	}
-	if o.Type, err = queryEnum(req, "type", true, brokers.Market, brokers.Limit); err != nil {
-		return in, err
-	}
-	q, err := queryAmount(req, "quantity")
-	if err != nil {
-		return in, err
-	}
-	if q == nil {
-		return in, invalidParam("quantity", "is required")
-	}
-	o.Quantity = *q
-	if o.LimitPrice, err = queryAmount(req, "limitPrice"); err != nil {
-		return in, err
-	}
-	if o.StopLossPrice, err = queryAmount(req, "stopLossPrice"); err != nil {
-		return in, err
-	}
-	in.ClientOrderID = req.URL.Query().Get("clientOrderId")
-	return in, nil
+	o := p.order()
+	o.Symbol = "stand-in"
+	return o.Validate()
+}
+
+// orderInput returns the order of p; the connect service reads its asset
+// beside its other reads, and refuses an unknown one as a bad assetId.
+func orderInput(p *orderCreateParams) connect.OrderInput {
+	return connect.OrderInput{ConnectionID: p.ConnectionID, AssetID: p.AssetID, Order: p.order(), ClientOrderID: p.ClientOrderID}
 }
 
 // handleOrderCreate serves POST /api/v1/brokers/orders: with preview=true
 // it answers what the checks find and places nothing.
-func (s *Server) handleOrderCreate(w http.ResponseWriter, req bunrouter.Request) error {
-	preview, err := queryBool(req, "preview", false)
-	if err != nil {
-		return err
-	}
-	in, err := s.parseOrder(req)
-	if err != nil {
-		return err
-	}
+func (s *Server) handleOrderCreate(w http.ResponseWriter, req bunrouter.Request, p *orderCreateParams) error {
+	in := orderInput(p)
 	userID := principal(req.Context()).UserID
-	if preview {
+	if p.Preview {
 		r, err := s.connect.PreviewOrder(req.Context(), userID, in)
 		if err != nil {
 			return err
 		}
 		return s.writeData(w, newPreviewJSON(in, r))
 	}
-	p, err := s.connect.PlaceOrder(req.Context(), userID, in)
+	placed, err := s.connect.PlaceOrder(req.Context(), userID, in)
 	if err != nil {
 		return err
 	}
-	if p.Replayed {
+	if placed.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	if p.Order.Status == brokers.Rejected {
-		return rejection(p.Order)
+	if placed.Order.Status == brokers.Rejected {
+		return rejection(placed.Order)
 	}
-	return s.writeData(w, newOrderJSON(p.Order))
+	return s.writeData(w, newOrderJSON(placed.Order))
 }
 
 // rejection returns the 422 ORDER_REJECTED of the rejected order o: the
@@ -245,12 +206,6 @@ func newPreviewJSON(in connect.OrderInput, r connect.Preview) previewJSON {
 	return out
 }
 
-// The page size of the orders list (spec 8).
-const (
-	defaultOrderPage = 20
-	maxOrderPage     = 100
-)
-
 // listJSON is the envelope of a paginated list.
 type listJSON struct {
 	Data any      `json:"data"`
@@ -264,24 +219,17 @@ type metaJSON struct {
 	Limit int `json:"limit"` // items per page
 }
 
+// orderListParams are the parameters of GET /api/v1/brokers/orders.
+type orderListParams struct {
+	Status brokers.OrderStatus `query:"status" validate:"omitempty,oneof=pending filled cancelled rejected"`
+	Side   brokers.Side        `query:"side" validate:"omitempty,oneof=buy sell"`
+	pageParams
+}
+
 // handleOrderList serves GET /api/v1/brokers/orders: the key owner's
-// orders, newest first, a page at a time. limit above 100 is a 400, not
-// clamped, so that a client never silently gets fewer than it asked for.
-func (s *Server) handleOrderList(w http.ResponseWriter, req bunrouter.Request) error {
-	var f connect.OrderFilter
-	var err error
-	if f.Status, err = queryEnum(req, "status", false, brokers.Pending, brokers.Filled, brokers.Cancelled, brokers.Rejected); err != nil {
-		return err
-	}
-	if f.Side, err = queryEnum(req, "side", false, brokers.Buy, brokers.Sell); err != nil {
-		return err
-	}
-	if f.Page, err = queryInt(req, "page", 1, 1, 1_000_000); err != nil {
-		return err
-	}
-	if f.Limit, err = queryInt(req, "limit", defaultOrderPage, 1, maxOrderPage); err != nil {
-		return err
-	}
+// orders, newest first, a page at a time.
+func (s *Server) handleOrderList(w http.ResponseWriter, req bunrouter.Request, p *orderListParams) error {
+	f := connect.OrderFilter{Status: p.Status, Side: p.Side, Page: p.Page, Limit: p.Limit}
 	list, total, err := connect.NewStore(s.db).Orders(req.Context(), principal(req.Context()).UserID, f)
 	if err != nil {
 		return err
@@ -295,12 +243,8 @@ func (s *Server) handleOrderList(w http.ResponseWriter, req bunrouter.Request) e
 }
 
 // handleOrderDelete serves DELETE /api/v1/brokers/orders/:id.
-func (s *Server) handleOrderDelete(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	o, err := s.connect.CancelOrder(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleOrderDelete(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	o, err := s.connect.CancelOrder(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
@@ -309,12 +253,8 @@ func (s *Server) handleOrderDelete(w http.ResponseWriter, req bunrouter.Request)
 
 // handleOrderGet serves GET /api/v1/brokers/orders/:id (beyond the spec):
 // one of the key owner's orders.
-func (s *Server) handleOrderGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "id")
-	if err != nil {
-		return err
-	}
-	o, err := connect.NewStore(s.db).Order(req.Context(), principal(req.Context()).UserID, id)
+func (s *Server) handleOrderGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	o, err := connect.NewStore(s.db).Order(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}

@@ -26,12 +26,8 @@ const profileIDsParam = "assetIds[]"
 // handleAIProfileGet serves GET /api/v1/asset-profiles/:assetId: the
 // stored profile with assetId and symbol first and updatedAt last,
 // spliced around the engine's JSON as stored (no decoding).
-func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request) error {
-	id, err := pathUUID(req, "assetId")
-	if err != nil {
-		return err
-	}
-	ctx := req.Context()
+func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
+	id, ctx := p.AssetID, req.Context()
 	rec, err := profiledb.NewStore(s.db).Profile(ctx, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return s.noProfile(req, id)
@@ -96,31 +92,39 @@ type currentRegime struct {
 	Current string `json:"current"`
 }
 
-// handleAIProfileList serves GET /api/v1/asset-profiles?assetIds[]=…: the
-// reduced profiles of up to 50 assets, in the order asked, each once.
-// Unknown ids, and assets with no profile yet, are left out. The
-// parameter is also accepted without brackets (assetIds=…).
-func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Request) error {
-	q := req.URL.Query()
-	raw := slices.Concat(q[profileIDsParam], q["assetIds"])
-	if len(raw) == 0 {
+// aiProfileListParams are the parameters of GET /api/v1/asset-profiles:
+// assetIds[], also accepted without brackets.
+type aiProfileListParams struct {
+	IDs      []uuid.UUID `query:"assetIds[]"`
+	PlainIDs []uuid.UUID `query:"assetIds"`
+
+	ids []uuid.UUID // both, in the order given, each once; set by check
+}
+
+// check requires 1 to 50 distinct ids.
+func (p *aiProfileListParams) check() error {
+	all := slices.Concat(p.IDs, p.PlainIDs)
+	if len(all) == 0 {
 		return invalidParam(profileIDsParam, "is required: give 1 to %d asset ids, as assetIds[]=<uuid>&assetIds[]=<uuid>", maxProfileIDs)
 	}
-	ids := make([]uuid.UUID, 0, len(raw))
-	seen := make(map[uuid.UUID]bool, len(raw))
-	for _, v := range raw {
-		id, err := uuid.Parse(v)
-		if err != nil || len(v) != 36 {
-			return invalidParam(profileIDsParam, "must be UUIDs such as 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a, got %s", tradekit.Quote(v))
-		}
+	seen := make(map[uuid.UUID]bool, len(all))
+	for _, id := range all {
 		if !seen[id] {
 			seen[id] = true
-			ids = append(ids, id)
+			p.ids = append(p.ids, id)
 		}
 	}
-	if len(ids) > maxProfileIDs {
-		return invalidParam(profileIDsParam, "at most %d asset ids per request, got %d", maxProfileIDs, len(ids))
+	if len(p.ids) > maxProfileIDs {
+		return invalidParam(profileIDsParam, "at most %d asset ids per request, got %d", maxProfileIDs, len(p.ids))
 	}
+	return nil
+}
+
+// handleAIProfileList serves GET /api/v1/asset-profiles?assetIds[]=…: the
+// reduced profiles of up to 50 assets, in the order asked, each once.
+// Unknown ids, and assets with no profile yet, are left out.
+func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Request, p *aiProfileListParams) error {
+	ids := p.ids
 	recs, err := profiledb.NewStore(s.db).Profiles(req.Context(), ids)
 	if err != nil {
 		return err

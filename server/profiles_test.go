@@ -198,13 +198,14 @@ func TestAssetProfileList(t *testing.T) {
 
 		tests := []struct {
 			name, path string
-			msg        string
+			field, msg string
 		}{
-			{"51 ids", idsQuery(append(fifty, unknown)...), "at most 50 asset ids per request, got 51"},
-			{"malformed", idsQuery(indAsset.String(), "nope"), `got "nope"`},
-			{"empty value", idsQuery(""), `got ""`},
-			{"no ids", "/api/v1/asset-profiles", "is required"},
-			{"other parameter only", "/api/v1/asset-profiles?ids=" + indAsset.String(), "is required"},
+			{"51 ids", idsQuery(append(fifty, unknown)...), "assetIds[]", "at most 50 asset ids per request, got 51"},
+			{"malformed", idsQuery(indAsset.String(), "nope"), "assetIds[]", `got "nope"`},
+			{"empty value", idsQuery(""), "assetIds[]", "is empty"},
+			{"no ids", "/api/v1/asset-profiles", "assetIds[]", "is required"},
+			{"other parameter only", "/api/v1/asset-profiles?ids=" + indAsset.String(), "ids",
+				"unknown parameter; the parameters are assetIds[], assetIds"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -212,8 +213,8 @@ func TestAssetProfileList(t *testing.T) {
 				if r.status != 400 || r.errorCode() != "VALIDATION_ERROR" || !strings.Contains(r.errorMessage(), tt.msg) {
 					t.Errorf("got %d %s, want 400 VALIDATION_ERROR with %q", r.status, r.raw, tt.msg)
 				}
-				if !cmp.Equal(r.errorFields(), []any{"assetIds[]"}) {
-					t.Errorf("details.fields = %v, want [assetIds[]]", r.errorFields())
+				if !cmp.Equal(r.errorFields(), []any{tt.field}) {
+					t.Errorf("details.fields = %v, want [%s]", r.errorFields(), tt.field)
 				}
 			})
 		}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-playground/validator/v10"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/billing"
@@ -61,6 +62,7 @@ type Server struct {
 	cfg       Config
 	log       *slog.Logger
 	now       func() time.Time
+	validate  *validator.Validate // checks parameter structs (see params.go)
 	auth      *billing.Authenticator
 	limiter   *billing.Limiter
 	handler   http.Handler
@@ -119,6 +121,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		cfg:       cfg,
 		log:       cfg.Logger,
 		now:       cfg.Now,
+		validate:  newValidator(),
 		auth:      billing.NewAuthenticator(db, cfg.Auth),
 		limiter:   billing.NewLimiter(db),
 		idPrefix:  newIDPrefix(),

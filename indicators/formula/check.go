@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tradekit/tradekit"
 )
 
 // seriesSet is a set of the five input series, one bit each.
@@ -63,7 +65,7 @@ func (c *checker) check(n *node) *SyntaxError {
 			if _, isFn := builtins[n.name]; isFn {
 				return c.errorf(n.pos, "%s is a function: call it as %s(...)", n.name, n.name)
 			}
-			return c.errorf(n.pos, "unknown name %q (the series are %s)", n.name, seriesList)
+			return c.errorf(n.pos, "unknown name %s (the series are %s)", tradekit.Quote(n.name), seriesList)
 		}
 		c.reads |= set
 		return nil
@@ -122,7 +124,7 @@ func (c *checker) call(n *node) *SyntaxError {
 		if _, isSeries := seriesNames[n.name]; isSeries {
 			return c.errorf(n.pos, "%s is a series, not a function", n.name)
 		}
-		return c.errorf(n.pos, "unknown function %q", n.name)
+		return c.errorf(n.pos, "unknown function %s", tradekit.Quote(n.name))
 	}
 	n.fn = b
 	if !b.accepts(len(n.args)) {

@@ -53,3 +53,17 @@ func newSyntaxError(src string, pos int, format string, args ...any) *SyntaxErro
 	}
 	return &SyntaxError{Pos: pos, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
 }
+
+// cut returns s cut to its first [tradekit.MaxQuoted] characters, with an
+// ellipsis when longer, for a message that names what a user wrote
+// unquoted; [tradekit.Quote] does the same for quoted text.
+func cut(s string) string {
+	n := 0
+	for i := range s {
+		if n == tradekit.MaxQuoted {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/tradekit/tradekit"
 )
 
 // tokKind is the kind of a lexical token.
@@ -58,7 +60,7 @@ func (t token) describe() string {
 	case tEOF:
 		return "end of formula"
 	case tNum, tIdent:
-		return strconv.Quote(t.text)
+		return tradekit.Quote(t.text)
 	}
 	return strconv.Quote(tokText[t.kind])
 }
@@ -190,7 +192,7 @@ func lexNumber(src string, start int) (token, *SyntaxError) {
 	if i < len(src) && src[i] == '.' {
 		i++
 		if digits() == 0 {
-			return token{}, newSyntaxError(src, start, "malformed number %q: a digit must follow the decimal point", src[start:i])
+			return token{}, newSyntaxError(src, start, "malformed number %s: a digit must follow the decimal point", tradekit.Quote(src[start:i]))
 		}
 	}
 	if i < len(src) && (src[i] == 'e' || src[i] == 'E') {
@@ -199,16 +201,16 @@ func lexNumber(src string, start int) (token, *SyntaxError) {
 			i++
 		}
 		if digits() == 0 {
-			return token{}, newSyntaxError(src, start, "malformed number %q: the exponent needs digits", src[start:i])
+			return token{}, newSyntaxError(src, start, "malformed number %s: the exponent needs digits", tradekit.Quote(src[start:i]))
 		}
 	}
 	if i < len(src) && (isLetter(src[i]) || src[i] == '.') {
-		return token{}, newSyntaxError(src, start, "malformed number %q", src[start:i+1])
+		return token{}, newSyntaxError(src, start, "malformed number %s", tradekit.Quote(src[start:i+1]))
 	}
 	text := src[start:i]
 	v, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsInf(v, 0) {
-		return token{}, newSyntaxError(src, start, "number %s is out of range", text)
+		return token{}, newSyntaxError(src, start, "number %s is out of range", cut(text))
 	}
 	return token{kind: tNum, pos: start, text: text, num: v}, nil
 }

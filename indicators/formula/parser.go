@@ -366,7 +366,7 @@ func (p *parser) primary() (*node, *SyntaxError) {
 				return call, nil
 			}
 			if u.kind != tComma {
-				return nil, p.errorf(u.pos, "expected \",\" or \")\" in the arguments of %s, found %s", t.text, u.describe())
+				return nil, p.errorf(u.pos, "expected \",\" or \")\" in the arguments of %s, found %s", cut(t.text), u.describe())
 			}
 		}
 	}

@@ -67,6 +67,15 @@ func TestParseErrors(t *testing.T) {
 		{"too long", strings.Repeat("1+", 500) + "1", "1:1001: formula is longer than 1000 characters", 1000},
 		{"too deep", strings.Repeat("(", 51) + "1" + strings.Repeat(")", 51), "1:51: formula is nested too deeply (more than 50 levels)", 50},
 		{"too many nodes", "close" + strings.Repeat("+close", 150), "1:900: formula has too many terms (more than 300)", 899},
+		// What a user wrote is echoed 64 characters at most.
+		{"long unknown name", strings.Repeat("x", 900), `1:1: unknown name "` + strings.Repeat("x", 64) + `"… (the series are ` +
+			"open, high, low, close, volume, hl2, hlc3, ohlc4)", 0},
+		{"long unknown function", strings.Repeat("f", 900) + "(close)", `1:1: unknown function "` + strings.Repeat("f", 64) + `"…`, 0},
+		{"long arguments", strings.Repeat("f", 900) + "(close 3)", "1:908: expected \",\" or \")\" in the arguments of " +
+			strings.Repeat("f", 64) + `…, found "3"`, 907},
+		{"long unexpected token", "close " + strings.Repeat("y", 900), `1:7: unexpected "` + strings.Repeat("y", 64) + `"…`, 6},
+		{"long malformed number", strings.Repeat("9", 900) + "x", `1:1: malformed number "` + strings.Repeat("9", 64) + `"…`, 0},
+		{"long number out of range", "1" + strings.Repeat("0", 400), "1:1: number 1" + strings.Repeat("0", 63) + "… is out of range", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
