@@ -1026,8 +1026,10 @@ type Guardrails struct {
 	MaxPositionSizePct  float64 `json:"maxPositionSizePct"`
 	StopLossRequired    bool    `json:"stopLossRequired"`
 
-	// UpdatedAt null until the user sets any
-	UpdatedAt *Timestamp `json:"updatedAt"`
+	// UpdatedAt When the guardrails were last set; for a user who never set any, when the defaults were first read.
+	//
+	// Examples: 2026-11-24T14:30:00.000Z
+	UpdatedAt Timestamp `json:"updatedAt"`
 }
 
 // Health defines model for Health.

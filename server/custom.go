@@ -1,11 +1,9 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit/marketdata"
@@ -51,10 +49,7 @@ func (s *Server) handleCustomCreate(w http.ResponseWriter, req bunrouter.Request
 	c := studies.CustomIndicator{
 		UserID: principal(req.Context()).UserID, Name: p.Name, Formula: p.Formula, Description: p.Description,
 	}
-	err := s.db.RunInTx(req.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		return studies.NewStore(tx).CreateCustomIndicator(ctx, &c, s.now())
-	})
-	if err != nil {
+	if err := studies.NewStore(s.db).CreateCustomIndicator(req.Context(), &c, s.now()); err != nil {
 		return err
 	}
 	return s.writeData(w, newCustomJSON(c))

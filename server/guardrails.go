@@ -1,45 +1,37 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
-	"github.com/tradekit/tradekit/brokers/connect"
 )
 
 // guardrailsJSON is a user's guardrails as the API shows them.
 type guardrailsJSON struct {
-	MaxDailyTrades      int        `json:"maxDailyTrades"`
-	MaxPositionSizePct  number     `json:"maxPositionSizePct"`
-	MaxPortfolioRiskPct number     `json:"maxPortfolioRiskPct"`
-	StopLossRequired    bool       `json:"stopLossRequired"`
-	AllowedAssetTypes   []string   `json:"allowedAssetTypes"`
-	UpdatedAt           *timestamp `json:"updatedAt"` // null until the user sets any
+	MaxDailyTrades      int       `json:"maxDailyTrades"`
+	MaxPositionSizePct  number    `json:"maxPositionSizePct"`
+	MaxPortfolioRiskPct number    `json:"maxPortfolioRiskPct"`
+	StopLossRequired    bool      `json:"stopLossRequired"`
+	AllowedAssetTypes   []string  `json:"allowedAssetTypes"`
+	UpdatedAt           timestamp `json:"updatedAt"` // when last set; for the defaults, when they were first read
 }
 
-func newGuardrailsJSON(g brokers.Guardrails, at *time.Time) guardrailsJSON {
-	out := guardrailsJSON{MaxDailyTrades: g.MaxDailyTrades, MaxPositionSizePct: number(g.MaxPositionSizePct),
-		MaxPortfolioRiskPct: number(g.MaxPortfolioRiskPct), StopLossRequired: g.StopLossRequired, AllowedAssetTypes: g.AllowedAssetTypes}
-	if at != nil {
-		t := timestamp(*at)
-		out.UpdatedAt = &t
-	}
-	return out
+func newGuardrailsJSON(g brokers.Guardrails, at time.Time) guardrailsJSON {
+	return guardrailsJSON{MaxDailyTrades: g.MaxDailyTrades, MaxPositionSizePct: number(g.MaxPositionSizePct),
+		MaxPortfolioRiskPct: number(g.MaxPortfolioRiskPct), StopLossRequired: g.StopLossRequired, AllowedAssetTypes: g.AllowedAssetTypes,
+		UpdatedAt: timestamp(at)}
 }
 
 // handleGuardrailsGet serves GET /api/v1/brokers/guardrails.
 func (s *Server) handleGuardrailsGet(w http.ResponseWriter, req bunrouter.Request) error {
-	g, at, err := connect.NewStore(s.db).Guardrails(req.Context(), principal(req.Context()).UserID)
+	g, at, err := s.connect.Guardrails(req.Context(), principal(req.Context()).UserID)
 	if err != nil {
 		return err
 	}
@@ -106,32 +98,15 @@ func (p *guardrailsPatchParams) check() error {
 // handleGuardrailsPatch serves PATCH /api/v1/brokers/guardrails: only the
 // parameters given change.
 func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Request, p *guardrailsPatchParams) error {
-	userID := principal(req.Context()).UserID
-	var g brokers.Guardrails
-	var at time.Time
-	err := s.db.RunInTx(req.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		// Serialise one user's changes (SQLite transactions already are),
-		// so two PATCHes of different fields both hold.
-		if tx.Dialect().Name() == dialect.PG {
-			if _, err := tx.NewRaw("SELECT id FROM users WHERE id = ? FOR UPDATE", userID).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		st := connect.NewStore(tx)
-		var err error
-		if g, _, err = st.Guardrails(ctx, userID); err != nil {
-			return err
-		}
+	g, at, err := s.connect.PatchGuardrails(req.Context(), principal(req.Context()).UserID, func(g *brokers.Guardrails) {
 		for _, apply := range p.patch {
-			apply(&g)
+			apply(g)
 		}
-		at = s.now().UTC()
-		return st.SaveGuardrails(ctx, userID, g, at)
 	})
 	if err != nil {
 		return err
 	}
-	return s.writeData(w, newGuardrailsJSON(g, &at))
+	return s.writeData(w, newGuardrailsJSON(g, at))
 }
 
 // assetTypes parses the values of allowedAssetTypes[] (repeated) and

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/uptrace/bun"
@@ -26,7 +27,10 @@ func TestGuardrails(t *testing.T) {
 			json.Unmarshal([]byte(raw), &got)
 			json.Unmarshal([]byte(want), &w)
 			d := got["data"].(map[string]any)
-			if d["updatedAt"] != nil {
+			if at, _ := d["updatedAt"].(string); at != "" {
+				if _, err := time.Parse(time.RFC3339, at); err != nil {
+					t.Errorf("%s: updatedAt %q is no timestamp", what, at)
+				}
 				d["updatedAt"] = "set"
 			}
 			if diff := cmp.Diff(w, d); diff != "" {
@@ -34,8 +38,13 @@ func TestGuardrails(t *testing.T) {
 			}
 		}
 		defaults := `{"maxDailyTrades":25,"maxPositionSizePct":20,"maxPortfolioRiskPct":10,"stopLossRequired":false,
-			"allowedAssetTypes":["stock","etf","fx","crypto","commodity"],"updatedAt":null}`
-		wantJSON("defaults", get(t, h, path, alice).raw, defaults)
+			"allowedAssetTypes":["stock","etf","fx","crypto","commodity"],"updatedAt":"set"}`
+		first := get(t, h, path, alice)
+		wantJSON("defaults", first.raw, defaults)
+		// The defaults' time is when they were first read, and stays.
+		if again := get(t, h, path, alice); again.object(t)["updatedAt"] != first.object(t)["updatedAt"] {
+			t.Errorf("the defaults' updatedAt moved: %v, then %v", first.object(t)["updatedAt"], again.object(t)["updatedAt"])
+		}
 
 		r := send(t, h, "PATCH", path+"?maxDailyTrades=10&allowedAssetTypes[]=etf&allowedAssetTypes[]=stock", alice)
 		wantJSON("first patch", r.raw, `{"maxDailyTrades":10,"maxPositionSizePct":20,"maxPortfolioRiskPct":10,"stopLossRequired":false,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/internal/database"
@@ -57,36 +56,36 @@ func (s *Store) CustomIndicator(ctx context.Context, userID, id uuid.UUID) (Cust
 // CreateCustomIndicator validates c and stores it with a new id and its
 // creation time. The error wraps [tradekit.ErrInvalid] for a bad field and
 // [tradekit.ErrConflict] when the user already has [MaxCustom] or one of
-// the same name. Run it in a transaction so that the checks and the insert
-// are one step.
+// the same name. The checks and the insert run in one transaction under
+// the user's lock (a savepoint when the Store is on a transaction), so
+// concurrent creations never pass MaxCustom.
 func (s *Store) CreateCustomIndicator(ctx context.Context, c *CustomIndicator, now time.Time) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	// Serialise one user's creations: SQLite transactions already are
-	// (BEGIN IMMEDIATE); on PostgreSQL lock the user's row.
-	if s.db.Dialect().Name() == dialect.PG {
-		if _, err := s.db.NewRaw("SELECT id FROM users WHERE id = ? FOR UPDATE", c.UserID).Exec(ctx); err != nil {
-			return fmt.Errorf("studies: lock user: %w", err)
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := database.LockUser(ctx, tx, c.UserID); err != nil {
+			return fmt.Errorf("studies: %w", err)
 		}
-	}
-	n, err := s.db.NewSelect().Model((*CustomIndicator)(nil)).
-		Where("user_id = ? AND deleted_at IS NULL", c.UserID).Count(ctx)
-	if err != nil {
-		return fmt.Errorf("studies: count custom indicators: %w", err)
-	}
-	if n >= MaxCustom {
-		return fmt.Errorf("studies: %w", tradekit.Errorf(tradekit.ErrConflict, "you have %d custom indicators, the most allowed; delete one first", n))
-	}
-	if err := s.checkName(ctx, c); err != nil {
-		return err
-	}
-	c.ID = uuid.New()
-	c.CreatedAt, c.UpdatedAt = now.UTC(), now.UTC()
-	if _, err := s.db.NewInsert().Model(c).Exec(ctx); err != nil {
-		return nameConflict(c, fmt.Errorf("studies: create custom indicator: %w", err))
-	}
-	return nil
+		st := NewStore(tx)
+		n, err := tx.NewSelect().Model((*CustomIndicator)(nil)).
+			Where("user_id = ? AND deleted_at IS NULL", c.UserID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("studies: count custom indicators: %w", err)
+		}
+		if n >= MaxCustom {
+			return fmt.Errorf("studies: %w", tradekit.Errorf(tradekit.ErrConflict, "you have %d custom indicators, the most allowed; delete one first", n))
+		}
+		if err := st.checkName(ctx, c); err != nil {
+			return err
+		}
+		c.ID = uuid.New()
+		c.CreatedAt, c.UpdatedAt = now.UTC(), now.UTC()
+		if _, err := tx.NewInsert().Model(c).Exec(ctx); err != nil {
+			return nameConflict(c, fmt.Errorf("studies: create custom indicator: %w", err))
+		}
+		return nil
+	})
 }
 
 // checkName returns a [tradekit.ErrConflict] when the user has another

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // guardrailsRow is a user's stored guardrails.
@@ -48,11 +49,16 @@ func (s *Store) Guardrails(ctx context.Context, userID uuid.UUID) (brokers.Guard
 	return g, &r.UpdatedAt, nil
 }
 
-// SaveGuardrails stores the user's guardrails, set at now.
-func (s *Store) SaveGuardrails(ctx context.Context, userID uuid.UUID, g brokers.Guardrails, now time.Time) error {
-	r := guardrailsRow{UserID: userID, MaxDailyTrades: g.MaxDailyTrades, MaxPositionSizePct: g.MaxPositionSizePct,
+// newGuardrailsRow returns the row of the user's guardrails g, set at now.
+func newGuardrailsRow(userID uuid.UUID, g brokers.Guardrails, now time.Time) guardrailsRow {
+	return guardrailsRow{UserID: userID, MaxDailyTrades: g.MaxDailyTrades, MaxPositionSizePct: g.MaxPositionSizePct,
 		MaxPortfolioRiskPct: g.MaxPortfolioRiskPct, StopLossRequired: g.StopLossRequired,
 		AllowedAssetTypes: strings.Join(g.AllowedAssetTypes, ","), UpdatedAt: now.UTC()}
+}
+
+// SaveGuardrails stores the user's guardrails, set at now.
+func (s *Store) SaveGuardrails(ctx context.Context, userID uuid.UUID, g brokers.Guardrails, now time.Time) error {
+	r := newGuardrailsRow(userID, g, now)
 	_, err := s.db.NewInsert().Model(&r).On("CONFLICT (user_id) DO UPDATE").
 		Set("max_daily_trades = EXCLUDED.max_daily_trades, max_position_size_pct = EXCLUDED.max_position_size_pct, " +
 			"max_portfolio_risk_pct = EXCLUDED.max_portfolio_risk_pct, stop_loss_required = EXCLUDED.stop_loss_required, " +
@@ -61,4 +67,55 @@ func (s *Store) SaveGuardrails(ctx context.Context, userID uuid.UUID, g brokers.
 		return fmt.Errorf("connect: save guardrails of %s: %w", userID, err)
 	}
 	return nil
+}
+
+// Guardrails returns the user's guardrails and when they were last set.
+// A user who never set any gets [brokers.DefaultGuardrails], stored the
+// first time they are asked for, so that the time is always real: when
+// the defaults were first created.
+func (s *Service) Guardrails(ctx context.Context, userID uuid.UUID) (brokers.Guardrails, time.Time, error) {
+	st := NewStore(s.db)
+	g, at, err := st.Guardrails(ctx, userID)
+	if err != nil || at != nil {
+		return g, deref(at), err
+	}
+	r := newGuardrailsRow(userID, g, s.now())
+	if _, err := s.db.NewInsert().Model(&r).On("CONFLICT (user_id) DO NOTHING").Exec(ctx); err != nil {
+		return brokers.Guardrails{}, time.Time{}, fmt.Errorf("connect: store the default guardrails of %s: %w", userID, err)
+	}
+	// Read again: a concurrent first request or change may have won.
+	g, at, err = st.Guardrails(ctx, userID)
+	return g, deref(at), err
+}
+
+// PatchGuardrails applies patch to the user's guardrails and stores them,
+// set now, in one transaction under the user's lock, so that concurrent
+// changes of different fields all hold.
+func (s *Service) PatchGuardrails(ctx context.Context, userID uuid.UUID, patch func(*brokers.Guardrails)) (brokers.Guardrails, time.Time, error) {
+	var g brokers.Guardrails
+	now := s.now()
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := database.LockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		st := NewStore(tx)
+		var err error
+		if g, _, err = st.Guardrails(ctx, userID); err != nil {
+			return err
+		}
+		patch(&g)
+		return st.SaveGuardrails(ctx, userID, g, now)
+	})
+	if err != nil {
+		return brokers.Guardrails{}, time.Time{}, err
+	}
+	return g, now, nil
+}
+
+// deref returns *t, or the zero time for nil.
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

@@ -3,7 +3,6 @@ package connect
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -27,23 +26,6 @@ const FillsChannel = "tradekit_fills"
 // errNoLedger reports a connection whose first sync has not yet written
 // its portfolio, the ledger's book.
 var errNoLedger = errors.New("connect: the connection has no ledger yet")
-
-// lockUser holds, until tx ends, the lock that serialises everything
-// that reads or moves a user's exposure: order placements (check and
-// reservation), fills applied to the ledger and reconciliations. On
-// PostgreSQL it is a transaction-level advisory lock keyed by the user id,
-// which every instance takes; SQLite transactions are IMMEDIATE (see
-// internal/database), so a writer holds the whole database already.
-func lockUser(ctx context.Context, tx bun.Tx, userID uuid.UUID) error {
-	if tx.Dialect().Name() != dialect.PG {
-		return nil
-	}
-	key := int64(binary.BigEndian.Uint64(userID[:8]))
-	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {
-		return fmt.Errorf("connect: lock the user's exposure: %w", err)
-	}
-	return nil
-}
 
 // book is a connection's ledger as a check reads it: the portfolio with
 // its positions, the open orders that hold exposure in reserve, and how

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -235,7 +236,7 @@ func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, n
 	var final bool
 	var filled uuid.UUID
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, o.UserID); err != nil {
+		if err := database.LockUser(ctx, tx, o.UserID); err != nil {
 			return err
 		}
 		// settle reads back the ledger's share of the fills as the row

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -121,7 +122,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 	now := s.now()
 	var p Placement
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, userID); err != nil {
+		if err := database.LockUser(ctx, tx, userID); err != nil {
 			return err
 		}
 		st := NewStore(tx)

@@ -25,6 +25,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -646,7 +647,7 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	hs = append(hs, today)
 	var recorded uuid.UUID
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, c.UserID); err != nil {
+		if err := database.LockUser(ctx, tx, c.UserID); err != nil {
 			return err
 		}
 		st := NewStore(tx)
