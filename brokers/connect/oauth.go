@@ -1,0 +1,305 @@
+package connect
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"golang.org/x/oauth2"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/brokers/alpaca"
+)
+
+// Connect starts a connection of the user to provider: it stores the
+// connection pending with a single-use OAuth state and returns it with
+// the URL at the broker where the user authorizes it, with a PKCE S256
+// challenge (and the user's email as login_hint for a provider with
+// SendLoginHint). redirectURL, where
+// the user's browser returns afterwards, must be an absolute http(s) URL.
+// A user with as many active connections as Config.PortfolioLimit allows
+// gets an error wrapping [tradekit.ErrForbidden] with details
+// {"limit": "portfolios"}.
+func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redirectURL string) (Connection, string, error) {
+	p, err := s.provider(provider)
+	if err != nil {
+		return Connection{}, "", err
+	}
+	if err := checkRedirect(redirectURL); err != nil {
+		return Connection{}, "", err
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return Connection{}, "", err
+	}
+	if err := s.checkLimit(ctx, userID); err != nil {
+		return Connection{}, "", err
+	}
+	opts, err := s.authOptions(ctx, p, userID)
+	if err != nil {
+		return Connection{}, "", err
+	}
+	now := s.cfg.Now().UTC()
+	c := Connection{ID: uuid.New(), UserID: userID, Provider: p.Name, Status: Pending, RedirectURL: redirectURL,
+		CreatedAt: now, UpdatedAt: now}
+	state, verifier := randomToken(), oauth2.GenerateVerifier()
+	st := oauthState{StateHash: hashToken(state), ConnectionID: c.ID, CodeVerifier: sealer.Seal(verifier, "verifier:"+c.ID.String()),
+		ExpiresAt: now.Add(s.cfg.StateTTL)}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := NewStore(tx).InsertConnection(ctx, &c); err != nil {
+			return err
+		}
+		if _, err := tx.NewInsert().Model(&st).Exec(ctx); err != nil {
+			return fmt.Errorf("connect: insert state: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Connection{}, "", err
+	}
+	return c, p.OAuth.AuthCodeURL(state, append(opts, oauth2.S256ChallengeOption(verifier))...), nil
+}
+
+// authOptions returns the parameters the authorization URL of p carries
+// beyond the state and the PKCE challenge: the user's login_hint, when p
+// asks for it.
+func (s *Service) authOptions(ctx context.Context, p Provider, userID uuid.UUID) ([]oauth2.AuthCodeOption, error) {
+	if !p.SendLoginHint || s.cfg.UserEmail == nil {
+		return nil, nil
+	}
+	email, err := s.cfg.UserEmail(ctx, userID)
+	if err != nil {
+		return nil, fmt.Errorf("connect: the email of user %s: %w", userID, err)
+	}
+	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("login_hint", email)}, nil
+}
+
+// checkLimit returns a 403 when the user already has as many active
+// connections as the plan allows portfolios.
+func (s *Service) checkLimit(ctx context.Context, userID uuid.UUID) error {
+	maxPortfolios, err := s.cfg.PortfolioLimit(ctx, userID)
+	if err != nil {
+		return err
+	}
+	n, err := NewStore(s.db).CountActive(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n >= maxPortfolios {
+		return fmt.Errorf("connect: %w", &tradekit.Error{Kind: tradekit.ErrForbidden,
+			Msg: fmt.Sprintf("your plan allows %d portfolios and each connected account is one; "+
+				"disconnect one or move to a larger plan", maxPortfolios),
+			Details: map[string]any{"limit": "portfolios", "max": maxPortfolios}})
+	}
+	return nil
+}
+
+// checkRedirect returns a 400 naming redirectUrl unless u is an absolute
+// http or https URL.
+func checkRedirect(u string) error {
+	if u == "" {
+		return &tradekit.ParamError{Param: "redirectUrl", Msg: "is required: the URL the user's browser returns to after authorizing"}
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || len(u) > 2048 {
+		return &tradekit.ParamError{Param: "redirectUrl", Msg: "must be an absolute http or https URL without credentials, got " + tradekit.Quote(u)}
+	}
+	return nil
+}
+
+// Callback completes the authorization the broker redirected back with:
+// state and code, or errCode (and errDesc) when the user denied or the
+// broker failed. It returns where to send the user's browser: the
+// connection's redirect URL with connectionId and status, or error. An
+// unknown or already used state changes nothing and is an error wrapping
+// [tradekit.ErrNotFound]; a state past its time fails the connection's
+// authorization.
+func (s *Service) Callback(ctx context.Context, state, code, errCode, errDesc string) (string, error) {
+	now := s.cfg.Now().UTC()
+	if state == "" {
+		return "", &tradekit.ParamError{Param: "state", Msg: "is required"}
+	}
+	st, err := NewStore(s.db).takeState(ctx, hashToken(state), now)
+	if err != nil {
+		return "", err
+	}
+	c, err := NewStore(s.db).connection(ctx, st.ConnectionID)
+	if err != nil {
+		return "", err
+	}
+	fail := func(reason, public string) (string, error) {
+		s.cfg.Logger.Warn("broker authorization failed", "connection_id", c.ID, "provider", c.Provider, "reason", reason)
+		c.LastError, c.UpdatedAt = public, now
+		if err := NewStore(s.db).updateConnection(ctx, &c, "last_error", "updated_at"); err != nil {
+			return "", err
+		}
+		return withQuery(c.RedirectURL, "connectionId", c.ID.String(), "status", c.Status, "error", public), nil
+	}
+	switch {
+	case c.Status != Pending:
+		return fail("connection not pending", "the connection is "+c.Status)
+	case now.After(st.ExpiresAt):
+		return fail("state expired", "the authorization took longer than "+s.cfg.StateTTL.String()+"; connect again")
+	case errCode != "":
+		return fail(errCode+": "+errDesc, "the broker did not authorize the connection: "+errCode)
+	case code == "":
+		return fail("no code", "the broker sent no authorization code")
+	}
+	p, err := s.provider(c.Provider)
+	if err != nil {
+		return fail(err.Error(), "the provider is no longer configured on this server")
+	}
+	sealer, err := s.sealer()
+	if err != nil {
+		return "", err
+	}
+	verifier, err := sealer.Open(st.CodeVerifier, "verifier:"+c.ID.String())
+	if err != nil {
+		return "", err
+	}
+	tok, err := p.OAuth.Exchange(context.WithValue(ctx, oauth2.HTTPClient, s.cfg.HTTPClient), code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		return fail("code exchange: "+err.Error(), "the broker refused the authorization code")
+	}
+	acct, err := s.client(p, &c, tok, sealer).Account(ctx)
+	if err != nil {
+		return fail("read account: "+err.Error(), "the broker's account could not be read")
+	}
+	// The limit is checked again: two authorizations may have raced.
+	if err := s.checkLimit(ctx, c.UserID); err != nil {
+		if !errors.Is(err, tradekit.ErrForbidden) {
+			return "", err
+		}
+		return fail("portfolio limit", "your plan's portfolio limit is reached")
+	}
+	c.Status, c.AccountID, c.AccountName, c.LastError, c.UpdatedAt = Active, acct.ID, acct.Number, "", now
+	sealTokens(sealer, &c, tok)
+	if err := NewStore(s.db).updateConnection(ctx, &c, "status", "account_id", "account_name", "last_error", "updated_at",
+		"access_token", "refresh_token", "token_expiry"); err != nil {
+		return "", err
+	}
+	// The first sync starts at once, so that the portfolio is there
+	// within moments of connecting, not at the next scheduled round.
+	if _, err := s.StartSync(ctx, c.UserID, c.ID); err != nil {
+		s.cfg.Logger.Warn("the first sync of a new connection did not start", "connection_id", c.ID, "err", err)
+	}
+	return withQuery(c.RedirectURL, "connectionId", c.ID.String(), "status", c.Status), nil
+}
+
+// sealTokens stores tok in c, sealed.
+func sealTokens(sealer *Sealer, c *Connection, tok *oauth2.Token) {
+	at := sealer.Seal(tok.AccessToken, "access:"+c.ID.String())
+	c.AccessToken = &at
+	c.RefreshToken = nil
+	if tok.RefreshToken != "" {
+		rt := sealer.Seal(tok.RefreshToken, "refresh:"+c.ID.String())
+		c.RefreshToken = &rt
+	}
+	c.TokenExpiry = nil
+	if !tok.Expiry.IsZero() {
+		e := tok.Expiry.UTC()
+		c.TokenExpiry = &e
+	}
+}
+
+// openTokens returns c's tokens, opened.
+func openTokens(sealer *Sealer, c *Connection) (*oauth2.Token, error) {
+	if c.AccessToken == nil {
+		return nil, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict, "the connection holds no broker authorization"))
+	}
+	tok := &oauth2.Token{TokenType: "Bearer"}
+	var err error
+	if tok.AccessToken, err = sealer.Open(*c.AccessToken, "access:"+c.ID.String()); err != nil {
+		return nil, err
+	}
+	if c.RefreshToken != nil {
+		if tok.RefreshToken, err = sealer.Open(*c.RefreshToken, "refresh:"+c.ID.String()); err != nil {
+			return nil, err
+		}
+	}
+	if c.TokenExpiry != nil {
+		tok.Expiry = *c.TokenExpiry
+	}
+	return tok, nil
+}
+
+// client returns the broker client of c, which stores refreshed tokens.
+func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *Sealer) brokers.Trader {
+	if s.cfg.Trader != nil {
+		return s.cfg.Trader(p, c, tok)
+	}
+	return alpaca.New(alpaca.Config{BaseURL: p.APIURL, OAuth: p.OAuth, Token: tok, HTTPClient: s.cfg.HTTPClient,
+		OnToken: func(ctx context.Context, t *oauth2.Token) error {
+			if c.Status != Active {
+				return nil // stored when the connection becomes active
+			}
+			sealTokens(sealer, c, t)
+			c.UpdatedAt = s.cfg.Now().UTC()
+			return NewStore(s.db).updateConnection(ctx, c, "access_token", "refresh_token", "token_expiry", "updated_at")
+		}})
+}
+
+// Disconnect ends the user's connection id: it revokes the tokens at the
+// broker where the broker supports it (a failure there is logged, not
+// fatal), forgets them and marks the connection disconnected, keeping
+// the row and its portfolio for history. Disconnecting a disconnected
+// connection changes nothing.
+func (s *Service) Disconnect(ctx context.Context, userID, id uuid.UUID) (Connection, error) {
+	st := NewStore(s.db)
+	c, err := st.Connection(ctx, userID, id)
+	if err != nil || c.Status == Disconnected {
+		return c, err
+	}
+	if p, ok := s.byName[c.Provider]; ok && p.RevokeURL != "" && s.cfg.Sealer != nil && c.AccessToken != nil {
+		if tok, err := openTokens(s.cfg.Sealer, &c); err == nil {
+			for _, t := range []string{tok.RefreshToken, tok.AccessToken} {
+				if t == "" {
+					continue
+				}
+				if err := alpaca.Revoke(ctx, s.cfg.HTTPClient, p.RevokeURL, p.OAuth.ClientID, p.OAuth.ClientSecret, t); err != nil {
+					s.cfg.Logger.Warn("revoking a broker token failed", "connection_id", c.ID, "err", err)
+				}
+			}
+		}
+	}
+	c.Status, c.AccessToken, c.RefreshToken, c.TokenExpiry, c.UpdatedAt = Disconnected, nil, nil, nil, s.cfg.Now().UTC()
+	if err := st.updateConnection(ctx, &c, "status", "access_token", "refresh_token", "token_expiry", "updated_at"); err != nil {
+		return Connection{}, err
+	}
+	return c, nil
+}
+
+// randomToken returns 256 random bits as URL-safe text.
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never returns an error (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hashToken returns the hex SHA-256 of t, the form states are stored in.
+func hashToken(t string) string {
+	h := sha256.Sum256([]byte(t))
+	return hex.EncodeToString(h[:])
+}
+
+// withQuery returns u with the name-value pairs added to its query.
+func withQuery(u string, kv ...string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	q := p.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	p.RawQuery = q.Encode()
+	return p.String()
+}
