@@ -1158,11 +1158,11 @@ type Leader struct {
 	// Examples: 2026-11-24T14:30:00.000Z
 	PublishedAt Timestamp `json:"publishedAt"`
 
-	// SharpeRatio annualised (√252), risk-free rate 0
-	SharpeRatio float64 `json:"sharpeRatio"`
-	Slug        string  `json:"slug"`
+	// SharpeRatio annualised (√252), risk-free rate 0; null while it does not exist (fewer than two daily returns, or none varying)
+	SharpeRatio *float64 `json:"sharpeRatio"`
+	Slug        string   `json:"slug"`
 
-	// TotalReturn a time-weighted fraction (0.1 is 10 %)
+	// TotalReturn a time-weighted fraction (0.1 is 10 %), rounded to 8 decimal places
 	TotalReturn float64 `json:"totalReturn"`
 
 	// Verified false for the demo leaders
@@ -1178,8 +1178,8 @@ type LeaderDetail struct {
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
 	Id UUID `json:"id"`
 
-	// MaxDrawdown a negative fraction
-	MaxDrawdown    float64 `json:"maxDrawdown"`
+	// MaxDrawdown a negative fraction; null while it does not exist (no daily return yet)
+	MaxDrawdown    *float64 `json:"maxDrawdown"`
 	MonthlyReturns []struct {
 		Month  string  `json:"month"`
 		Return float64 `json:"return"`
@@ -1189,8 +1189,10 @@ type LeaderDetail struct {
 	//
 	// Examples: 2026-11-24T14:30:00.000Z
 	PublishedAt Timestamp `json:"publishedAt"`
-	SharpeRatio float64   `json:"sharpeRatio"`
-	Slug        string    `json:"slug"`
+
+	// SharpeRatio annualised (√252), risk-free rate 0; null while it does not exist (fewer than two daily returns, or none varying)
+	SharpeRatio *float64 `json:"sharpeRatio"`
+	Slug        string   `json:"slug"`
 	TopHoldings []struct {
 		// AllocationPct percent of equity
 		AllocationPct float64 `json:"allocationPct"`

@@ -67,7 +67,7 @@ func TestDemoLeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if l.Verified || len(tx) == 0 || tx[0].Verified || len(d.Monthly) < 12 || d.MaxDrawdown >= 0 || l.SharpeRatio == 0 {
+			if l.Verified || len(tx) == 0 || tx[0].Verified || len(d.Monthly) < 12 || d.MaxDrawdown == nil || *d.MaxDrawdown >= 0 || l.SharpeRatio == nil {
 				t.Errorf("%s: verified %v, %d trades, %d months, drawdown %v, Sharpe %v", l.Slug, l.Verified, len(tx), len(d.Monthly),
 					d.MaxDrawdown, l.SharpeRatio)
 			}

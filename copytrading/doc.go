@@ -21,15 +21,20 @@
 // for every day after the first whose previous equity is positive; a day
 // after an empty account has no return. Over the days with a return:
 //
-//	totalReturn    = ∏ (1 + r_t) − 1, a fraction (0.1 is 10 %)
+//	totalReturn    = ∏ (1 + r_t) − 1, a fraction (0.1 is 10 %); 0 without returns
 //	sharpeRatio    = mean(r) / sd(r) × √252, sd with n − 1, risk-free rate 0;
-//	                 0 with fewer than two returns or when sd is 0
+//	                 none with fewer than two returns or when sd is 0
 //	maxDrawdown    = min over t of I_t / max_{s ≤ t} I_s − 1, with
-//	                 I_t = ∏_{s ≤ t} (1 + r_s) and I_0 = 1: a fraction ≤ 0
+//	                 I_t = ∏_{s ≤ t} (1 + r_s) and I_0 = 1: a fraction ≤ 0;
+//	                 none without returns
 //	monthlyReturns = ∏ (1 + r_t) − 1 over the days t of each calendar month
 //
 // Daily returns are computed in exact decimals and rounded once to a
-// float64; the figures are float64.
+// float64; the figures are float64, rounded half away from zero to
+// [FigurePlaces] (8) decimal places through a decimal, so that they carry
+// no binary noise. A figure that does not exist is NaN in [Statistics]
+// and nil in [Profile]: a profile published minutes ago has no Sharpe
+// ratio and no drawdown yet, and the API shows them as null.
 //
 // # Copies
 //

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -243,7 +244,7 @@ func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, e
 	switch f.SortBy {
 	case "", SortTotalReturn:
 	case SortSharpeRatio:
-		order = "lp.sharpe_ratio DESC"
+		order = "lp.sharpe_ratio IS NULL, lp.sharpe_ratio DESC" // those without one last, on both databases
 	case SortFollowers:
 		order = "followers DESC"
 	default:
@@ -397,10 +398,19 @@ func (s *Service) refresh(ctx context.Context, p *Profile) error {
 		return fmt.Errorf("copytrading: encode monthly returns: %w", err)
 	}
 	now := s.clock()
-	p.TotalReturn, p.SharpeRatio, p.MaxDrawdown, p.MonthlyReturns, p.StatsAt = st.TotalReturn, st.SharpeRatio, st.MaxDrawdown, string(monthly), &now
+	p.TotalReturn, p.SharpeRatio, p.MaxDrawdown = st.TotalReturn, existing(st.SharpeRatio), existing(st.MaxDrawdown)
+	p.MonthlyReturns, p.StatsAt = string(monthly), &now
 	_, err = s.db.NewUpdate().Model(p).Column("total_return", "sharpe_ratio", "max_drawdown", "monthly_returns", "stats_at").WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("copytrading: store statistics of %s: %w", p.Slug, err)
 	}
 	return nil
+}
+
+// existing returns &f, or nil when f is NaN: a figure that does not exist.
+func existing(f float64) *float64 {
+	if math.IsNaN(f) {
+		return nil
+	}
+	return &f
 }

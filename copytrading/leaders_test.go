@@ -202,7 +202,7 @@ func testLeaders(t *testing.T, db *bun.DB) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantMonthly := []copytrading.Month{{Month: "2026-01", Return: 0.005}, {Month: "2026-02", Return: 100/100.5 - 1}}
+		wantMonthly := []copytrading.Month{{Month: "2026-01", Return: 0.005}, {Month: "2026-02", Return: -0.00497512}} // 100/100.5 − 1, to 8 places
 		if diff := cmp.Diff(wantMonthly, d.Monthly, approx); diff != "" {
 			t.Errorf("monthly returns mismatch (-want +got):\n%s", diff)
 		}
@@ -220,6 +220,47 @@ func testLeaders(t *testing.T, db *bun.DB) {
 		}
 		if _, err := s.LeaderBySlug(ctx, "no-such-leader"); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("LeaderBySlug(no-such-leader) = %v, want not found", err)
+		}
+	})
+
+	t.Run("figures that do not exist yet", func(t *testing.T) {
+		// Published minutes ago, with one day of history: no return, so
+		// no Sharpe ratio and no drawdown; a day later, one return: a
+		// drawdown of 0 but still no Sharpe ratio. Neither is a made-up
+		// 0, and the list by Sharpe ratio puts them after every leader
+		// that has one.
+		fresh := mustPublished(t, db, s, "100")
+		one := mustPublished(t, db, s, "100", "101")
+		d, err := s.LeaderBySlug(ctx, fresh.slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.SharpeRatio != nil || d.MaxDrawdown != nil || d.TotalReturn != 0 || len(d.Monthly) != 0 {
+			t.Errorf("a new leader: Sharpe %v, drawdown %v, total return %v, %d months; want nil, nil, 0, none",
+				d.SharpeRatio, d.MaxDrawdown, d.TotalReturn, len(d.Monthly))
+		}
+		d, err = s.LeaderBySlug(ctx, one.slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.SharpeRatio != nil || d.MaxDrawdown == nil || *d.MaxDrawdown != 0 || d.TotalReturn != 0.01 {
+			t.Errorf("one return: Sharpe %v, drawdown %v, total return %v; want nil, 0, 0.01", d.SharpeRatio, d.MaxDrawdown, d.TotalReturn)
+		}
+		list, _, err := s.Leaders(ctx, copytrading.LeaderFilter{SortBy: copytrading.SortSharpeRatio, Page: 1, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, none := map[string]bool{}, false
+		for _, l := range list {
+			seen[l.Slug] = true
+			if l.SharpeRatio == nil {
+				none = true
+			} else if none {
+				t.Errorf("Leaders(by Sharpe ratio): %s (%v) after a leader without one", l.Slug, *l.SharpeRatio)
+			}
+		}
+		if !seen[fresh.slug] || !seen[one.slug] {
+			t.Errorf("Leaders(by Sharpe ratio) leaves out %s or %s", fresh.slug, one.slug)
 		}
 	})
 

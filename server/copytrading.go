@@ -34,7 +34,7 @@ type leaderJSON struct {
 	DisplayName string    `json:"displayName"`
 	Bio         string    `json:"bio"`
 	TotalReturn fraction  `json:"totalReturn"`
-	SharpeRatio fraction  `json:"sharpeRatio"`
+	SharpeRatio *fraction `json:"sharpeRatio"` // null while it does not exist
 	Followers   int       `json:"followers"`
 	Verified    bool      `json:"verified"`
 	PublishedAt timestamp `json:"publishedAt"`
@@ -42,7 +42,7 @@ type leaderJSON struct {
 
 func newLeaderJSON(l copytrading.Leader) leaderJSON {
 	return leaderJSON{ID: l.ID.String(), Slug: l.Slug, DisplayName: l.DisplayName, Bio: l.Bio, TotalReturn: fraction(l.TotalReturn),
-		SharpeRatio: fraction(l.SharpeRatio), Followers: l.Followers, Verified: l.Verified, PublishedAt: timestamp(l.PublishedAt)}
+		SharpeRatio: (*fraction)(l.SharpeRatio), Followers: l.Followers, Verified: l.Verified, PublishedAt: timestamp(l.PublishedAt)}
 }
 
 // handleLeaderList serves GET /api/v1/copy-trading/leaders.
@@ -95,15 +95,15 @@ func (s *Server) handleLeaderGet(w http.ResponseWriter, req bunrouter.Request) e
 		DisplayName    string        `json:"displayName"`
 		Bio            string        `json:"bio"`
 		TotalReturn    fraction      `json:"totalReturn"`
-		SharpeRatio    fraction      `json:"sharpeRatio"`
-		MaxDrawdown    fraction      `json:"maxDrawdown"`
+		SharpeRatio    *fraction     `json:"sharpeRatio"`
+		MaxDrawdown    *fraction     `json:"maxDrawdown"`
 		Followers      int           `json:"followers"`
 		Verified       bool          `json:"verified"`
 		TopHoldings    []holdingJSON `json:"topHoldings"`
 		MonthlyReturns []monthJSON   `json:"monthlyReturns"`
 		PublishedAt    timestamp     `json:"publishedAt"`
 	}{ID: l.ID, Slug: l.Slug, DisplayName: l.DisplayName, Bio: l.Bio, TotalReturn: l.TotalReturn, SharpeRatio: l.SharpeRatio,
-		MaxDrawdown: fraction(d.MaxDrawdown), Followers: l.Followers, Verified: l.Verified, PublishedAt: l.PublishedAt,
+		MaxDrawdown: (*fraction)(d.MaxDrawdown), Followers: l.Followers, Verified: l.Verified, PublishedAt: l.PublishedAt,
 		TopHoldings: make([]holdingJSON, len(d.TopHoldings)), MonthlyReturns: make([]monthJSON, len(d.Monthly))}
 	for i, h := range d.TopHoldings {
 		out.TopHoldings[i] = holdingJSON{Symbol: h.Symbol, AllocationPct: number(h.AllocationPct)}

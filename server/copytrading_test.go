@@ -129,6 +129,10 @@ func TestCopyTradingLeaders(t *testing.T) {
 			math.Abs(items[0]["totalReturn"].(float64)-0.089) > 1e-12 || math.Abs(items[1]["totalReturn"].(float64)-0.01) > 1e-12 {
 			t.Errorf("leaders: %s", list.raw)
 		}
+		// The figures are rounded to 8 places: no float noise in the text.
+		if !strings.Contains(list.raw, `"totalReturn":0.089,`) || !strings.Contains(list.raw, `"totalReturn":0.01,`) {
+			t.Errorf("leaders' total returns are not rounded: %s", list.raw)
+		}
 		if m := list.body["meta"].(map[string]any); m["total"] != 2.0 || m["limit"] != 20.0 {
 			t.Errorf("meta: %v", m)
 		}
@@ -291,6 +295,21 @@ func TestCopyTradingLeaders(t *testing.T) {
 		}
 		// The slug is free again.
 		publish(alice, "portfolioId", alicePF, "displayName", "Alice again", "slug", "alice-t").object(t)
+
+		// A leader published minutes after connecting has one day of
+		// history: no Sharpe ratio and no drawdown yet, so null, not 0.
+		dave := mustKey(t, db, "dave@example.com", "pro")
+		davePF, _ := mustPortfolio(t, ts, dave)
+		publish(dave, "portfolioId", davePF, "displayName", "Dave", "slug", "dave-new").object(t)
+		d = ts.call(t, "GET", "/api/v1/copy-trading/leaders/dave-new", carol)
+		if detail := d.object(t); detail["sharpeRatio"] != nil || detail["maxDrawdown"] != nil || detail["totalReturn"] != 0.0 ||
+			!strings.Contains(d.raw, `"sharpeRatio":null`) || !strings.Contains(d.raw, `"maxDrawdown":null`) {
+			t.Errorf("a new leader's detail: %s", d.raw)
+		}
+		list = ts.call(t, "GET", "/api/v1/copy-trading/leaders?sortBy=sharpeRatio", carol)
+		if items := list.list(t); len(items) != 3 || items[2]["slug"] != "dave-new" || items[2]["sharpeRatio"] != nil {
+			t.Errorf("by Sharpe ratio, the leader without one last: %s", list.raw)
+		}
 	})
 }
 
