@@ -959,7 +959,7 @@ type Follow struct {
 	Notifications  bool    `json:"notifications"`
 	ScalingPct     float64 `json:"scalingPct"`
 
-	// StoppedReason why auto-sync was turned off by the server, if it was
+	// StoppedReason why the server turned auto-sync off, if it did (the copy stop-loss), or stopped the follow (`the leader unpublished the profile`; auto-sync cannot be turned on again)
 	StoppedReason *string `json:"stoppedReason"`
 
 	// UpdatedAt UTC with milliseconds.

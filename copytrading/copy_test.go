@@ -487,6 +487,32 @@ func testCopy(t *testing.T, db *bun.DB) {
 		}
 	})
 
+	t.Run("nothing after the leader unpublished", func(t *testing.T) {
+		// A fill the leader's broker reports after they unpublished is
+		// neither copied nor notified: the follow has stopped.
+		p := &placer{}
+		s := copytrading.New(db, copytrading.Config{Orders: p})
+		in := autoSync
+		in.Notifications = true
+		f := mustFixture(t, db, s, "200000", "40000", in)
+		if _, err := s.Unpublish(ctx, f.leader.user); err != nil {
+			t.Fatal(err)
+		}
+		mustFill(t, db, f.leader.portfolio, leaderFill{Seq: 1, Side: "buy", Qty: "40", After: "40", At: time.Now().UTC().Add(time.Second)})
+		if _, err := copyAll(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.placed(); len(got) != 0 {
+			t.Errorf("copies %v, want none", got)
+		}
+		if got := mustNotes(t, s, f.follower.user); len(got) != 1 || got[0].Kind != copytrading.KindLeaderUnpublished {
+			t.Errorf("notifications %v, want the unpublishing only", got)
+		}
+		if got := mustFollowRow(t, db, f.follow.ID); got.AutoSync || got.StoppedReason != copytrading.StoppedUnpublished {
+			t.Errorf("follow: auto-sync %v, reason %q; want off, %q", got.AutoSync, got.StoppedReason, copytrading.StoppedUnpublished)
+		}
+	})
+
 	const unreachable = "your broker could not be reached or refused the connection's authorization"
 	rejections := []struct {
 		name       string

@@ -147,8 +147,17 @@ func notFound(format string, args ...any) error {
 	return fmt.Errorf("copytrading: %w", tradekit.Errorf(tradekit.ErrNotFound, format, args...))
 }
 
-// Unpublish takes the user's profile off the lists: its follows stop
-// copying and every follower is notified. The error wraps
+// StoppedUnpublished is the StoppedReason of the follows of a leader who
+// unpublished their profile.
+const StoppedUnpublished = "the leader unpublished the profile"
+
+// Unpublish takes the user's profile off the lists. Its follows end as
+// follows: whatever their auto-sync, each stops (auto-sync off,
+// StoppedReason [StoppedUnpublished]; the copy engine takes up no more
+// of the leader's fills for it, copies or notifications), stays listed
+// for its follower to see and unfollow, and cannot be turned on again
+// ([Service.UpdateFollow]); every follower is notified. A profile
+// published again is a new profile, followed anew. The error wraps
 // [tradekit.ErrNotFound] when the user has no published profile.
 func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, error) {
 	var p Profile
@@ -170,13 +179,14 @@ func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, err
 			return fmt.Errorf("copytrading: followers: %w", err)
 		}
 		_, err = tx.NewUpdate().Model((*Follow)(nil)).
-			Set("auto_sync = ?, stopped_reason = ?, updated_at = ?", false, "the leader unpublished the profile", now).
-			Where("leader_profile_id = ? AND unfollowed_at IS NULL AND auto_sync", p.ID).Exec(ctx)
+			Set("auto_sync = ?, stopped_reason = ?, updated_at = ?", false, StoppedUnpublished, now).
+			Where("leader_profile_id = ? AND unfollowed_at IS NULL", p.ID).Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("copytrading: stop the copies: %w", err)
+			return fmt.Errorf("copytrading: stop the follows: %w", err)
 		}
 		for _, f := range follows {
-			msg := fmt.Sprintf("%s (%s) unpublished their leader profile; copying from it has stopped", p.DisplayName, p.Slug)
+			msg := fmt.Sprintf("%s (%s) unpublished their leader profile; your follow has stopped: no more copies or trade notifications from it",
+				p.DisplayName, p.Slug)
 			if err := notify(ctx, tx, f.UserID, KindLeaderUnpublished, msg, now,
 				map[string]string{"leaderProfileId": p.ID.String(), "followId": f.ID.String()}); err != nil {
 				return err

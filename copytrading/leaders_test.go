@@ -340,21 +340,40 @@ func testLeaders(t *testing.T, db *bun.DB) {
 		if p.ID != l.profile || p.UnpublishedAt == nil {
 			t.Errorf("Unpublish() = %s unpublished at %v, want %s unpublished", p.ID, p.UnpublishedAt, l.profile)
 		}
-		// The copies stop; every follower is told.
+		// Every follow stops, whatever its auto-sync, and says why; it
+		// stays listed; every follower is told.
 		for _, f := range []copytrading.Follow{plain, copier} {
 			got := mustFollowRow(t, db, f.ID)
-			wantReason := ""
-			if f.AutoSync {
-				wantReason = "the leader unpublished the profile"
+			if got.AutoSync || got.StoppedReason != copytrading.StoppedUnpublished || got.UnfollowedAt != nil {
+				t.Errorf("follow with auto-sync %v: now %v, stopped reason %q, unfollowed at %v; want off, %q, live",
+					f.AutoSync, got.AutoSync, got.StoppedReason, got.UnfollowedAt, copytrading.StoppedUnpublished)
 			}
-			if got.AutoSync || got.StoppedReason != wantReason {
-				t.Errorf("follow with auto-sync %v: now %v, stopped reason %q; want off, %q", f.AutoSync, got.AutoSync, got.StoppedReason, wantReason)
-			}
-			want := []note{{copytrading.KindLeaderUnpublished, fmt.Sprintf("Pub %s (%s) unpublished their leader profile; copying from it has stopped",
-				strings.TrimPrefix(l.slug, "pub-"), l.slug)}}
+			want := []note{{copytrading.KindLeaderUnpublished, fmt.Sprintf("Pub %s (%s) unpublished their leader profile; "+
+				"your follow has stopped: no more copies or trade notifications from it", strings.TrimPrefix(l.slug, "pub-"), l.slug)}}
 			if diff := cmp.Diff(want, mustNotes(t, s, f.UserID)); diff != "" {
 				t.Errorf("notifications mismatch (-want +got):\n%s", diff)
 			}
+			list, err := s.Following(ctx, f.UserID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].ID != f.ID || list[0].StoppedReason != copytrading.StoppedUnpublished || list[0].LeaderSlug != l.slug {
+				t.Errorf("Following() = %+v, want the stopped follow of %s", list, l.slug)
+			}
+		}
+		// Auto-sync cannot be turned on again; the other settings can
+		// change, and the follow keeps its reason.
+		on, off := true, false
+		if _, err := s.UpdateFollow(ctx, copierUser, copier.ID, copytrading.FollowPatch{AutoSync: &on}); !errors.Is(err, tradekit.ErrConflict) ||
+			!strings.Contains(err.Error(), "unpublished") {
+			t.Errorf("UpdateFollow(auto-sync on) = %v, want a conflict saying the leader unpublished", err)
+		}
+		f, err := s.UpdateFollow(ctx, plain.UserID, plain.ID, copytrading.FollowPatch{Notifications: &off})
+		if err != nil || f.Notifications || f.StoppedReason != copytrading.StoppedUnpublished {
+			t.Errorf("UpdateFollow(notifications off) = %+v, %v; want notifications off and the reason kept", f, err)
+		}
+		if got := mustFollowRow(t, db, copier.ID); got.AutoSync || got.StoppedReason != copytrading.StoppedUnpublished {
+			t.Errorf("the refused update changed the follow: auto-sync %v, reason %q", got.AutoSync, got.StoppedReason)
 		}
 		if _, err := s.Unpublish(ctx, l.user); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("Unpublish() again = %v, want not found", err)

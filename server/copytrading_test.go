@@ -289,9 +289,18 @@ func TestCopyTradingLeaders(t *testing.T) {
 				t.Errorf("unread after reading: %v", u)
 			}
 		}
-		bobFollows := ts.call(t, "GET", "/api/v1/copy-trading/following", bob).list(t)
-		if len(bobFollows) != 1 || bobFollows[0]["autoSync"] != false || bobFollows[0]["stoppedReason"] == nil {
-			t.Errorf("bob's follow after unpublishing: %v", bobFollows)
+		// Every follow stops and says why, auto-sync or not; it stays
+		// listed, and auto-sync cannot be turned on again.
+		for name, key := range map[string]string{"bob": bob, "carol": carol} {
+			follows := ts.call(t, "GET", "/api/v1/copy-trading/following", key).list(t)
+			if len(follows) != 1 || follows[0]["autoSync"] != false || follows[0]["stoppedReason"] != "the leader unpublished the profile" ||
+				follows[0]["leaderSlug"] != "alice-t" {
+				t.Errorf("%s's follow after unpublishing: %v", name, follows)
+			}
+		}
+		if r := ts.call(t, "PATCH", "/api/v1/copy-trading/follow/"+bf["id"].(string)+"/sync?autoSync=true", bob); r.status != http.StatusConflict ||
+			!strings.Contains(r.raw, "unpublished") {
+			t.Errorf("auto-sync on after unpublishing: %d %s, want 409 saying the leader unpublished", r.status, r.raw)
 		}
 		// The slug is free again.
 		publish(alice, "portfolioId", alicePF, "displayName", "Alice again", "slug", "alice-t").object(t)
