@@ -57,7 +57,17 @@
 //	qty = min(copied × f, held)
 //
 // so a full sell closes the copied position. A copy that rounds to
-// nothing is skipped, with the reason. Both ledgers are read as of the
+// nothing is skipped, with the reason.
+//
+// A follow with notifications on is told of each of the leader's trades,
+// and, with auto-sync on, of its copy: "Alice (alice) bought 40 ACME at
+// 50; copied: a market buy of 2 ACME, order <id>", "…; not copied:
+// <reason>" or "…; the copy, a market buy of 2 ACME, was rejected:
+// <reason>". The notification's data holds the ids (followId,
+// leaderProfileId, fillId) and the copy's copyStatus ("placed",
+// "skipped" or "rejected"), copySide, copyQuantity, orderId and reason as
+// they apply. A rejected copy is notified on its own too
+// ([KindCopyRejected]), whatever the follow's notifications. Both ledgers are read as of the
 // fill: leaderBefore is the leader's position before it, as the leader's
 // ledger recorded it with the fill ([connect.Fill] PositionAfter), and a
 // sell waits, for up to 30 seconds after the fill, while the follow's
