@@ -1165,7 +1165,7 @@ type Leader struct {
 	// TotalReturn a time-weighted fraction (0.1 is 10 %), rounded to 8 decimal places
 	TotalReturn float64 `json:"totalReturn"`
 
-	// Verified false for the demo leaders
+	// Verified true when the history comes from a broker connection (the demo leaders' paper-broker accounts included)
 	Verified bool `json:"verified"`
 }
 

@@ -7,9 +7,12 @@
 // A leader's figures come from the portfolio's daily equity as its
 // broker reports it (package brokers/connect keeps it), never from the
 // user's word: a profile is verified when its portfolio belongs to a
-// broker connection. The demo leaders ([LoadDemoLeaders]) are not: their
-// histories are simulated over the synthetic demo prices, and their bios
-// say so.
+// broker connection. The demo leaders ([LoadDemoLeaders]) are fictional
+// and their bios say so (SYNTHETIC), but their trades, decided by a
+// deterministic simulation over the synthetic demo prices, are orders of
+// paper-broker accounts, reported by the broker: they are verified too.
+// (Demo leaders that an older Tradekit simulated without a broker, of
+// provider [DemoProvider], are not.)
 //
 // Money moved in or out of the account (deposits, withdrawals) is not a
 // return. Returns are time-weighted: with E_t the equity at the end of day

@@ -203,7 +203,8 @@ type Leader struct {
 	Followers int    `bun:"followers"` // active follows
 	Provider  string `bun:"provider"`  // the provider of the portfolio's connection
 	// Verified reports that the history comes from a broker connection:
-	// every provider's but the demo leaders' ([DemoProvider]).
+	// every provider's (the paper broker's of the demo leaders included)
+	// but [DemoProvider]'s.
 	Verified bool `bun:"-"`
 }
 
