@@ -2,6 +2,7 @@ package copytrading
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
@@ -73,31 +74,47 @@ var demoNamespace = uuid.MustParse("5b0c3f4e-2f43-4d36-9a5c-00000000de00")
 // portfolio with positions, the broker's fills (ids included) and daily
 // equity; then the published profile, whose bio says the leader and its
 // trades are SYNTHETIC. Their profiles are verified, as every paper
-// account's are: the broker reported the trades. A leader already stored
-// is left as it is; a leader whose assets are not stored is skipped.
-// Each leader is stored in one transaction.
-func LoadDemoLeaders(ctx context.Context, db bun.IDB, users []uuid.UUID, now time.Time) error {
+// account's are: the broker reported the trades. Each leader is stored
+// in one transaction.
+//
+// Each leader also publishes its rule as a strategy
+// ([DemoLeader.Strategy], named by [DemoLeader.StrategyName], its
+// description SYNTHETIC too), with a backtest over the whole stored
+// history of its symbols stored as the leader's, so that the strategies
+// list shows its author, total return and Sharpe ratio.
+//
+// A leader or strategy already stored is left as it is (a leader stored
+// by an older version gains its strategy); a leader whose assets are not
+// stored is skipped. db must be safe for concurrent use: backtests read
+// prices on a few goroutines.
+func LoadDemoLeaders(ctx context.Context, db *bun.DB, users []uuid.UUID, now time.Time) error {
 	md := marketdata.NewStore(db)
+	now = now.UTC().Truncate(time.Microsecond)
 	for i, l := range DemoLeaders {
 		if i >= len(users) {
 			break
 		}
 		connID := uuid.NewSHA1(demoNamespace, []byte("connection:"+l.Slug))
-		exists, err := db.NewSelect().Model((*connect.Connection)(nil)).Where("id = ?", connID).Exists(ctx)
-		if err != nil {
+		var conn connect.Connection
+		err := db.NewSelect().Model(&conn).Column("user_id").Where("id = ?", connID).Scan(ctx)
+		switch {
+		case err == nil: // stored already
+		case errors.Is(err, sql.ErrNoRows):
+			sim, err := simulate(ctx, md, l)
+			if errors.Is(err, tradekit.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := storeDemo(ctx, db, l, users[i], connID, sim, now); err != nil {
+				return err
+			}
+			conn.UserID = users[i]
+		default:
 			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
 		}
-		if exists {
-			continue
-		}
-		sim, err := simulate(ctx, md, l)
-		if errors.Is(err, tradekit.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := storeDemo(ctx, db, l, users[i], connID, sim, now.UTC().Truncate(time.Microsecond)); err != nil {
+		if err := publishDemoStrategy(ctx, db, l, conn.UserID, now); err != nil {
 			return err
 		}
 	}

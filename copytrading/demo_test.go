@@ -2,7 +2,9 @@ package copytrading_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +90,18 @@ func TestDemoLeaders(t *testing.T) {
 		if n, err := db.NewSelect().Table("paper_accounts").Count(ctx); err != nil || n != 3 {
 			t.Errorf("%d paper accounts after loading twice (%v), want 3", n, err)
 		}
+		checkDemoStrategies(t, db, s)
+		// A database an older version seeded has the leaders but not
+		// their strategies: loading again adds them.
+		for _, table := range []string{"published_strategies", "backtests"} {
+			if _, err := db.NewDelete().Table(table).Where("1 = 1").Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := copytrading.LoadDemoLeaders(ctx, db, users, at); err != nil {
+			t.Fatal(err)
+		}
+		checkDemoStrategies(t, db, s)
 		returns = append(returns, rs)
 	})
 	if len(returns) == 2 && (returns[0][0] != returns[1][0] || returns[0][1] != returns[1][1] || returns[0][2] != returns[1][2]) {
@@ -140,5 +154,54 @@ func checkPaperAccount(t *testing.T, db *bun.DB, l copytrading.Leader, tx []copy
 	if !cash.Equal(pf.Cash) || conn.Provider != "paper" || conn.Status != connect.Disconnected || conn.AccountName == "" {
 		t.Errorf("%s: the paper account's cash %s, the portfolio's %s; connection %s %s %q", l.Slug, cash, pf.Cash, conn.Provider,
 			conn.Status, conn.AccountName)
+	}
+}
+
+// checkDemoStrategies checks that each demo leader publishes its
+// strategy once, with its slug as the author and the figures of its
+// backtest, stored as its own under the strategy's hash.
+func checkDemoStrategies(t *testing.T, db *bun.DB, s *copytrading.Service) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := s.Strategies(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]copytrading.StrategyView{}
+	for _, v := range list {
+		byName[v.Name] = v
+	}
+	if len(list) != len(copytrading.DemoLeaders) {
+		t.Errorf("%d strategies, want one per demo leader", len(list))
+	}
+	for _, l := range copytrading.DemoLeaders {
+		v, ok := byName[l.StrategyName()]
+		c, err := l.Strategy().Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok || v.AuthorSlug == nil || *v.AuthorSlug != l.Slug || v.TotalReturn == nil || v.SharpeRatio == nil ||
+			v.StrategyHash != c.Hash() || !strings.HasPrefix(v.Description, "SYNTHETIC") {
+			t.Errorf("%s's strategy: %+v", l.Slug, v)
+			continue
+		}
+		var doc struct {
+			StrategyHash string `json:"strategyHash"`
+			Stats        struct {
+				TotalReturn float64 `json:"totalReturn"`
+				Trades      int     `json:"trades"`
+			} `json:"stats"`
+		}
+		var document string
+		err = db.NewSelect().Table("backtests").Column("document").Where("user_id = ? AND strategy_hash = ?", v.UserID, v.StrategyHash).Scan(ctx, &document)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(document), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.StrategyHash != v.StrategyHash || doc.Stats.Trades == 0 || math.Abs(doc.Stats.TotalReturn-*v.TotalReturn) > 1e-8 {
+			t.Errorf("%s's backtest: %+v; the list shows %v", l.Slug, doc, *v.TotalReturn)
+		}
 	}
 }
