@@ -959,7 +959,7 @@ type Follow struct {
 	Notifications  bool    `json:"notifications"`
 	ScalingPct     float64 `json:"scalingPct"`
 
-	// StoppedReason why auto-sync was turned off by the server, if it was
+	// StoppedReason why the server turned auto-sync off, if it did (the copy stop-loss), or stopped the follow (`the leader unpublished the profile`; auto-sync cannot be turned on again)
 	StoppedReason *string `json:"stoppedReason"`
 
 	// UpdatedAt UTC with milliseconds.
@@ -1160,14 +1160,14 @@ type Leader struct {
 	// Examples: 2026-11-24T14:30:00.000Z
 	PublishedAt Timestamp `json:"publishedAt"`
 
-	// SharpeRatio annualised (√252), risk-free rate 0
-	SharpeRatio float64 `json:"sharpeRatio"`
-	Slug        string  `json:"slug"`
+	// SharpeRatio annualised (√252), risk-free rate 0; null while it does not exist (fewer than two daily returns, or none varying)
+	SharpeRatio *float64 `json:"sharpeRatio"`
+	Slug        string   `json:"slug"`
 
-	// TotalReturn a time-weighted fraction (0.1 is 10 %)
+	// TotalReturn a time-weighted fraction (0.1 is 10 %), rounded to 8 decimal places
 	TotalReturn float64 `json:"totalReturn"`
 
-	// Verified false for the demo leaders
+	// Verified true when the history comes from a broker connection (the demo leaders' paper-broker accounts included)
 	Verified bool `json:"verified"`
 }
 
@@ -1180,8 +1180,8 @@ type LeaderDetail struct {
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
 	Id UUID `json:"id"`
 
-	// MaxDrawdown a negative fraction
-	MaxDrawdown    float64 `json:"maxDrawdown"`
+	// MaxDrawdown a negative fraction; null while it does not exist (no daily return yet)
+	MaxDrawdown    *float64 `json:"maxDrawdown"`
 	MonthlyReturns []struct {
 		Month  string  `json:"month"`
 		Return float64 `json:"return"`
@@ -1191,8 +1191,10 @@ type LeaderDetail struct {
 	//
 	// Examples: 2026-11-24T14:30:00.000Z
 	PublishedAt Timestamp `json:"publishedAt"`
-	SharpeRatio float64   `json:"sharpeRatio"`
-	Slug        string    `json:"slug"`
+
+	// SharpeRatio annualised (√252), risk-free rate 0; null while it does not exist (fewer than two daily returns, or none varying)
+	SharpeRatio *float64 `json:"sharpeRatio"`
+	Slug        string   `json:"slug"`
 	TopHoldings []struct {
 		// AllocationPct percent of equity
 		AllocationPct float64 `json:"allocationPct"`
@@ -1247,7 +1249,7 @@ type Notification struct {
 	// Examples: 2026-11-24T14:30:00.000Z
 	CreatedAt Timestamp `json:"createdAt"`
 
-	// Data particulars of the kind, e.g. the trade
+	// Data particulars of the kind, as strings: the ids it refers to (followId, leaderProfileId, fillId) and, for a copy (leader_trade with auto-sync on, copy_rejected), copyStatus (placed, skipped or rejected), copySide, copyQuantity, orderId and reason as they apply
 	Data interface{} `json:"data"`
 
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a

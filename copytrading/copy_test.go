@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
@@ -209,6 +210,25 @@ func mustNotes(tb testing.TB, s *copytrading.Service, user uuid.UUID) []note {
 	return out
 }
 
+// mustNoteData returns the data of the user's notifications, newest
+// first.
+func mustNoteData(tb testing.TB, s *copytrading.Service, user uuid.UUID) []map[string]string {
+	tb.Helper()
+	list, _, err := s.Notifications(context.Background(), user, false, 1, 100)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := []map[string]string{}
+	for _, n := range list {
+		var data map[string]string
+		if err := json.Unmarshal([]byte(n.Data), &data); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, data)
+	}
+	return out
+}
+
 // mustFollowRow returns the follow id as stored.
 func mustFollowRow(tb testing.TB, db bun.IDB, id uuid.UUID) copytrading.Follow {
 	tb.Helper()
@@ -279,12 +299,18 @@ func testCopy(t *testing.T, db *bun.DB) {
 		if diff := cmp.Diff(wantEvents, mustEvents(t, db, f.follow.ID)); diff != "" {
 			t.Errorf("events mismatch (-want +got):\n%s", diff)
 		}
+		// Each notification tells the copy: its quantity and its order.
 		wantNotes := []note{
-			{copytrading.KindLeaderTrade, f.trade(true, "20", "ACME", "50")},
-			{copytrading.KindLeaderTrade, f.trade(true, "40", "ACME", "50")},
+			{copytrading.KindLeaderTrade, f.trade(true, "20", "ACME", "50") + "; copied: a market buy of 1 ACME, order " + o2.String()},
+			{copytrading.KindLeaderTrade, f.trade(true, "40", "ACME", "50") + "; copied: a market buy of 2 ACME, order " + o1.String()},
 		}
 		if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user)); diff != "" {
 			t.Errorf("notifications mismatch (-want +got):\n%s", diff)
+		}
+		wantData := map[string]string{"followId": f.follow.ID.String(), "leaderProfileId": f.profile.String(), "fillId": f2,
+			"copyStatus": "placed", "copySide": "buy", "copyQuantity": "1", "orderId": o2.String()}
+		if diff := cmp.Diff(wantData, mustNoteData(t, s, f.follower.user)[0]); diff != "" {
+			t.Errorf("notification data mismatch (-want +got):\n%s", diff)
 		}
 		if got := mustCopiedSeq(t, db, f.follow.ID); got != 2 {
 			t.Errorf("copied_seq = %d, want 2", got)
@@ -487,6 +513,32 @@ func testCopy(t *testing.T, db *bun.DB) {
 		}
 	})
 
+	t.Run("nothing after the leader unpublished", func(t *testing.T) {
+		// A fill the leader's broker reports after they unpublished is
+		// neither copied nor notified: the follow has stopped.
+		p := &placer{}
+		s := copytrading.New(db, copytrading.Config{Orders: p})
+		in := autoSync
+		in.Notifications = true
+		f := mustFixture(t, db, s, "200000", "40000", in)
+		if _, err := s.Unpublish(ctx, f.leader.user); err != nil {
+			t.Fatal(err)
+		}
+		mustFill(t, db, f.leader.portfolio, leaderFill{Seq: 1, Side: "buy", Qty: "40", After: "40", At: time.Now().UTC().Add(time.Second)})
+		if _, err := copyAll(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.placed(); len(got) != 0 {
+			t.Errorf("copies %v, want none", got)
+		}
+		if got := mustNotes(t, s, f.follower.user); len(got) != 1 || got[0].Kind != copytrading.KindLeaderUnpublished {
+			t.Errorf("notifications %v, want the unpublishing only", got)
+		}
+		if got := mustFollowRow(t, db, f.follow.ID); got.AutoSync || got.StoppedReason != copytrading.StoppedUnpublished {
+			t.Errorf("follow: auto-sync %v, reason %q; want off, %q", got.AutoSync, got.StoppedReason, copytrading.StoppedUnpublished)
+		}
+	})
+
 	const unreachable = "your broker could not be reached or refused the connection's authorization"
 	rejections := []struct {
 		name       string
@@ -525,10 +577,20 @@ func testCopy(t *testing.T, db *bun.DB) {
 				t.Errorf("events mismatch (-want +got):\n%s", diff)
 			}
 			// The follow has notifications off: only the rejection
-			// is notified.
-			wantNotes := []note{{copytrading.KindCopyRejected, "copying " + f.trade(true, "40", "ACME", "50") + " was rejected: " + tt.wantReason}}
+			// is notified, with the copy's quantity (and its order, if
+			// the broker had it).
+			wantNotes := []note{{copytrading.KindCopyRejected, "copying " + f.trade(true, "40", "ACME", "50") +
+				" (a market buy of 2 ACME) was rejected: " + tt.wantReason}}
 			if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user)); diff != "" {
 				t.Errorf("notifications mismatch (-want +got):\n%s", diff)
+			}
+			wantData := map[string]string{"followId": f.follow.ID.String(), "leaderProfileId": f.profile.String(), "fillId": f1,
+				"copyStatus": "rejected", "copySide": "buy", "copyQuantity": "2", "reason": tt.wantReason}
+			if want.OrderID != nil {
+				wantData["orderId"] = want.OrderID.String()
+			}
+			if diff := cmp.Diff(wantData, mustNoteData(t, s, f.follower.user)[0]); diff != "" {
+				t.Errorf("notification data mismatch (-want +got):\n%s", diff)
 			}
 			if got := mustCopiedSeq(t, db, f.follow.ID); got != 1 {
 				t.Errorf("copied_seq = %d, want 1", got)
@@ -549,8 +611,8 @@ func testCopy(t *testing.T, db *bun.DB) {
 			t.Fatal(err)
 		}
 		wantNotes := []note{
-			{copytrading.KindCopyRejected, "copying " + f.trade(true, "40", "ACME", "50") + " was rejected: quantity: too small"},
-			{copytrading.KindLeaderTrade, f.trade(true, "40", "ACME", "50")},
+			{copytrading.KindCopyRejected, "copying " + f.trade(true, "40", "ACME", "50") + " (a market buy of 2 ACME) was rejected: quantity: too small"},
+			{copytrading.KindLeaderTrade, f.trade(true, "40", "ACME", "50") + "; the copy, a market buy of 2 ACME, was rejected: quantity: too small"},
 		}
 		if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user)); diff != "" {
 			t.Errorf("notifications mismatch (-want +got):\n%s", diff)
@@ -625,7 +687,9 @@ func testCopy(t *testing.T, db *bun.DB) {
 		t.Run("skipped/"+tt.name, func(t *testing.T) {
 			p := &placer{}
 			s := copytrading.New(db, copytrading.Config{Orders: p})
-			f := mustFixture(t, db, s, "200000", "40000", autoSync)
+			in := autoSync
+			in.Notifications = true
+			f := mustFixture(t, db, s, "200000", "40000", in)
 			if tt.setup != nil {
 				tt.setup(t, s, f)
 			}
@@ -646,12 +710,25 @@ func testCopy(t *testing.T, db *bun.DB) {
 			if diff := cmp.Diff([]event{{FillID: f1, Status: "skipped", Reason: tt.wantReason}}, got); diff != "" {
 				t.Errorf("events mismatch (-want +got):\n%s", diff)
 			}
-			wantNotes := []note{}
-			if tt.wantNotes != nil {
-				wantNotes = tt.wantNotes(f)
+			// The leader's trade is notified with why it was not
+			// copied.
+			symbol := tt.fill.Symbol
+			if symbol == "" {
+				symbol = "ACME"
 			}
-			if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user)); diff != "" {
+			trade := f.trade(tt.fill.Side == "buy", tt.fill.Qty, symbol, "50")
+			wantNotes := []note{{copytrading.KindLeaderTrade, trade + "; not copied: " + tt.wantReason}}
+			if tt.wantNotes != nil {
+				wantNotes = append(wantNotes, tt.wantNotes(f)...)
+			}
+			byKind := cmpopts.SortSlices(func(a, b note) bool { return a.Kind < b.Kind })
+			if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user), byKind); diff != "" {
 				t.Errorf("notifications mismatch (-want +got):\n%s", diff)
+			}
+			for _, data := range mustNoteData(t, s, f.follower.user) {
+				if data["copyStatus"] != "" && (data["copyStatus"] != "skipped" || data["reason"] != tt.wantReason || data["copyQuantity"] != "") {
+					t.Errorf("notification data %v, want skipped with the reason and no quantity", data)
+				}
 			}
 			if got := mustCopiedSeq(t, db, f.follow.ID); got != 1 {
 				t.Errorf("copied_seq = %d, want 1", got)

@@ -2,6 +2,7 @@ package copytrading
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
@@ -12,20 +13,27 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
-// DemoProvider is the provider of the demo leaders' connections. Their
-// histories are simulated, not reported by a broker, so their profiles
-// are not verified.
+// DemoProvider is the provider of the connections of the demo leaders
+// that Tradekit before 2026-11-27 stored: their histories were simulated
+// and stored as they were, reported by no broker, so their profiles are
+// not verified. [LoadDemoLeaders] now records the demo leaders' trades
+// through the paper broker instead, and their connections' provider is
+// "paper".
 const DemoProvider = "demo"
 
 // DemoLeader is a fictional leader of the demo data set: a trend
 // follower over a basket of demo assets. Each day it holds, in equal
 // shares of its equity, the assets whose close is above their average
-// close of the last Lookback days, trading whole units at the close.
+// close of the last Lookback days, trading whole units at the close; it
+// rebalances a holding only once it has drifted more than a tenth from
+// its share.
 type DemoLeader struct {
 	Slug        string
 	DisplayName string
@@ -47,38 +55,66 @@ var demoCash = decimal.New(100000, 0)
 
 const demoDays = 365
 
+// demoBand is the inverse of the drift a demo leader lets a holding
+// take from its share before rebalancing it: 10, a tenth of the share.
+var demoBand = decimal.New(10, 0)
+
 // demoNamespace derives the demo rows' ids, so that loading again finds
 // them.
 var demoNamespace = uuid.MustParse("5b0c3f4e-2f43-4d36-9a5c-00000000de00")
 
 // LoadDemoLeaders simulates each of [DemoLeaders] over the stored prices
-// and stores it for the user of the same index in users: a disconnected
-// connection of provider "demo", its portfolio with positions, fills and
-// daily equity, and the published profile, whose bio says the leader and
-// its trades are SYNTHETIC. A leader already stored is left as it is; a
-// leader whose assets are not stored is skipped.
-func LoadDemoLeaders(ctx context.Context, db bun.IDB, users []uuid.UUID, now time.Time) error {
+// and stores it for the user of the same index in users. Its trades go
+// through the built-in paper broker: an account opened (see
+// [paper.Broker.OpenAccount]) on the first day of the simulation, with
+// the simulation's starting cash, and every trade recorded there with
+// [paper.Broker.Fill], at the close it was decided on. What the broker
+// reports is stored as a sync would store it: a disconnected connection
+// of provider "paper" to that account (nobody holds its tokens), its
+// portfolio with positions, the broker's fills (ids included) and daily
+// equity; then the published profile, whose bio says the leader and its
+// trades are SYNTHETIC. Their profiles are verified, as every paper
+// account's are: the broker reported the trades. Each leader is stored
+// in one transaction.
+//
+// Each leader also publishes its rule as a strategy
+// ([DemoLeader.Strategy], named by [DemoLeader.StrategyName], its
+// description SYNTHETIC too), with a backtest over the whole stored
+// history of its symbols stored as the leader's, so that the strategies
+// list shows its author, total return and Sharpe ratio.
+//
+// A leader or strategy already stored is left as it is (a leader stored
+// by an older version gains its strategy); a leader whose assets are not
+// stored is skipped. db must be safe for concurrent use: backtests read
+// prices on a few goroutines.
+func LoadDemoLeaders(ctx context.Context, db *bun.DB, users []uuid.UUID, now time.Time) error {
 	md := marketdata.NewStore(db)
+	now = now.UTC().Truncate(time.Microsecond)
 	for i, l := range DemoLeaders {
 		if i >= len(users) {
 			break
 		}
 		connID := uuid.NewSHA1(demoNamespace, []byte("connection:"+l.Slug))
-		exists, err := db.NewSelect().Model((*connect.Connection)(nil)).Where("id = ?", connID).Exists(ctx)
-		if err != nil {
+		var conn connect.Connection
+		err := db.NewSelect().Model(&conn).Column("user_id").Where("id = ?", connID).Scan(ctx)
+		switch {
+		case err == nil: // stored already
+		case errors.Is(err, sql.ErrNoRows):
+			sim, err := simulate(ctx, md, l)
+			if errors.Is(err, tradekit.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := storeDemo(ctx, db, l, users[i], connID, sim, now); err != nil {
+				return err
+			}
+			conn.UserID = users[i]
+		default:
 			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
 		}
-		if exists {
-			continue
-		}
-		sim, err := simulate(ctx, md, l)
-		if errors.Is(err, tradekit.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if err := storeDemo(ctx, db, l, users[i], connID, sim, now.UTC().Truncate(time.Microsecond)); err != nil {
+		if err := publishDemoStrategy(ctx, db, l, conn.UserID, now); err != nil {
 			return err
 		}
 	}
@@ -87,13 +123,26 @@ func LoadDemoLeaders(ctx context.Context, db bun.IDB, users []uuid.UUID, now tim
 
 // simulation is a demo leader's simulated account.
 type simulation struct {
-	cash     decimal.Decimal
-	held     map[string]decimal.Decimal
-	assets   map[string]uuid.UUID
-	avg      map[string]decimal.Decimal
-	fills    []connect.Fill
-	equity   []connect.EquityPoint
-	lastDate calendar.Date
+	cash      decimal.Decimal
+	held      map[string]decimal.Decimal
+	assets    map[string]uuid.UUID
+	avg       map[string]decimal.Decimal
+	trades    []demoTrade
+	equity    []connect.EquityPoint
+	firstDate calendar.Date
+	lastDate  calendar.Date
+	tradeDay  calendar.Date // the day of the latest trade
+	dayTrades int           // the trades of tradeDay so far
+}
+
+// demoTrade is a trade of the simulation, to be recorded at the paper
+// broker.
+type demoTrade struct {
+	symbol        string
+	side          brokers.Side
+	qty, price    decimal.Decimal
+	at            time.Time
+	positionAfter decimal.Decimal
 }
 
 // simulate runs leader l over the stored closes of its symbols.
@@ -130,7 +179,6 @@ func simulate(ctx context.Context, md *marketdata.Store, l DemoLeader) (*simulat
 	lastClose := map[string]decimal.Decimal{}
 	sum := map[string]decimal.Decimal{} // the sum of the last Lookback closes
 	idx := map[string]int{}
-	seq := 0
 	for _, d := range dates {
 		above := map[string]bool{}
 		for _, sym := range l.Symbols {
@@ -150,6 +198,9 @@ func simulate(ctx context.Context, md *marketdata.Store, l DemoLeader) (*simulat
 		}
 		if d.Before(first) {
 			continue
+		}
+		if sim.firstDate == (calendar.Date{}) {
+			sim.firstDate = d
 		}
 		equity := sim.value(lastClose)
 		target := decimal.Zero
@@ -176,13 +227,15 @@ func simulate(ctx context.Context, md *marketdata.Store, l DemoLeader) (*simulat
 					want = target.Div(c).Floor()
 				}
 				delta := want.Sub(sim.held[sym])
+				if held := sim.held[sym]; want.IsPositive() && held.IsPositive() && delta.Abs().Mul(demoBand).LessThanOrEqual(want) {
+					delta = decimal.Zero // within the band: no rebalancing
+				}
 				if pass == 0 && delta.IsNegative() || pass == 1 && delta.IsPositive() {
 					if pass == 1 {
 						delta = decimal.Min(delta, sim.cash.Div(c).Floor())
 					}
 					if !delta.IsZero() {
-						seq++
-						sim.trade(l, sym, delta, c, d, seq)
+						sim.trade(sym, delta, c, d)
 					}
 				}
 			}
@@ -203,32 +256,49 @@ func (s *simulation) value(closes map[string]decimal.Decimal) decimal.Decimal {
 }
 
 // trade buys (delta > 0) or sells delta units of sym at price c on d.
-func (s *simulation) trade(l DemoLeader, sym string, delta, c decimal.Decimal, d calendar.Date, seq int) {
-	side, q := "buy", delta
+func (s *simulation) trade(sym string, delta, c decimal.Decimal, d calendar.Date) {
+	side, q := brokers.Buy, delta
 	if delta.IsNegative() {
-		side, q = "sell", delta.Neg()
+		side, q = brokers.Sell, delta.Neg()
 	}
-	if side == "buy" {
+	if side == brokers.Buy {
 		held := s.held[sym]
 		s.avg[sym] = held.Mul(s.avg[sym]).Add(q.Mul(c)).DivRound(held.Add(q), 18)
 	}
 	s.cash = s.cash.Sub(delta.Mul(c))
 	s.held[sym] = s.held[sym].Add(delta)
-	at := d.Time(time.UTC).Add(20*time.Hour + time.Duration(seq%60)*time.Second) // after the close in New York
-	s.fills = append(s.fills, connect.Fill{BrokerID: fmt.Sprintf("%s-%05d", l.Slug, seq), Symbol: sym, Side: side, Quantity: q, Price: c, FilledAt: at})
+	// After the close in New York, a second apart within the day, so
+	// that the broker records them in order.
+	if d != s.tradeDay {
+		s.tradeDay, s.dayTrades = d, 0
+	}
+	at := d.Time(time.UTC).Add(20*time.Hour + time.Duration(s.dayTrades)*time.Second)
+	s.dayTrades++
+	s.trades = append(s.trades, demoTrade{symbol: sym, side: side, qty: q, price: c, at: at, positionAfter: s.held[sym]})
 }
 
-// storeDemo writes the simulated leader.
+// storeDemo records the simulated leader's trades at the paper broker
+// and stores what it reports, in one transaction.
 func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uuid.UUID, sim *simulation, now time.Time) error {
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		c := connect.Connection{ID: connID, UserID: userID, Provider: DemoProvider, Status: connect.Disconnected,
-			RedirectURL: "https://demo.tradekit.example/", AccountName: "DEMO-" + l.Slug, CreatedAt: now, UpdatedAt: now}
+		broker := paper.New(tx, paper.Config{StartingCash: demoCash, Now: func() time.Time { return now }})
+		accountID, number, err := broker.OpenAccount(ctx, uuid.NewSHA1(demoNamespace, []byte("paper-account:"+l.Slug)),
+			sim.firstDate.Time(time.UTC))
+		if err != nil {
+			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
+		}
+		fills, err := demoFills(ctx, broker, accountID, sim.trades)
+		if err != nil {
+			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
+		}
+		c := connect.Connection{ID: connID, UserID: userID, Provider: "paper", Status: connect.Disconnected,
+			RedirectURL: "https://demo.tradekit.example/", AccountID: accountID.String(), AccountName: number, CreatedAt: now, UpdatedAt: now}
 		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
 			return fmt.Errorf("copytrading: demo connection: %w", err)
 		}
 		last := sim.equity[len(sim.equity)-1].Equity
 		pf := connect.Portfolio{ID: uuid.NewSHA1(demoNamespace, []byte("portfolio:"+l.Slug)), UserID: userID, ConnectionID: connID,
-			Currency: "USD", Cash: sim.cash, Equity: last, UpdatedAt: now, FillSeq: int64(len(sim.fills))}
+			Currency: "USD", Cash: sim.cash, Equity: last, UpdatedAt: now, FillSeq: int64(len(fills))}
 		if _, err := tx.NewInsert().Model(&pf).Exec(ctx); err != nil {
 			return fmt.Errorf("copytrading: demo portfolio: %w", err)
 		}
@@ -241,14 +311,14 @@ func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uui
 				}
 			}
 		}
-		for i := range sim.fills {
-			sim.fills[i].PortfolioID, sim.fills[i].Seq = pf.ID, int64(i+1) // in the order they filled
+		for i := range fills {
+			fills[i].PortfolioID = pf.ID
 		}
 		for i := range sim.equity {
 			sim.equity[i].PortfolioID = pf.ID
 		}
-		if len(sim.fills) > 0 {
-			if _, err := tx.NewInsert().Model(&sim.fills).Exec(ctx); err != nil {
+		if len(fills) > 0 {
+			if _, err := tx.NewInsert().Model(&fills).Exec(ctx); err != nil {
 				return fmt.Errorf("copytrading: demo fills: %w", err)
 			}
 		}
@@ -258,10 +328,26 @@ func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uui
 		p := Profile{ID: uuid.NewSHA1(demoNamespace, []byte("profile:"+l.Slug)), UserID: userID, PortfolioID: pf.ID, Slug: l.Slug,
 			DisplayName: l.DisplayName, PublishedAt: now, MonthlyReturns: "[]",
 			Bio: "SYNTHETIC demo leader: a fictional trader of the synthetic demo prices, holding " + l.Bio +
-				", traded by a deterministic simulation; not a real person, not real performance."}
+				", traded by a deterministic simulation through a paper-broker account; not a real person, not real performance."}
 		if _, err := tx.NewInsert().Model(&p).Exec(ctx); err != nil {
 			return fmt.Errorf("copytrading: demo profile: %w", err)
 		}
 		return nil
 	})
+}
+
+// demoFills records the trades in the paper account, in order, and
+// returns the fills as the broker reported them, numbered from 1.
+func demoFills(ctx context.Context, broker *paper.Broker, accountID uuid.UUID, trades []demoTrade) ([]connect.Fill, error) {
+	fills := make([]connect.Fill, len(trades))
+	for i, t := range trades {
+		o, err := broker.Fill(ctx, accountID.String(), t.symbol, t.side, t.qty, t.price, t.at)
+		if err != nil {
+			return nil, err
+		}
+		after := t.positionAfter
+		fills[i] = connect.Fill{BrokerID: o.ID, Symbol: o.Symbol, Side: o.Side, Quantity: o.FilledQty, Price: *o.FilledAvgPrice,
+			FilledAt: o.FilledAt.UTC(), Seq: int64(i + 1), PositionAfter: &after}
+	}
+	return fills, nil
 }

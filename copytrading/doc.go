@@ -7,9 +7,12 @@
 // A leader's figures come from the portfolio's daily equity as its
 // broker reports it (package brokers/connect keeps it), never from the
 // user's word: a profile is verified when its portfolio belongs to a
-// broker connection. The demo leaders ([LoadDemoLeaders]) are not: their
-// histories are simulated over the synthetic demo prices, and their bios
-// say so.
+// broker connection. The demo leaders ([LoadDemoLeaders]) are fictional
+// and their bios say so (SYNTHETIC), but their trades, decided by a
+// deterministic simulation over the synthetic demo prices, are orders of
+// paper-broker accounts, reported by the broker: they are verified too.
+// (Demo leaders that an older Tradekit simulated without a broker, of
+// provider [DemoProvider], are not.)
 //
 // Money moved in or out of the account (deposits, withdrawals) is not a
 // return. Returns are time-weighted: with E_t the equity at the end of day
@@ -21,15 +24,20 @@
 // for every day after the first whose previous equity is positive; a day
 // after an empty account has no return. Over the days with a return:
 //
-//	totalReturn    = ∏ (1 + r_t) − 1, a fraction (0.1 is 10 %)
+//	totalReturn    = ∏ (1 + r_t) − 1, a fraction (0.1 is 10 %); 0 without returns
 //	sharpeRatio    = mean(r) / sd(r) × √252, sd with n − 1, risk-free rate 0;
-//	                 0 with fewer than two returns or when sd is 0
+//	                 none with fewer than two returns or when sd is 0
 //	maxDrawdown    = min over t of I_t / max_{s ≤ t} I_s − 1, with
-//	                 I_t = ∏_{s ≤ t} (1 + r_s) and I_0 = 1: a fraction ≤ 0
+//	                 I_t = ∏_{s ≤ t} (1 + r_s) and I_0 = 1: a fraction ≤ 0;
+//	                 none without returns
 //	monthlyReturns = ∏ (1 + r_t) − 1 over the days t of each calendar month
 //
 // Daily returns are computed in exact decimals and rounded once to a
-// float64; the figures are float64.
+// float64; the figures are float64, rounded half away from zero to
+// [FigurePlaces] (8) decimal places through a decimal, so that they carry
+// no binary noise. A figure that does not exist is NaN in [Statistics]
+// and nil in [Profile]: a profile published minutes ago has no Sharpe
+// ratio and no drawdown yet, and the API shows them as null.
 //
 // # Copies
 //
@@ -52,7 +60,17 @@
 //	qty = min(copied × f, held)
 //
 // so a full sell closes the copied position. A copy that rounds to
-// nothing is skipped, with the reason. Both ledgers are read as of the
+// nothing is skipped, with the reason.
+//
+// A follow with notifications on is told of each of the leader's trades,
+// and, with auto-sync on, of its copy: "Alice (alice) bought 40 ACME at
+// 50; copied: a market buy of 2 ACME, order <id>", "…; not copied:
+// <reason>" or "…; the copy, a market buy of 2 ACME, was rejected:
+// <reason>". The notification's data holds the ids (followId,
+// leaderProfileId, fillId) and the copy's copyStatus ("placed",
+// "skipped" or "rejected"), copySide, copyQuantity, orderId and reason as
+// they apply. A rejected copy is notified on its own too
+// ([KindCopyRejected]), whatever the follow's notifications. Both ledgers are read as of the
 // fill: leaderBefore is the leader's position before it, as the leader's
 // ledger recorded it with the fill ([connect.Fill] PositionAfter), and a
 // sell waits, for up to 30 seconds after the fill, while the follow's

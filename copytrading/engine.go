@@ -327,18 +327,26 @@ func (s *Service) holding(ctx context.Context, w *work, f func() (bool, error)) 
 // is done with it: false when the copy must wait (a sell while the
 // follower's earlier copies in its symbol are still open), in which case
 // the claim is released for a later pass.
+//
+// The leader-trade notification says what became of the copy after what
+// the leader did (see [copyNote]); a rejected copy is notified on its own
+// too, with kind [KindCopyRejected], whatever the follow's notifications.
 func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	trade := fmt.Sprintf("%s (%s) %s %s %s at %s", w.DisplayName, w.Slug, pastTense(w.Side), w.Quantity, w.Symbol, w.Price)
 	data := map[string]string{"followId": w.ID.String(), "leaderProfileId": w.LeaderProfileID.String(), "fillId": w.FillID}
 	if !w.AutoSync {
 		return true, s.finish(ctx, w, eventNotified, nil, "", s.notice(w, KindLeaderTrade, trade, data))
 	}
+	skip := func(reason string) error {
+		c := copyNote{status: eventSkipped, reason: reason}
+		return s.finish(ctx, w, eventSkipped, nil, reason, s.notice(w, KindLeaderTrade, trade+"; "+c.text(), c.data(data)))
+	}
 	stopped, err := s.checkStop(ctx, &w.Follow)
 	if err != nil {
 		return false, err
 	}
 	if stopped {
-		return true, s.finish(ctx, w, eventSkipped, nil, "auto-sync stopped by the copy stop-loss", s.notice(w, KindLeaderTrade, trade, data))
+		return true, skip("auto-sync stopped by the copy stop-loss")
 	}
 	in, reason, wait, err := s.size(ctx, w)
 	if err != nil {
@@ -348,15 +356,16 @@ func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 		return false, s.release(ctx, w)
 	}
 	if reason != "" {
-		return true, s.finish(ctx, w, eventSkipped, nil, reason, s.notice(w, KindLeaderTrade, trade, data))
+		return true, skip(reason)
 	}
+	c := copyNote{side: in.Order.Side, quantity: in.Order.Quantity, symbol: w.Symbol}
 	p, err := s.orders.PlaceOrder(ctx, w.UserID, in)
 	switch {
 	case err == nil && p.Order.Status != brokers.Rejected:
-		return true, s.finish(ctx, w, eventPlaced, &p.Order.ID, "", s.notice(w, KindLeaderTrade, trade, data))
+		c.status, c.orderID = eventPlaced, &p.Order.ID
+		return true, s.finish(ctx, w, eventPlaced, &p.Order.ID, "", s.notice(w, KindLeaderTrade, trade+"; "+c.text(), c.data(data)))
 	case err == nil:
-		reason = p.Order.RejectReason
-		data["orderId"] = p.Order.ID.String()
+		reason, c.orderID = p.Order.RejectReason, &p.Order.ID
 	default:
 		var te *tradekit.Error
 		var pe *tradekit.ParamError
@@ -371,13 +380,58 @@ func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 			return false, err
 		}
 	}
-	var orderID *uuid.UUID
-	if err == nil {
-		orderID = &p.Order.ID
+	c.status, c.reason = eventRejected, reason
+	msg := fmt.Sprintf("copying %s (%s) was rejected: %s", trade, c.order(), reason)
+	return true, s.finish(ctx, w, eventRejected, c.orderID, reason, s.notice(w, KindLeaderTrade, trade+"; "+c.text(), c.data(data)),
+		&notice{kind: KindCopyRejected, message: msg, data: c.data(data)})
+}
+
+// copyNote is what became of a copy, as its notifications tell it.
+type copyNote struct {
+	status   string // eventPlaced, eventRejected or eventSkipped
+	side     brokers.Side
+	quantity decimal.Decimal
+	symbol   string
+	orderID  *uuid.UUID // the copy's order, placed or rejected by the broker
+	reason   string     // why it was skipped or rejected
+}
+
+// order returns the copy's order in words: "a market buy of 2 ACME".
+func (c copyNote) order() string {
+	return fmt.Sprintf("a market %s of %s %s", c.side, c.quantity, c.symbol)
+}
+
+// text returns the copy's outcome for the leader-trade notification:
+//
+//	copied: a market buy of 2 ACME, order <id>
+//	not copied: <reason>
+//	the copy, a market buy of 2 ACME, was rejected: <reason>
+func (c copyNote) text() string {
+	switch c.status {
+	case eventPlaced:
+		return fmt.Sprintf("copied: %s, order %s", c.order(), c.orderID)
+	case eventRejected:
+		return fmt.Sprintf("the copy, %s, was rejected: %s", c.order(), c.reason)
 	}
-	msg := fmt.Sprintf("copying %s was rejected: %s", trade, reason)
-	return true, s.finish(ctx, w, eventRejected, orderID, reason, s.notice(w, KindLeaderTrade, trade, data),
-		&notice{kind: KindCopyRejected, message: msg, data: data})
+	return "not copied: " + c.reason
+}
+
+// data returns the notification data base with the copy's outcome:
+// copyStatus ("placed", "rejected" or "skipped"), and as they apply
+// copySide, copyQuantity, orderId and reason.
+func (c copyNote) data(base map[string]string) map[string]string {
+	out := maps.Clone(base)
+	out["copyStatus"] = c.status
+	if c.status != eventSkipped {
+		out["copySide"], out["copyQuantity"] = string(c.side), c.quantity.String()
+	}
+	if c.orderID != nil {
+		out["orderId"] = c.orderID.String()
+	}
+	if c.reason != "" {
+		out["reason"] = c.reason
+	}
+	return out
 }
 
 // notice is a notification to write with a copy event.

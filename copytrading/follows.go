@@ -321,7 +321,8 @@ type FollowPatch struct {
 // UpdateFollow changes the user's follow id. Turning auto-sync on needs
 // an active connection, chosen as [Service.Follow] does, clears the
 // reason it was last stopped, and copies the leader's fills from then on
-// only. Its errors are Follow's.
+// only. Its errors are Follow's, and [tradekit.ErrConflict] for turning
+// auto-sync on in a follow of a leader who unpublished their profile.
 func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p FollowPatch) (Follow, error) {
 	if err := p.Controls.check(); err != nil {
 		return Follow{}, err
@@ -329,6 +330,11 @@ func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p Foll
 	f, err := follow(ctx, s.db, userID, id)
 	if err != nil {
 		return Follow{}, err
+	}
+	if p.AutoSync != nil && *p.AutoSync {
+		if err := s.checkPublished(ctx, f.LeaderProfileID); err != nil {
+			return Follow{}, err
+		}
 	}
 	now := s.clock()
 	if p.AutoSync != nil {
@@ -346,12 +352,39 @@ func (s *Service) UpdateFollow(ctx context.Context, userID, id uuid.UUID, p Foll
 		return Follow{}, err
 	}
 	f.UpdatedAt = now
-	_, err = s.db.NewUpdate().Model(&f).Column("auto_sync", "notifications", "connection_id", "allocation_pct", "scaling_pct",
-		"max_position_pct", "copy_stop_loss_pct", "stopped_reason", "copy_since", "updated_at").WherePK().Where("unfollowed_at IS NULL").Exec(ctx)
+	q := s.db.NewUpdate().Model(&f).Column("auto_sync", "notifications", "connection_id", "allocation_pct", "scaling_pct",
+		"max_position_pct", "copy_stop_loss_pct", "stopped_reason", "copy_since", "updated_at").WherePK().Where("unfollowed_at IS NULL")
+	if f.AutoSync {
+		// Not if the leader unpublished since checkPublished: Unpublish
+		// would have stopped the follow a moment before.
+		q = q.Where("leader_profile_id IN (SELECT id FROM leader_profiles WHERE unpublished_at IS NULL)")
+	}
+	res, err := q.Exec(ctx)
 	if err != nil {
 		return Follow{}, fmt.Errorf("copytrading: update follow: %w", err)
 	}
+	if n, _ := res.RowsAffected(); n == 0 && f.AutoSync {
+		if err := s.checkPublished(ctx, f.LeaderProfileID); err != nil {
+			return Follow{}, err
+		}
+		return Follow{}, notFound("follow %s not found", id)
+	}
 	return f, nil
+}
+
+// checkPublished returns an error wrapping [tradekit.ErrConflict] when
+// the leader profile id is unpublished.
+func (s *Service) checkPublished(ctx context.Context, id uuid.UUID) error {
+	var p Profile
+	err := s.db.NewSelect().Model(&p).Column("slug", "unpublished_at").Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return fmt.Errorf("copytrading: leader profile %s: %w", id, err)
+	}
+	if p.UnpublishedAt != nil {
+		return conflict("%s unpublished their leader profile: there is nothing to copy; follow them again if they publish anew",
+			tradekit.Quote(p.Slug))
+	}
+	return nil
 }
 
 // notify stores a notification for the user.

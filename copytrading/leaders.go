@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -146,8 +147,17 @@ func notFound(format string, args ...any) error {
 	return fmt.Errorf("copytrading: %w", tradekit.Errorf(tradekit.ErrNotFound, format, args...))
 }
 
-// Unpublish takes the user's profile off the lists: its follows stop
-// copying and every follower is notified. The error wraps
+// StoppedUnpublished is the StoppedReason of the follows of a leader who
+// unpublished their profile.
+const StoppedUnpublished = "the leader unpublished the profile"
+
+// Unpublish takes the user's profile off the lists. Its follows end as
+// follows: whatever their auto-sync, each stops (auto-sync off,
+// StoppedReason [StoppedUnpublished]; the copy engine takes up no more
+// of the leader's fills for it, copies or notifications), stays listed
+// for its follower to see and unfollow, and cannot be turned on again
+// ([Service.UpdateFollow]); every follower is notified. A profile
+// published again is a new profile, followed anew. The error wraps
 // [tradekit.ErrNotFound] when the user has no published profile.
 func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, error) {
 	var p Profile
@@ -169,13 +179,14 @@ func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, err
 			return fmt.Errorf("copytrading: followers: %w", err)
 		}
 		_, err = tx.NewUpdate().Model((*Follow)(nil)).
-			Set("auto_sync = ?, stopped_reason = ?, updated_at = ?", false, "the leader unpublished the profile", now).
-			Where("leader_profile_id = ? AND unfollowed_at IS NULL AND auto_sync", p.ID).Exec(ctx)
+			Set("auto_sync = ?, stopped_reason = ?, updated_at = ?", false, StoppedUnpublished, now).
+			Where("leader_profile_id = ? AND unfollowed_at IS NULL", p.ID).Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("copytrading: stop the copies: %w", err)
+			return fmt.Errorf("copytrading: stop the follows: %w", err)
 		}
 		for _, f := range follows {
-			msg := fmt.Sprintf("%s (%s) unpublished their leader profile; copying from it has stopped", p.DisplayName, p.Slug)
+			msg := fmt.Sprintf("%s (%s) unpublished their leader profile; your follow has stopped: no more copies or trade notifications from it",
+				p.DisplayName, p.Slug)
 			if err := notify(ctx, tx, f.UserID, KindLeaderUnpublished, msg, now,
 				map[string]string{"leaderProfileId": p.ID.String(), "followId": f.ID.String()}); err != nil {
 				return err
@@ -192,7 +203,8 @@ type Leader struct {
 	Followers int    `bun:"followers"` // active follows
 	Provider  string `bun:"provider"`  // the provider of the portfolio's connection
 	// Verified reports that the history comes from a broker connection:
-	// every provider's but the demo leaders' ([DemoProvider]).
+	// every provider's (the paper broker's of the demo leaders included)
+	// but [DemoProvider]'s.
 	Verified bool `bun:"-"`
 }
 
@@ -243,7 +255,7 @@ func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, e
 	switch f.SortBy {
 	case "", SortTotalReturn:
 	case SortSharpeRatio:
-		order = "lp.sharpe_ratio DESC"
+		order = "lp.sharpe_ratio IS NULL, lp.sharpe_ratio DESC" // those without one last, on both databases
 	case SortFollowers:
 		order = "followers DESC"
 	default:
@@ -397,10 +409,19 @@ func (s *Service) refresh(ctx context.Context, p *Profile) error {
 		return fmt.Errorf("copytrading: encode monthly returns: %w", err)
 	}
 	now := s.clock()
-	p.TotalReturn, p.SharpeRatio, p.MaxDrawdown, p.MonthlyReturns, p.StatsAt = st.TotalReturn, st.SharpeRatio, st.MaxDrawdown, string(monthly), &now
+	p.TotalReturn, p.SharpeRatio, p.MaxDrawdown = st.TotalReturn, existing(st.SharpeRatio), existing(st.MaxDrawdown)
+	p.MonthlyReturns, p.StatsAt = string(monthly), &now
 	_, err = s.db.NewUpdate().Model(p).Column("total_return", "sharpe_ratio", "max_drawdown", "monthly_returns", "stats_at").WherePK().Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("copytrading: store statistics of %s: %w", p.Slug, err)
 	}
 	return nil
+}
+
+// existing returns &f, or nil when f is NaN: a figure that does not exist.
+func existing(f float64) *float64 {
+	if math.IsNaN(f) {
+		return nil
+	}
+	return &f
 }

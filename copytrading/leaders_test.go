@@ -202,7 +202,7 @@ func testLeaders(t *testing.T, db *bun.DB) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantMonthly := []copytrading.Month{{Month: "2026-01", Return: 0.005}, {Month: "2026-02", Return: 100/100.5 - 1}}
+		wantMonthly := []copytrading.Month{{Month: "2026-01", Return: 0.005}, {Month: "2026-02", Return: -0.00497512}} // 100/100.5 − 1, to 8 places
 		if diff := cmp.Diff(wantMonthly, d.Monthly, approx); diff != "" {
 			t.Errorf("monthly returns mismatch (-want +got):\n%s", diff)
 		}
@@ -220,6 +220,47 @@ func testLeaders(t *testing.T, db *bun.DB) {
 		}
 		if _, err := s.LeaderBySlug(ctx, "no-such-leader"); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("LeaderBySlug(no-such-leader) = %v, want not found", err)
+		}
+	})
+
+	t.Run("figures that do not exist yet", func(t *testing.T) {
+		// Published minutes ago, with one day of history: no return, so
+		// no Sharpe ratio and no drawdown; a day later, one return: a
+		// drawdown of 0 but still no Sharpe ratio. Neither is a made-up
+		// 0, and the list by Sharpe ratio puts them after every leader
+		// that has one.
+		fresh := mustPublished(t, db, s, "100")
+		one := mustPublished(t, db, s, "100", "101")
+		d, err := s.LeaderBySlug(ctx, fresh.slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.SharpeRatio != nil || d.MaxDrawdown != nil || d.TotalReturn != 0 || len(d.Monthly) != 0 {
+			t.Errorf("a new leader: Sharpe %v, drawdown %v, total return %v, %d months; want nil, nil, 0, none",
+				d.SharpeRatio, d.MaxDrawdown, d.TotalReturn, len(d.Monthly))
+		}
+		d, err = s.LeaderBySlug(ctx, one.slug)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.SharpeRatio != nil || d.MaxDrawdown == nil || *d.MaxDrawdown != 0 || d.TotalReturn != 0.01 {
+			t.Errorf("one return: Sharpe %v, drawdown %v, total return %v; want nil, 0, 0.01", d.SharpeRatio, d.MaxDrawdown, d.TotalReturn)
+		}
+		list, _, err := s.Leaders(ctx, copytrading.LeaderFilter{SortBy: copytrading.SortSharpeRatio, Page: 1, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, none := map[string]bool{}, false
+		for _, l := range list {
+			seen[l.Slug] = true
+			if l.SharpeRatio == nil {
+				none = true
+			} else if none {
+				t.Errorf("Leaders(by Sharpe ratio): %s (%v) after a leader without one", l.Slug, *l.SharpeRatio)
+			}
+		}
+		if !seen[fresh.slug] || !seen[one.slug] {
+			t.Errorf("Leaders(by Sharpe ratio) leaves out %s or %s", fresh.slug, one.slug)
 		}
 	})
 
@@ -299,21 +340,40 @@ func testLeaders(t *testing.T, db *bun.DB) {
 		if p.ID != l.profile || p.UnpublishedAt == nil {
 			t.Errorf("Unpublish() = %s unpublished at %v, want %s unpublished", p.ID, p.UnpublishedAt, l.profile)
 		}
-		// The copies stop; every follower is told.
+		// Every follow stops, whatever its auto-sync, and says why; it
+		// stays listed; every follower is told.
 		for _, f := range []copytrading.Follow{plain, copier} {
 			got := mustFollowRow(t, db, f.ID)
-			wantReason := ""
-			if f.AutoSync {
-				wantReason = "the leader unpublished the profile"
+			if got.AutoSync || got.StoppedReason != copytrading.StoppedUnpublished || got.UnfollowedAt != nil {
+				t.Errorf("follow with auto-sync %v: now %v, stopped reason %q, unfollowed at %v; want off, %q, live",
+					f.AutoSync, got.AutoSync, got.StoppedReason, got.UnfollowedAt, copytrading.StoppedUnpublished)
 			}
-			if got.AutoSync || got.StoppedReason != wantReason {
-				t.Errorf("follow with auto-sync %v: now %v, stopped reason %q; want off, %q", f.AutoSync, got.AutoSync, got.StoppedReason, wantReason)
-			}
-			want := []note{{copytrading.KindLeaderUnpublished, fmt.Sprintf("Pub %s (%s) unpublished their leader profile; copying from it has stopped",
-				strings.TrimPrefix(l.slug, "pub-"), l.slug)}}
+			want := []note{{copytrading.KindLeaderUnpublished, fmt.Sprintf("Pub %s (%s) unpublished their leader profile; "+
+				"your follow has stopped: no more copies or trade notifications from it", strings.TrimPrefix(l.slug, "pub-"), l.slug)}}
 			if diff := cmp.Diff(want, mustNotes(t, s, f.UserID)); diff != "" {
 				t.Errorf("notifications mismatch (-want +got):\n%s", diff)
 			}
+			list, err := s.Following(ctx, f.UserID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(list) != 1 || list[0].ID != f.ID || list[0].StoppedReason != copytrading.StoppedUnpublished || list[0].LeaderSlug != l.slug {
+				t.Errorf("Following() = %+v, want the stopped follow of %s", list, l.slug)
+			}
+		}
+		// Auto-sync cannot be turned on again; the other settings can
+		// change, and the follow keeps its reason.
+		on, off := true, false
+		if _, err := s.UpdateFollow(ctx, copierUser, copier.ID, copytrading.FollowPatch{AutoSync: &on}); !errors.Is(err, tradekit.ErrConflict) ||
+			!strings.Contains(err.Error(), "unpublished") {
+			t.Errorf("UpdateFollow(auto-sync on) = %v, want a conflict saying the leader unpublished", err)
+		}
+		f, err := s.UpdateFollow(ctx, plain.UserID, plain.ID, copytrading.FollowPatch{Notifications: &off})
+		if err != nil || f.Notifications || f.StoppedReason != copytrading.StoppedUnpublished {
+			t.Errorf("UpdateFollow(notifications off) = %+v, %v; want notifications off and the reason kept", f, err)
+		}
+		if got := mustFollowRow(t, db, copier.ID); got.AutoSync || got.StoppedReason != copytrading.StoppedUnpublished {
+			t.Errorf("the refused update changed the follow: auto-sync %v, reason %q", got.AutoSync, got.StoppedReason)
 		}
 		if _, err := s.Unpublish(ctx, l.user); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("Unpublish() again = %v, want not found", err)

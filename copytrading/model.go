@@ -23,9 +23,12 @@ type Profile struct {
 	PublishedAt   time.Time  `bun:"published_at"`
 	UnpublishedAt *time.Time `bun:"unpublished_at"`
 
-	TotalReturn    float64    `bun:"total_return"`
-	SharpeRatio    float64    `bun:"sharpe_ratio"`
-	MaxDrawdown    float64    `bun:"max_drawdown"`
+	TotalReturn float64 `bun:"total_return"`
+	// SharpeRatio and MaxDrawdown are nil while they do not exist (see
+	// [Compute]): with fewer than two daily returns, or none varying, for
+	// the Sharpe ratio; without any return, for the drawdown.
+	SharpeRatio    *float64   `bun:"sharpe_ratio"`
+	MaxDrawdown    *float64   `bun:"max_drawdown"`
 	MonthlyReturns string     `bun:"monthly_returns"` // JSON of []Month
 	StatsAt        *time.Time `bun:"stats_at"`        // when the statistics were computed
 }

@@ -2,7 +2,10 @@ package copytrading_test
 
 import (
 	"math"
+	"strconv"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/shopspring/decimal"
 
@@ -29,6 +32,9 @@ func curve(t *testing.T, rows ...[3]string) []copytrading.Day {
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 
+// same reports whether a and b are equal, or both NaN.
+func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
 func TestCompute(t *testing.T) {
 	// +10 %, −10 %, +10 %: total 1.1 × 0.9 × 1.1 − 1 = 0.089; the fall
 	// from 1.1 to 0.99 is −10 %; mean/sd = (1/30)/(√(0.04/3)) = 1/(2√3),
@@ -39,12 +45,40 @@ func TestCompute(t *testing.T) {
 		[3]string{"2026-02-27", "99", ""},
 		[3]string{"2026-03-02", "108.9", ""},
 	))
-	if !near(s.TotalReturn, 0.089) || !near(s.MaxDrawdown, -0.1) || !near(s.SharpeRatio, math.Sqrt(21)) || s.Days != 3 {
-		t.Errorf("%+v", s)
+	// Rounded to 8 places, the figures are the float64s nearest the
+	// decimals: √21 = 4.58257569495584…
+	want := copytrading.Statistics{TotalReturn: 0.089, SharpeRatio: 4.58257569, MaxDrawdown: -0.1, Days: 3,
+		MonthlyReturns: []copytrading.Month{{Month: "2026-02", Return: -0.01}, {Month: "2026-03", Return: 0.1}}}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("Compute() mismatch (-want +got):\n%s", diff)
 	}
-	if len(s.MonthlyReturns) != 2 || s.MonthlyReturns[0].Month != "2026-02" || !near(s.MonthlyReturns[0].Return, -0.01) ||
-		s.MonthlyReturns[1].Month != "2026-03" || !near(s.MonthlyReturns[1].Return, 0.1) {
-		t.Errorf("monthly: %+v", s.MonthlyReturns)
+}
+
+// TestComputeRounding checks that the figures carry no binary noise: the
+// total return of 100 → 104.3 → 109.81943, chained in float64, is
+// 0.09819430000000007; rounded to 8 places it is 0.0981943, whose
+// shortest text (as the API writes it) is the decimal.
+func TestComputeRounding(t *testing.T) {
+	s := copytrading.Compute(curve(t,
+		[3]string{"2026-03-02", "100", ""},
+		[3]string{"2026-03-03", "104.3", ""},
+		[3]string{"2026-03-04", "109.81943", ""},
+	))
+	for _, f := range []struct {
+		name string
+		got  float64
+		want string
+	}{
+		{"totalReturn", s.TotalReturn, "0.0981943"},
+		{"maxDrawdown", s.MaxDrawdown, "0"},
+		{"monthly", s.MonthlyReturns[0].Return, "0.0981943"},
+		// Returns 0.043 and 0.05291879…: mean 0.04795940, sd 0.00701365,
+		// × √252 = 108.550091087… (Python's decimal module at 50 digits).
+		{"sharpeRatio", s.SharpeRatio, "108.55009109"},
+	} {
+		if got := strconv.FormatFloat(f.got, 'g', -1, 64); got != f.want {
+			t.Errorf("%s = %s, want %s", f.name, got, f.want)
+		}
 	}
 }
 
@@ -69,15 +103,26 @@ func TestComputeFlows(t *testing.T) {
 }
 
 func TestComputeEdges(t *testing.T) {
-	for name, days := range map[string][]copytrading.Day{
-		"none":          nil,
-		"one":           curve(t, [3]string{"2026-03-02", "100", ""}),
-		"flat":          curve(t, [3]string{"2026-03-02", "100", ""}, [3]string{"2026-03-03", "100", ""}, [3]string{"2026-03-04", "100", ""}),
-		"empty account": curve(t, [3]string{"2026-03-02", "0", ""}, [3]string{"2026-03-03", "0", ""}),
-	} {
-		s := copytrading.Compute(days)
-		if s.TotalReturn != 0 || s.SharpeRatio != 0 || s.MaxDrawdown != 0 || s.MonthlyReturns == nil {
-			t.Errorf("%s: %+v", name, s)
+	// A figure that does not exist is NaN, never a made-up 0: no return
+	// has no drawdown, fewer than two returns or returns that do not
+	// vary have no Sharpe ratio.
+	nan := math.NaN()
+	tests := []struct {
+		name             string
+		days             []copytrading.Day
+		sharpe, drawdown float64
+		days2            int
+	}{
+		{"none", nil, nan, nan, 0},
+		{"one day", curve(t, [3]string{"2026-03-02", "100", ""}), nan, nan, 0},
+		{"one return", curve(t, [3]string{"2026-03-02", "100", ""}, [3]string{"2026-03-03", "101", ""}), nan, 0, 1},
+		{"flat", curve(t, [3]string{"2026-03-02", "100", ""}, [3]string{"2026-03-03", "100", ""}, [3]string{"2026-03-04", "100", ""}), nan, 0, 2},
+		{"empty account", curve(t, [3]string{"2026-03-02", "0", ""}, [3]string{"2026-03-03", "0", ""}), nan, nan, 0},
+	}
+	for _, tt := range tests {
+		s := copytrading.Compute(tt.days)
+		if !same(s.SharpeRatio, tt.sharpe) || !same(s.MaxDrawdown, tt.drawdown) || s.Days != tt.days2 || s.MonthlyReturns == nil {
+			t.Errorf("%s: Compute() = %+v, want Sharpe %v, drawdown %v, %d days", tt.name, s, tt.sharpe, tt.drawdown, tt.days2)
 		}
 	}
 	// An account emptied and funded again: the day after the empty one

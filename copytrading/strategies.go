@@ -64,7 +64,8 @@ func (s *Service) PublishStrategy(ctx context.Context, userID uuid.UUID, hash, n
 // StrategyView is a published strategy as the list shows it: with its
 // author's slug when the author is a published leader, and the figures
 // of the author's latest backtest of the strategy hash run through the
-// API (table backtests, package backtest/backtestdb); nil without one.
+// API (table backtests, package backtest/backtestdb), rounded to
+// [FigurePlaces] places as a leader's are; nil without one.
 type StrategyView struct {
 	Strategy
 	AuthorSlug  *string  `bun:"author_slug"`
@@ -84,7 +85,19 @@ func (s *Service) Strategies(ctx context.Context) ([]StrategyView, error) {
 	if err != nil {
 		return nil, fmt.Errorf("copytrading: strategies: %w", err)
 	}
+	for i := range out {
+		out[i].TotalReturn, out[i].SharpeRatio = roundFigure(out[i].TotalReturn), roundFigure(out[i].SharpeRatio)
+	}
 	return out, nil
+}
+
+// roundFigure returns *f rounded to [FigurePlaces] places, nil for nil.
+func roundFigure(f *float64) *float64 {
+	if f == nil {
+		return nil
+	}
+	r := round(*f)
+	return &r
 }
 
 // UnpublishStrategy unpublishes the user's strategy id. The error wraps

@@ -84,12 +84,15 @@ func testStrategies(t *testing.T, db *bun.DB) {
 		if _, err := s.PublishStrategy(ctx, author.user, "sha256:abc", "Again", ""); !errors.Is(err, tradekit.ErrConflict) {
 			t.Errorf("PublishStrategy() of a published hash = %v, want a conflict", err)
 		}
-		// The author's backtests of the hash: the latest counts.
-		older, newer := 0.1, 0.2
+		// The author's backtests of the hash: the latest counts, its
+		// figures rounded to 8 places (0.1 + 0.2 is 0.30000000000000004
+		// in float64).
+		older, newer, third := 0.1, 0.1+0.2, 1.0/3
 		sharpe := 1.5
 		for _, b := range []backtestRow{
 			{ID: uuid.New(), UserID: author.user, StrategyHash: "sha256:abc", Document: "{}", TotalReturn: &older, SharpeRatio: &sharpe, CreatedAt: t0},
-			{ID: uuid.New(), UserID: author.user, StrategyHash: "sha256:abc", Document: "{}", TotalReturn: &newer, CreatedAt: t0.Add(time.Hour)},
+			{ID: uuid.New(), UserID: author.user, StrategyHash: "sha256:abc", Document: "{}", TotalReturn: &newer, SharpeRatio: &third,
+				CreatedAt: t0.Add(time.Hour)},
 		} {
 			if _, err := db.NewInsert().Model(&b).Exec(ctx); err != nil {
 				t.Fatal(err)
@@ -113,10 +116,11 @@ func testStrategies(t *testing.T, db *bun.DB) {
 			return out
 		}
 		slug := author.slug
+		rounded, roundedThird := 0.3, 0.33333333
 		wantList := []row{
 			{Name: "Second", Hash: "h-2", AuthorSlug: &slug},
 			{Name: "Same hash", Hash: "sha256:abc"},
-			{Name: "Trend", Hash: "sha256:abc", AuthorSlug: &slug, TotalReturn: &newer},
+			{Name: "Trend", Hash: "sha256:abc", AuthorSlug: &slug, TotalReturn: &rounded, SharpeRatio: &roundedThird},
 		}
 		if diff := cmp.Diff(wantList, list()); diff != "" {
 			t.Errorf("Strategies() mismatch (-want +got):\n%s", diff)

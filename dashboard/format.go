@@ -19,6 +19,7 @@ var funcs = template.FuncMap{
 	"money":   func(d decimal.Decimal) string { return d.StringFixed(2) },
 	"decimal": func(d decimal.Decimal) string { return d.String() },
 	"percent": percent,
+	"ratio":   ratio,
 	"count":   count,
 	"share":   share,
 	"add":     func(a, b int) int { return a + b },
@@ -44,13 +45,43 @@ func date(t any) string {
 	return ""
 }
 
-// percent formats a fraction as a percentage with two decimals: 0.1234 is
-// "12.34 %".
-func percent(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+// percent formats a fraction, or a pointer to one, as a percentage with
+// two decimals: 0.1234 is "12.34 %"; a figure that does not exist (nil,
+// NaN) is "–".
+func percent(f any) string {
+	v, ok := figure(f)
+	if !ok {
 		return "–"
 	}
-	return strconv.FormatFloat(f*100, 'f', 2, 64) + " %"
+	return strconv.FormatFloat(v*100, 'f', 2, 64) + " %"
+}
+
+// ratio formats a ratio, or a pointer to one, with two decimals; a ratio
+// that does not exist (nil, NaN) is "–".
+func ratio(f any) string {
+	v, ok := figure(f)
+	if !ok {
+		return "–"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// figure returns the value of a float64 or *float64, and whether it
+// exists: not nil, and finite.
+func figure(f any) (float64, bool) {
+	var v float64
+	switch f := f.(type) {
+	case float64:
+		v = f
+	case *float64:
+		if f == nil {
+			return 0, false
+		}
+		v = *f
+	default:
+		return 0, false
+	}
+	return v, !math.IsNaN(v) && !math.IsInf(v, 0)
 }
 
 // share is used/limit in whole percent, at most 100, for a meter's width.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/backtest"
@@ -78,14 +79,16 @@ func TestBacktests(t *testing.T) {
 			t.Errorf("another user's result: %d, want 404", r.status)
 		}
 
-		// A published strategy shows its author's result.
+		// A published strategy shows its author's result, rounded to 8
+		// places as a leader's figures are.
 		send(t, h, "POST", "/api/v1/copy-trading/strategies?"+query("strategyHash", hash, "name", "SMA 10/30"), key)
 		send(t, h, "POST", "/api/v1/copy-trading/strategies?"+query("strategyHash", hash, "name", "Borrowed"), other)
+		round8 := func(f float64) float64 { return decimal.NewFromFloat(f).Round(8).InexactFloat64() }
 		for _, st := range send(t, h, "GET", "/api/v1/copy-trading/strategies", key).list(t) {
 			switch st["name"] {
 			case "SMA 10/30":
-				if st["totalReturn"] != res.Stats.TotalReturn || st["sharpeRatio"] != res.Stats.Sharpe {
-					t.Errorf("published strategy: totalReturn %v, sharpeRatio %v; want %v, %v", st["totalReturn"], st["sharpeRatio"],
+				if st["totalReturn"] != round8(res.Stats.TotalReturn) || st["sharpeRatio"] != round8(res.Stats.Sharpe) {
+					t.Errorf("published strategy: totalReturn %v, sharpeRatio %v; want %v, %v rounded", st["totalReturn"], st["sharpeRatio"],
 						res.Stats.TotalReturn, res.Stats.Sharpe)
 				}
 			case "Borrowed":

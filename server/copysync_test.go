@@ -76,7 +76,13 @@ func TestCopyTradingAutoSync(t *testing.T) {
 		}
 		ts.waitOrder(t, bob, copies[0]["id"].(string), "filled")
 		n := ts.waitList(t, bob, "/api/v1/notifications", 1)
-		if n[0]["kind"] != "leader_trade" || !strings.Contains(n[0]["message"].(string), "bought 100 WIDG") {
+		// The notification tells the leader's trade and the copy: its
+		// quantity and its order.
+		copyID := copies[0]["id"].(string)
+		data, _ := n[0]["data"].(map[string]any)
+		if n[0]["kind"] != "leader_trade" || !strings.Contains(n[0]["message"].(string), "bought 100 WIDG") ||
+			!strings.Contains(n[0]["message"].(string), "; copied: a market buy of "+want.String()+" WIDG, order "+copyID) ||
+			data["orderId"] != copyID || data["copyQuantity"] != want.String() || data["copyStatus"] != "placed" {
 			t.Errorf("notification: %v", n[0])
 		}
 

@@ -33,7 +33,7 @@ type leaderJSON struct {
 	DisplayName string    `json:"displayName"`
 	Bio         string    `json:"bio"`
 	TotalReturn fraction  `json:"totalReturn"`
-	SharpeRatio fraction  `json:"sharpeRatio"`
+	SharpeRatio *fraction `json:"sharpeRatio"` // null while it does not exist
 	Followers   int       `json:"followers"`
 	Verified    bool      `json:"verified"`
 	PublishedAt timestamp `json:"publishedAt"`
@@ -41,7 +41,7 @@ type leaderJSON struct {
 
 func newLeaderJSON(l copytrading.Leader) leaderJSON {
 	return leaderJSON{ID: l.ID.String(), Slug: l.Slug, DisplayName: l.DisplayName, Bio: l.Bio, TotalReturn: fraction(l.TotalReturn),
-		SharpeRatio: fraction(l.SharpeRatio), Followers: l.Followers, Verified: l.Verified, PublishedAt: timestamp(l.PublishedAt)}
+		SharpeRatio: (*fraction)(l.SharpeRatio), Followers: l.Followers, Verified: l.Verified, PublishedAt: timestamp(l.PublishedAt)}
 }
 
 // leaderListParams are the parameters of GET /api/v1/copy-trading/leaders.
@@ -87,15 +87,15 @@ func (s *Server) handleLeaderGet(w http.ResponseWriter, req bunrouter.Request, p
 		DisplayName    string        `json:"displayName"`
 		Bio            string        `json:"bio"`
 		TotalReturn    fraction      `json:"totalReturn"`
-		SharpeRatio    fraction      `json:"sharpeRatio"`
-		MaxDrawdown    fraction      `json:"maxDrawdown"`
+		SharpeRatio    *fraction     `json:"sharpeRatio"`
+		MaxDrawdown    *fraction     `json:"maxDrawdown"`
 		Followers      int           `json:"followers"`
 		Verified       bool          `json:"verified"`
 		TopHoldings    []holdingJSON `json:"topHoldings"`
 		MonthlyReturns []monthJSON   `json:"monthlyReturns"`
 		PublishedAt    timestamp     `json:"publishedAt"`
 	}{ID: l.ID, Slug: l.Slug, DisplayName: l.DisplayName, Bio: l.Bio, TotalReturn: l.TotalReturn, SharpeRatio: l.SharpeRatio,
-		MaxDrawdown: fraction(d.MaxDrawdown), Followers: l.Followers, Verified: l.Verified, PublishedAt: l.PublishedAt,
+		MaxDrawdown: (*fraction)(d.MaxDrawdown), Followers: l.Followers, Verified: l.Verified, PublishedAt: l.PublishedAt,
 		TopHoldings: make([]holdingJSON, len(d.TopHoldings)), MonthlyReturns: make([]monthJSON, len(d.Monthly))}
 	for i, h := range d.TopHoldings {
 		out.TopHoldings[i] = holdingJSON{Symbol: h.Symbol, AllocationPct: number(h.AllocationPct)}

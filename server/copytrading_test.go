@@ -129,6 +129,10 @@ func TestCopyTradingLeaders(t *testing.T) {
 			math.Abs(items[0]["totalReturn"].(float64)-0.089) > 1e-12 || math.Abs(items[1]["totalReturn"].(float64)-0.01) > 1e-12 {
 			t.Errorf("leaders: %s", list.raw)
 		}
+		// The figures are rounded to 8 places: no float noise in the text.
+		if !strings.Contains(list.raw, `"totalReturn":0.089,`) || !strings.Contains(list.raw, `"totalReturn":0.01,`) {
+			t.Errorf("leaders' total returns are not rounded: %s", list.raw)
+		}
 		if m := list.body["meta"].(map[string]any); m["total"] != 2.0 || m["limit"] != 20.0 {
 			t.Errorf("meta: %v", m)
 		}
@@ -285,12 +289,36 @@ func TestCopyTradingLeaders(t *testing.T) {
 				t.Errorf("unread after reading: %v", u)
 			}
 		}
-		bobFollows := ts.call(t, "GET", "/api/v1/copy-trading/following", bob).list(t)
-		if len(bobFollows) != 1 || bobFollows[0]["autoSync"] != false || bobFollows[0]["stoppedReason"] == nil {
-			t.Errorf("bob's follow after unpublishing: %v", bobFollows)
+		// Every follow stops and says why, auto-sync or not; it stays
+		// listed, and auto-sync cannot be turned on again.
+		for name, key := range map[string]string{"bob": bob, "carol": carol} {
+			follows := ts.call(t, "GET", "/api/v1/copy-trading/following", key).list(t)
+			if len(follows) != 1 || follows[0]["autoSync"] != false || follows[0]["stoppedReason"] != "the leader unpublished the profile" ||
+				follows[0]["leaderSlug"] != "alice-t" {
+				t.Errorf("%s's follow after unpublishing: %v", name, follows)
+			}
+		}
+		if r := ts.call(t, "PATCH", "/api/v1/copy-trading/follow/"+bf["id"].(string)+"/sync?autoSync=true", bob); r.status != http.StatusConflict ||
+			!strings.Contains(r.raw, "unpublished") {
+			t.Errorf("auto-sync on after unpublishing: %d %s, want 409 saying the leader unpublished", r.status, r.raw)
 		}
 		// The slug is free again.
 		publish(alice, "portfolioId", alicePF, "displayName", "Alice again", "slug", "alice-t").object(t)
+
+		// A leader published minutes after connecting has one day of
+		// history: no Sharpe ratio and no drawdown yet, so null, not 0.
+		dave := mustKey(t, db, "dave@example.com", "pro")
+		davePF, _ := mustPortfolio(t, ts, dave)
+		publish(dave, "portfolioId", davePF, "displayName", "Dave", "slug", "dave-new").object(t)
+		d = ts.call(t, "GET", "/api/v1/copy-trading/leaders/dave-new", carol)
+		if detail := d.object(t); detail["sharpeRatio"] != nil || detail["maxDrawdown"] != nil || detail["totalReturn"] != 0.0 ||
+			!strings.Contains(d.raw, `"sharpeRatio":null`) || !strings.Contains(d.raw, `"maxDrawdown":null`) {
+			t.Errorf("a new leader's detail: %s", d.raw)
+		}
+		list = ts.call(t, "GET", "/api/v1/copy-trading/leaders?sortBy=sharpeRatio", carol)
+		if items := list.list(t); len(items) != 3 || items[2]["slug"] != "dave-new" || items[2]["sharpeRatio"] != nil {
+			t.Errorf("by Sharpe ratio, the leader without one last: %s", list.raw)
+		}
 	})
 }
 

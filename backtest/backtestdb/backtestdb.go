@@ -1,7 +1,8 @@
 // Package backtestdb runs backtests over a database's assets and keeps
 // their results: [Load] builds a universe of stored assets (symbols, or
 // an index with its point-in-time members) with their prices and the
-// exchange calendar's sessions, and [Store] keeps results by user and
+// exchange calendar's sessions, [Run] runs a strategy over it into a
+// result as the API serves it, and [Store] keeps results by user and
 // strategy hash.
 package backtestdb
 

@@ -38,7 +38,7 @@ func (e *env) seed(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "loaded the demo data set in %s: %d assets, %d daily price records from %s to %s, %d industries, %d indexes\n",
 		time.Since(start).Round(time.Millisecond), len(set.Assets), len(set.Prices), demo.Start, demo.End, len(set.Industries), len(set.Indexes))
 	fmt.Fprintln(e.stdout, "note: demo prices are SYNTHETIC; the companies, coins and funds are fictional, and so are the")
-	fmt.Fprintf(e.stdout, "%d demo leaders of copy trading, whose trades are simulated\n", len(copytrading.DemoLeaders))
+	fmt.Fprintf(e.stdout, "%d demo leaders of copy trading, whose paper-broker trades follow a simulation\n", len(copytrading.DemoLeaders))
 	return nil
 }
 

@@ -1,0 +1,164 @@
+package backtestdb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/tradekit/tradekit/backtest"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// Run runs the strategy c over the loaded universe u, and its buy-and-hold
+// benchmark, from cfg (whose Days it sets to l's), and returns the result
+// as a [Record] of the user created at now, not yet saved: its Document is
+// the result as GET /api/v1/backtests/:hash serves it, and its TotalReturn
+// and SharpeRatio are the strategy's (nil when not finite). Run's errors
+// are [backtest.Run]'s.
+//
+// The document is the one the server's POST /api/v1/backtests writes:
+// until that handler builds it here, a test of package server checks
+// that the two agree.
+func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg backtest.Config, userID uuid.UUID, now time.Time) (Record, error) {
+	cfg.Days = l.Days
+	res, err := backtest.Run(ctx, c, l.Assets, cfg)
+	if err != nil {
+		return Record{}, err
+	}
+	hold, err := backtest.BuyAndHold(ctx, c, l.Assets, cfg)
+	if err != nil {
+		return Record{}, err
+	}
+	rec := Record{ID: uuid.New(), UserID: userID, StrategyHash: c.Hash(), CreatedAt: now.UTC().Truncate(time.Microsecond),
+		TotalReturn: finite(res.Stats.TotalReturn), SharpeRatio: finite(res.Stats.Sharpe)}
+	doc := document{ID: rec.ID.String(), StrategyHash: rec.StrategyHash, Strategy: c.Strategy, Symbols: []string{},
+		Cash: figure(cfg.Cash), Stats: newStats(res.Stats), Benchmark: newStats(hold.Stats),
+		Equity: make([]equityDay, len(res.Dates)), Trades: make([]trade, len(res.Trades)), CreatedAt: timestamp(rec.CreatedAt)}
+	for _, a := range l.Assets {
+		doc.Symbols = append(doc.Symbols, a.Symbol)
+	}
+	if u.Index != "" {
+		doc.Index = &u.Index
+	}
+	if l.Calendar != "" {
+		doc.Calendar = &l.Calendar
+	}
+	for i, d := range res.Dates {
+		doc.Equity[i] = equityDay{Date: d, Equity: figure(res.Equity[i]), Benchmark: figure(hold.Equity[i])}
+	}
+	for i, t := range res.Trades {
+		doc.Trades[i] = trade{Symbol: t.Symbol, EntryDate: t.EntryDate, ExitDate: t.ExitDate, EntryPrice: figure(t.EntryPrice),
+			ExitPrice: figure(t.ExitPrice), Quantity: figure(t.Quantity), Commission: figure(t.Commission), PnL: figure(t.PnL),
+			Return: figure(t.Return), Days: t.Bars, ExitReason: t.ExitReason}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return Record{}, fmt.Errorf("backtestdb: encode the result: %w", err)
+	}
+	rec.Document = string(b)
+	return rec, nil
+}
+
+// finite returns &f, or nil when f is not finite.
+func finite(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil
+	}
+	return &f
+}
+
+// figure is a backtest figure in a document: null when it is not finite
+// (a ratio over zero).
+type figure float64
+
+// MarshalJSON implements [json.Marshaler].
+func (f figure) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+}
+
+// timestamp is a time in a document: UTC, to the millisecond, as the API
+// writes every time.
+type timestamp time.Time
+
+// MarshalJSON implements [json.Marshaler].
+func (t timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z") + `"`), nil
+}
+
+// stats is a tearsheet in a document.
+type stats struct {
+	Start           string `json:"start"`
+	End             string `json:"end"`
+	Years           figure `json:"years"`
+	FinalEquity     figure `json:"finalEquity"`
+	TotalReturn     figure `json:"totalReturn"`
+	CAGR            figure `json:"cagr"`
+	Volatility      figure `json:"volatility"`
+	SharpeRatio     figure `json:"sharpeRatio"`
+	SortinoRatio    figure `json:"sortinoRatio"`
+	CalmarRatio     figure `json:"calmarRatio"`
+	MaxDrawdown     figure `json:"maxDrawdown"`
+	MaxDrawdownDays int    `json:"maxDrawdownDays"`
+	Trades          int    `json:"trades"`
+	WinRate         figure `json:"winRate"`
+	ProfitFactor    figure `json:"profitFactor"`
+	Expectancy      figure `json:"expectancy"`
+	AvgTradeReturn  figure `json:"avgTradeReturn"`
+	Exposure        figure `json:"exposure"`
+	Turnover        figure `json:"turnover"`
+}
+
+func newStats(s backtest.Stats) stats {
+	return stats{Start: s.Start, End: s.End, Years: figure(s.Years), FinalEquity: figure(s.FinalEquity),
+		TotalReturn: figure(s.TotalReturn), CAGR: figure(s.CAGR), Volatility: figure(s.Volatility),
+		SharpeRatio: figure(s.Sharpe), SortinoRatio: figure(s.Sortino), CalmarRatio: figure(s.Calmar),
+		MaxDrawdown: figure(s.MaxDrawdown), MaxDrawdownDays: s.MaxDrawdownDays, Trades: s.Trades,
+		WinRate: figure(s.WinRate), ProfitFactor: figure(s.ProfitFactor), Expectancy: figure(s.Expectancy),
+		AvgTradeReturn: figure(s.AvgTradeReturn), Exposure: figure(s.Exposure), Turnover: figure(s.Turnover)}
+}
+
+// trade is a backtest's trade in a document.
+type trade struct {
+	Symbol     string        `json:"symbol"`
+	EntryDate  calendar.Date `json:"entryDate"`
+	ExitDate   calendar.Date `json:"exitDate"`
+	EntryPrice figure        `json:"entryPrice"`
+	ExitPrice  figure        `json:"exitPrice"`
+	Quantity   figure        `json:"quantity"`
+	Commission figure        `json:"commission"`
+	PnL        figure        `json:"pnl"`
+	Return     figure        `json:"return"`
+	Days       int           `json:"days"`
+	ExitReason string        `json:"exitReason"`
+}
+
+// equityDay is a day of a document's equity curves.
+type equityDay struct {
+	Date      calendar.Date `json:"date"`
+	Equity    figure        `json:"equity"`
+	Benchmark figure        `json:"benchmark"`
+}
+
+// document is a backtest result as the API shows and stores it.
+type document struct {
+	ID           string            `json:"id"`
+	StrategyHash string            `json:"strategyHash"`
+	Strategy     backtest.Strategy `json:"strategy"`
+	Symbols      []string          `json:"symbols"`
+	Index        *string           `json:"index"`
+	Calendar     *string           `json:"calendar"`
+	Cash         figure            `json:"cash"`
+	Stats        stats             `json:"stats"`
+	Benchmark    stats             `json:"benchmark"`
+	Equity       []equityDay       `json:"equity"`
+	Trades       []trade           `json:"trades"`
+	CreatedAt    timestamp         `json:"createdAt"`
+}
