@@ -20,10 +20,7 @@ import (
 // the result as GET /api/v1/backtests/:hash serves it, and its TotalReturn
 // and SharpeRatio are the strategy's (nil when not finite). Run's errors
 // are [backtest.Run]'s.
-//
-// The document is the one the server's POST /api/v1/backtests writes:
-// until that handler builds it here, a test of package server checks
-// that the two agree.
+// The server's POST /api/v1/backtests stores and serves what Run returns.
 func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg backtest.Config, userID uuid.UUID, now time.Time) (Record, error) {
 	cfg.Days = l.Days
 	res, err := backtest.Run(ctx, c, l.Assets, cfg)
