@@ -5,13 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +21,7 @@ import (
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/internal/consent"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/server"
 )
@@ -109,89 +107,19 @@ func (ts tradingServer) call(tb testing.TB, method, path, key string) response {
 
 // browser follows redirects like a browser, with cookies, and stops at
 // the client application.
-func browser() *http.Client {
-	jar, _ := cookiejar.New(nil)
-	return &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if req.URL.Host == "app.example" {
-			return http.ErrUseLastResponse
-		}
-		return nil
-	}}
-}
+func browser() *http.Client { return consent.Browser("app.example", nil) }
 
-var (
-	formRE   = regexp.MustCompile(`(?is)<form[^>]*method="post"[^>]*>(.*?)</form>`)
-	actionRE = regexp.MustCompile(`(?is)<form[^>]*action="([^"]*)"`)
-	inputRE  = regexp.MustCompile(`(?is)<(input|button)\b([^>]*)>`)
-	attrRE   = regexp.MustCompile(`(?is)\b(name|value|type)="([^"]*)"`)
-)
-
-// consent opens the authorization URL in the browser, submits the consent
+// decide opens the authorization URL in the browser, submits the consent
 // form with the button whose value holds choice, and returns where the
-// browser ended: the client application's URL with the outcome.
-func consent(tb testing.TB, b *http.Client, authURL, choice string) *url.URL {
+// browser ended (the client application's URL with the outcome) and the
+// callback's URL.
+func decide(tb testing.TB, b *http.Client, authURL, choice string) (to, callback *url.URL) {
 	tb.Helper()
-	to, _ := consentVia(tb, b, authURL, choice)
-	return to
-}
-
-// consentVia is consent that also returns the callback URL the broker sent
-// the browser to.
-func consentVia(tb testing.TB, b *http.Client, authURL, choice string) (to, callback *url.URL) {
-	tb.Helper()
-	res, err := b.Get(authURL)
+	to, callback, err := consent.Decide(context.Background(), b, authURL, choice)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
-		tb.Fatalf("consent page: %d %s", res.StatusCode, page)
-	}
-	form := formRE.FindSubmatch(page)
-	if form == nil {
-		tb.Fatalf("no POST form on the consent page:\n%s", page)
-	}
-	action := res.Request.URL
-	if m := actionRE.FindSubmatch(page); m != nil {
-		if a, err := res.Request.URL.Parse(html.UnescapeString(string(m[1]))); err == nil {
-			action = a
-		}
-	}
-	values := url.Values{}
-	chosen := false
-	for _, m := range inputRE.FindAllSubmatch(form[1], -1) {
-		attrs := map[string]string{}
-		for _, a := range attrRE.FindAllSubmatch(m[2], -1) {
-			attrs[strings.ToLower(string(a[1]))] = html.UnescapeString(string(a[2]))
-		}
-		switch {
-		case attrs["name"] == "":
-		case strings.EqualFold(string(m[1]), "button") || attrs["type"] == "submit":
-			if strings.Contains(strings.ToLower(attrs["value"]), choice) && !chosen {
-				values.Set(attrs["name"], attrs["value"])
-				chosen = true
-			}
-		default:
-			values.Set(attrs["name"], attrs["value"])
-		}
-	}
-	if !chosen {
-		tb.Fatalf("no %q button on the consent page:\n%s", choice, page)
-	}
-	res, err = b.PostForm(action.String(), values)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther || res.Request.URL.Path != "/api/v1/brokers/oauth/callback" {
-		tb.Fatalf("after consent: %d at %s, want 303 from the callback", res.StatusCode, res.Request.URL)
-	}
-	to, err = url.Parse(res.Header.Get("Location"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return to, res.Request.URL
+	return to, callback
 }
 
 // connectPaper runs the whole flow for the key's user and returns the
@@ -203,7 +131,7 @@ func connectPaper(tb testing.TB, ts tradingServer, key string) string {
 		tb.Fatalf("create: %d %s", created.status, created.raw)
 	}
 	c := created.object(tb)
-	to := consent(tb, browser(), c["authorizationUrl"].(string), "approve")
+	to, _ := decide(tb, browser(), c["authorizationUrl"].(string), "approve")
 	if to.Query().Get("status") != "active" || to.Query().Get("connectionId") != c["id"] {
 		tb.Fatalf("back at the app with %s", to)
 	}
@@ -226,7 +154,7 @@ func TestBrokerConnectionFlow(t *testing.T) {
 			t.Errorf("authorizationUrl %s", auth)
 		}
 		id := created["id"].(string)
-		to := consent(t, browser(), auth.String(), "approve")
+		to, _ := decide(t, browser(), auth.String(), "approve")
 		if to.Query().Get("status") != "active" || to.Query().Get("connectionId") != id || to.Path != "/brokers/done" {
 			t.Fatalf("back at %s", to)
 		}
@@ -409,7 +337,7 @@ func TestBrokerConnectionErrors(t *testing.T) {
 
 		// Denied at the broker: back at the app with error, still pending.
 		denied := create(alice, "provider", "paper", "redirectUrl", appURL).object(t)
-		to := consent(t, browser(), denied["authorizationUrl"].(string), "deny")
+		to, _ := decide(t, browser(), denied["authorizationUrl"].(string), "deny")
 		if to.Query().Get("error") == "" || to.Query().Get("status") != "pending" {
 			t.Errorf("denied: back at %s", to)
 		}
@@ -417,7 +345,7 @@ func TestBrokerConnectionErrors(t *testing.T) {
 		// Expired state: the user took 11 minutes.
 		slow := create(alice, "provider", "paper", "redirectUrl", appURL).object(t)
 		ts.clock.set(time.Now().Add(11 * time.Minute))
-		to = consent(t, browser(), slow["authorizationUrl"].(string), "approve")
+		to, _ = decide(t, browser(), slow["authorizationUrl"].(string), "approve")
 		ts.clock.set(time.Time{})
 		if !strings.Contains(to.Query().Get("error"), "longer than") || to.Query().Get("status") != "pending" {
 			t.Errorf("expired state: back at %s", to)
@@ -425,7 +353,7 @@ func TestBrokerConnectionErrors(t *testing.T) {
 
 		// Success, then a replay of the callback changes nothing.
 		ok := create(alice, "provider", "paper", "redirectUrl", appURL).object(t)
-		to, callback := consentVia(t, browser(), ok["authorizationUrl"].(string), "approve")
+		to, callback := decide(t, browser(), ok["authorizationUrl"].(string), "approve")
 		if to.Query().Get("status") != "active" {
 			t.Fatalf("back at %s", to)
 		}

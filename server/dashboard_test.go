@@ -374,7 +374,7 @@ func TestDashboardAccount(t *testing.T) {
 			}
 			return nil
 		}
-		back, _ := consentVia(t, consenter, h.Get("Location"), "approve")
+		back, _ := decide(t, consenter, h.Get("Location"), "approve")
 		if back.Path != "/dashboard/brokers" || back.Query().Get("status") != "active" {
 			t.Fatalf("the broker sent the browser to %s", back)
 		}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"html"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/internal/consent"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/server"
 )
@@ -46,15 +46,9 @@ func TestPaperConsentThroughServer(t *testing.T) {
 			if rec.Code != 200 {
 				t.Fatalf("consent page: %d %s", rec.Code, page)
 			}
-			form := url.Values{"decision": {"approve"}}
-			for _, m := range inputRE.FindAllStringSubmatch(formRE.FindString(page), -1) {
-				attrs := map[string]string{}
-				for _, a := range attrRE.FindAllStringSubmatch(m[2], -1) {
-					attrs[a[1]] = html.UnescapeString(a[2])
-				}
-				if attrs["type"] == "hidden" {
-					form.Set(attrs["name"], attrs["value"])
-				}
+			_, form, err := consent.Form(auth, []byte(page), "approve")
+			if err != nil {
+				t.Fatal(err)
 			}
 			return page, form, rec.Result().Cookies()[0]
 		}

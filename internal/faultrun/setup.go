@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"html"
-	"io"
-	"net/http"
-	"net/http/cookiejar"
 	"net/url"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/tradekit/tradekit/internal/consent"
 )
 
 // symbols are the demo stocks the leader trades (closes of about 28 to
@@ -128,14 +125,6 @@ func waitPortfolio(ctx context.Context, a *api, inst int, t *trader) (string, er
 	}
 }
 
-// The consent page's form, as the server tests read it.
-var (
-	formRE   = regexp.MustCompile(`(?is)<form[^>]*method="post"[^>]*>(.*?)</form>`)
-	actionRE = regexp.MustCompile(`(?is)<form[^>]*action="([^"]*)"`)
-	inputRE  = regexp.MustCompile(`(?is)<(input|button)\b([^>]*)>`)
-	attrRE   = regexp.MustCompile(`(?is)\b(name|value|type)="([^"]*)"`)
-)
-
 // connectPaper connects a paper account for the key's user through
 // instance inst, driving the OAuth flow as a browser would: it creates
 // the connection, opens the authorization URL (the consent page, which
@@ -152,47 +141,7 @@ func connectPaper(ctx context.Context, a *api, inst int, key string) (string, er
 		return "", err
 	}
 	app, _ := url.Parse(appURL)
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Transport: a.rec, Jar: jar, Timeout: 20 * time.Second,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Host == app.Host {
-				return http.ErrUseLastResponse
-			}
-			return nil
-		}}
-
-	req, err := http.NewRequestWithContext(ctx, "GET", created.AuthorizationURL, nil)
-	if err != nil {
-		return "", err
-	}
-	res, err := browser.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("consent page: %w", err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("consent page: %d %s", res.StatusCode, page)
-	}
-	action, form, err := consentForm(res.Request.URL, page)
-	if err != nil {
-		return "", err
-	}
-
-	req, err = http.NewRequestWithContext(ctx, "POST", action.String(), strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	res, err = browser.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("consent: %w", err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther || res.Request.URL.Path != "/api/v1/brokers/oauth/callback" {
-		return "", fmt.Errorf("after consent: %d at %s, want 303 from the callback", res.StatusCode, res.Request.URL)
-	}
-	back, err := url.Parse(res.Header.Get("Location"))
+	back, _, err := consent.Decide(ctx, consent.Browser(app.Host, a.rec), created.AuthorizationURL, "approve")
 	if err != nil {
 		return "", err
 	}
@@ -200,42 +149,4 @@ func connectPaper(ctx context.Context, a *api, inst int, key string) (string, er
 		return "", fmt.Errorf("back at the application with %s", back)
 	}
 	return created.ID, nil
-}
-
-// consentForm reads the consent page: where its form posts to (resolved
-// against the page's URL) and the values to post to approve, the hidden
-// fields (the CSRF token among them) and the "approve" button.
-func consentForm(pageURL *url.URL, page []byte) (*url.URL, url.Values, error) {
-	form := formRE.FindSubmatch(page)
-	if form == nil {
-		return nil, nil, fmt.Errorf("no POST form on the consent page:\n%s", page)
-	}
-	action := pageURL
-	if m := actionRE.FindSubmatch(page); m != nil {
-		if u, err := pageURL.Parse(html.UnescapeString(string(m[1]))); err == nil {
-			action = u
-		}
-	}
-	values := url.Values{}
-	approved := false
-	for _, m := range inputRE.FindAllSubmatch(form[1], -1) {
-		attrs := map[string]string{}
-		for _, at := range attrRE.FindAllSubmatch(m[2], -1) {
-			attrs[strings.ToLower(string(at[1]))] = html.UnescapeString(string(at[2]))
-		}
-		switch {
-		case attrs["name"] == "":
-		case strings.EqualFold(string(m[1]), "button") || attrs["type"] == "submit":
-			if attrs["value"] == "approve" {
-				values.Set(attrs["name"], attrs["value"])
-				approved = true
-			}
-		default:
-			values.Set(attrs["name"], attrs["value"])
-		}
-	}
-	if !approved {
-		return nil, nil, fmt.Errorf("no approve button on the consent page:\n%s", page)
-	}
-	return action, values, nil
 }
