@@ -253,10 +253,11 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 
 // bulkBatch is the parsed form of a chunk of a file, ready to write.
 type bulkBatch struct {
-	// data is the rows as COPY text (PostgreSQL) or as a JSON array of
-	// arrays (SQLite).
-	data []byte
-	rows int
+	// data is the rows as COPY text (PostgreSQL), or (SQLite) as upserts
+	// of up to bulkStmtRows literal rows each, ending at the offsets stmts.
+	data  []byte
+	stmts []int
+	rows  int
 	// symbols are the batch's distinct symbols, ids their asset ids.
 	symbols []string
 	ids     []uuid.UUID
@@ -287,9 +288,6 @@ type bulkParser struct {
 // first of l's file.
 func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatch {
 	b := &bulkBatch{data: make([]byte, 0, len(data)*3/2+64)}
-	if !p.pg {
-		b.data = append(b.data, '[')
-	}
 	symIdx := map[string]int32{}
 	var idText [][]byte
 	fields := make([][]byte, 0, l.ncols)
@@ -431,29 +429,40 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 			out = strconv.AppendInt(out, vol, 10)
 			out = append(out, '\n')
 		} else {
-			if b.rows > 0 {
-				out = append(out, ',')
+			// Literal rows of a multi-row upsert: the text holds only
+			// uuids, dates, digits and dots, safe to inline.
+			if b.rows%bulkStmtRows == 0 {
+				if b.rows > 0 {
+					out = append(out, priceUpsert...)
+					b.stmts = append(b.stmts, len(out))
+				}
+				out = append(out, "INSERT INTO prices ("+priceColumns+") VALUES ('"...)
+			} else {
+				out = append(out, ",('"...)
 			}
-			out = append(out, `["`...)
 			out = append(out, idText[si]...)
-			out = append(out, `","`...)
+			out = append(out, "','"...)
 			out, _ = d.AppendText(out)
 			for i := range num {
-				out = append(out, `","`...)
+				out = append(out, "','"...)
 				out = append(out, num[i].text...)
 			}
-			out = append(out, `",`...)
+			out = append(out, "',"...)
 			out = strconv.AppendInt(out, vol, 10)
-			out = append(out, ']')
+			out = append(out, ')')
 		}
 		b.data = out
 		b.rows++
 	}
-	if !p.pg {
-		b.data = append(b.data, ']')
+	if !p.pg && b.rows > 0 {
+		b.data = append(b.data, priceUpsert...)
+		b.stmts = append(b.stmts, len(b.data))
 	}
 	return b
 }
+
+// bulkStmtRows is the number of rows per INSERT statement on SQLite.
+const bulkStmtRows = 500
 
 // addSymbol adds sym (as written: raw) to the batch and returns its index.
 func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string, idText *[][]byte) int32 {

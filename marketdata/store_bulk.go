@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -78,6 +79,24 @@ func ImportPricesBulk(ctx context.Context, db *bun.DB, path string, opt BulkOpti
 	}
 	defer conn.Close()
 	w.conn = conn
+	if !w.pg {
+		// On this connection only, for the run: a page cache large enough
+		// that the transaction does not spill to disk page by page, and no
+		// foreign-key lookup per row (the writer stores every asset before
+		// its rows, so the references hold). Both are restored at the end.
+		for _, q := range []string{"PRAGMA cache_size = -262144", "PRAGMA foreign_keys = OFF"} {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return res, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+		}
+		defer func() {
+			for _, q := range []string{"PRAGMA cache_size = -2000", "PRAGMA foreign_keys = ON"} {
+				if _, err := conn.ExecContext(context.WithoutCancel(ctx), q); err != nil {
+					conn.Raw(func(any) error { return driver.ErrBadConn })
+				}
+			}
+		}()
+	}
 
 	// The pipeline: a dispatcher starts one reader per file, at most
 	// opt.Workers at a time, in file order; readers cut their file into
@@ -233,15 +252,6 @@ func (w *bulkWriter) begin(ctx context.Context) error {
 			return fmt.Errorf("marketdata: bulk import: %w", err)
 		}
 		return nil
-	}
-	if w.stmt == nil {
-		stmt, err := w.conn.PrepareContext(ctx, `INSERT INTO prices (`+priceColumns+`)
-			SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6
-			FROM json_each(?) WHERE true`+priceUpsert)
-		if err != nil {
-			return fmt.Errorf("marketdata: bulk import: prepare: %w", err)
-		}
-		w.stmt = stmt
 	}
 	return nil
 }
@@ -420,11 +430,19 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		}
 		return nil, nil
 	}
-	r, err := w.stmt.ExecContext(ctx, string(b.data))
-	if err != nil {
-		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	var n int64
+	start := 0
+	for _, end := range b.stmts {
+		r, err := w.conn.ExecContext(ctx, unsafe.String(&b.data[start], end-start))
+		if err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		}
+		if k, err := r.RowsAffected(); err != nil || k > 0 {
+			n++
+		}
+		start = end
 	}
-	if n, err := r.RowsAffected(); err != nil || n > 0 {
+	if n > 0 {
 		for _, a := range assets {
 			changed[a.id] = true
 		}
