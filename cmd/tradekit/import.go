@@ -57,7 +57,8 @@ func (e *env) importCmd(ctx context.Context, args []string) error {
 // for one symbol, in one transaction.
 func (e *env) importPrices(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("import prices",
-		"[--symbol SYM] --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--workers N] [--db DSN]",
+		"--symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]\n"+
+			"   or: tradekit import prices --file PATH [--workers N] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]",
 		"Import daily OHLCV of one asset from CSV, in one transaction, creating the asset when the symbol is\n"+
 			"unknown; dates already stored are updated. CSV: a header row naming date (YYYY-MM-DD), open, high,\n"+
 			"low, close and volume in any order and case; other columns are ignored.\n"+
