@@ -14,7 +14,7 @@ import (
 )
 
 // importKinds lists the kinds of import.
-const importKinds = "prices, industries, assets, indexes, constituents, profiles or fundamentals"
+const importKinds = "prices, splits, dividends, industries, assets, indexes, constituents, profiles or fundamentals"
 
 // importUsage is the help of `tradekit import`.
 const importUsage = `usage: tradekit import <kind> [flags]
@@ -44,6 +44,9 @@ func (e *env) importCmd(ctx context.Context, args []string) error {
 	kind, rest := args[0], args[1:]
 	if kind == "prices" {
 		return e.importPrices(ctx, rest)
+	}
+	if kind == "splits" || kind == "dividends" {
+		return e.importActions(ctx, kind, rest)
 	}
 	for _, k := range marketdata.ReferenceKinds() {
 		if string(k) == kind {
@@ -201,4 +204,44 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// importActions runs `tradekit import splits|dividends --file PATH`: one
+// CSV of corporate actions, in one transaction.
+func (e *env) importActions(ctx context.Context, kind string, args []string) error {
+	columns, ak := "symbol,date,ratio (a 4-for-1 split is 4)", marketdata.Split
+	if kind == "dividends" {
+		columns, ak = "symbol,exDate,amount (cash per share)", marketdata.Dividend
+	}
+	fs, dsn := e.flags("import "+kind, "--file PATH [--db DSN]",
+		"Import "+kind+" from CSV, in one transaction: "+columns+".\n"+
+			"The assets must exist; an action of the same asset and date is updated. Adjusted series\n"+
+			"(adjusted=true in the API) are back-adjusted from these actions.")
+	file := fs.String("file", "", "`PATH` of the CSV file (header row) (required)")
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return fmt.Errorf("import %s: --file is required", kind)
+	}
+	f, err := os.Open(*file)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", kind, err)
+	}
+	defer f.Close()
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		n, err = marketdata.ImportActions(ctx, marketdata.NewStore(tx), ak, f)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
+	}
+	fmt.Fprintf(e.stdout, "imported %s\n", plural(n, strings.TrimSuffix(kind, "s"), kind))
+	return nil
 }
