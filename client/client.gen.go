@@ -119,6 +119,24 @@ func (e ConnectionSyncStatus) Valid() bool {
 	}
 }
 
+// Defines values for CorporateActionKind.
+const (
+	Dividend CorporateActionKind = "dividend"
+	Split    CorporateActionKind = "split"
+)
+
+// Valid indicates whether the value is a known member of the CorporateActionKind enum.
+func (e CorporateActionKind) Valid() bool {
+	switch e {
+	case Dividend:
+		return true
+	case Split:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorEnvelopeErrorCode.
 const (
 	CONFLICT         ErrorEnvelopeErrorCode = "CONFLICT"
@@ -853,6 +871,23 @@ type ConnectionStatus string
 
 // ConnectionSyncStatus the state of the last sync
 type ConnectionSyncStatus string
+
+// CorporateAction A split or a cash dividend of an asset, by ex-date.
+type CorporateAction struct {
+	// Amount A dividend's cash amount per share, in the asset's currency.
+	Amount  *float32           `json:"amount,omitempty"`
+	AssetId openapi_types.UUID `json:"assetId"`
+
+	// Date Examples: 2026-11-24
+	Date Date                `json:"date"`
+	Kind CorporateActionKind `json:"kind"`
+
+	// Ratio A split's ratio, new shares per old share (4 for a 4-for-1 split).
+	Ratio *float32 `json:"ratio,omitempty"`
+}
+
+// CorporateActionKind defines model for CorporateAction.Kind.
+type CorporateActionKind string
 
 // CustomIndicator defines model for CustomIndicator.
 type CustomIndicator struct {
@@ -1953,6 +1988,9 @@ type ListPricesParams struct {
 	// To The last date, included; absent for no bound.
 	To *To `form:"to,omitempty" json:"to,omitempty"`
 
+	// Adjusted true: prices back-adjusted for splits and dividends (CRSP/Yahoo convention: each ex-date multiplies every earlier bar by 1/ratio for a split and 1 - amount/previous close for a dividend; volumes by the split ratios), uncached. Default false: as traded.
+	Adjusted *bool `form:"adjusted,omitempty" json:"adjusted,omitempty"`
+
 	// IfNoneMatch An ETag from an earlier answer; the same version answers 304 with no body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
@@ -2469,6 +2507,11 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /api/v1/market-data/assets/{id} (the `GetAsset` operationId).
 	GetAsset(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListAssetActions An asset's splits and cash dividends, oldest first.
+	//
+	// Corresponds with GET /api/v1/market-data/assets/{id}/actions (the `ListAssetActions` operationId).
+	ListAssetActions(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAssetFundamentals An asset's latest fundamentals.
 	//
@@ -3338,6 +3381,21 @@ func (c *Client) GetAssetBySymbol(ctx context.Context, symbol string, reqEditors
 // Corresponds with GET /api/v1/market-data/assets/{id} (the `GetAsset` operationId).
 func (c *Client) GetAsset(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAssetRequest(c.Server, id)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListAssetActions An asset's splits and cash dividends, oldest first.
+//
+// Corresponds with GET /api/v1/market-data/assets/{id}/actions (the `ListAssetActions` operationId).
+func (c *Client) ListAssetActions(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAssetActionsRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -6444,6 +6502,40 @@ func NewGetAssetRequest(server string, id IdPath) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListAssetActionsRequest constructs an http.Request for the ListAssetActions method
+func NewListAssetActionsRequest(server string, id IdPath) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/market-data/assets/%s/actions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetAssetFundamentalsRequest constructs an http.Request for the GetAssetFundamentals method
 func NewGetAssetFundamentalsRequest(server string, id IdPath) (*http.Request, error) {
 	var err error
@@ -7042,6 +7134,18 @@ func NewListPricesRequest(server string, assetId AssetIdPath, params *ListPrices
 		if params.To != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7897,6 +8001,13 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/market-data/assets/{id} (the `GetAsset` operationId).
 	GetAssetWithResponse(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*GetAssetResponse, error)
+
+	// ListAssetActionsWithResponse An asset's splits and cash dividends, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/market-data/assets/{id}/actions (the `ListAssetActions` operationId).
+	ListAssetActionsWithResponse(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*ListAssetActionsResponse, error)
 
 	// GetAssetFundamentalsWithResponse An asset's latest fundamentals.
 	//
@@ -14567,6 +14678,138 @@ func (r GetAssetResponse) ContentType() string {
 	return ""
 }
 
+// ListAssetActionsResponse200Headers the declared response headers of an HTTP 200 response for ListAssetActions
+type ListAssetActionsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListAssetActionsResponse429Headers the declared response headers of an HTTP 429 response for ListAssetActions
+type ListAssetActionsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListAssetActionsResponse503Headers the declared response headers of an HTTP 503 response for ListAssetActions
+type ListAssetActionsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListAssetActionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data []CorporateAction `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAssetActionsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListAssetActionsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAssetActionsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAssetActionsResponse) GetJSON200() *struct {
+	Data []CorporateAction `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAssetActionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListAssetActionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListAssetActionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListAssetActionsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListAssetActionsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListAssetActionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r ListAssetActionsResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAssetActionsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAssetActionsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAssetActionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAssetActionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAssetActionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAssetActionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetAssetFundamentalsResponse200Headers the declared response headers of an HTTP 200 response for GetAssetFundamentals
 type GetAssetFundamentalsResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -18353,6 +18596,19 @@ func (c *ClientWithResponses) GetAssetWithResponse(ctx context.Context, id IdPat
 		return nil, err
 	}
 	return ParseGetAssetResponse(rsp)
+}
+
+// ListAssetActionsWithResponse An asset's splits and cash dividends, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/market-data/assets/{id}/actions (the `ListAssetActions` operationId).
+func (c *ClientWithResponses) ListAssetActionsWithResponse(ctx context.Context, id IdPath, reqEditors ...RequestEditorFn) (*ListAssetActionsResponse, error) {
+	rsp, err := c.ListAssetActions(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAssetActionsResponse(rsp)
 }
 
 // GetAssetFundamentalsWithResponse An asset's latest fundamentals.
@@ -25606,6 +25862,151 @@ func ParseGetAssetResponse(rsp *http.Response) (*GetAssetResponse, error) {
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetAssetResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListAssetActionsResponse parses an HTTP response from a ListAssetActionsWithResponse call
+func ParseListAssetActionsResponse(rsp *http.Response) (*ListAssetActionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAssetActionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data []CorporateAction `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAssetActionsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListAssetActionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAssetActionsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -333,12 +333,45 @@ func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request,
 	return s.writeData(w, newAssetList(as, assetFields{isActive: true}))
 }
 
+// actionJSON is a corporate action as the API shows it.
+type actionJSON struct {
+	AssetID string        `json:"assetId"`
+	Date    calendar.Date `json:"date"`
+	Kind    string        `json:"kind"`
+	// Ratio is a split's (4 for 4-for-1); Amount a dividend's cash per share.
+	Ratio  *number `json:"ratio,omitempty"`
+	Amount *number `json:"amount,omitempty"`
+}
+
+// handleAssetActions serves GET /api/v1/market-data/assets/:id/actions:
+// the asset's splits and dividends, oldest first.
+func (s *Server) handleAssetActions(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
+	acts, err := marketdata.NewStore(s.db).Actions(req.Context(), p.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]actionJSON, len(acts))
+	for i, a := range acts {
+		v := number(a.Value)
+		out[i] = actionJSON{AssetID: a.AssetID.String(), Date: a.Date, Kind: string(a.Kind)}
+		if a.Kind == marketdata.Split {
+			out[i].Ratio = &v
+		} else {
+			out[i].Amount = &v
+		}
+	}
+	return s.writeData(w, out)
+}
+
 // ---- 4.4 prices ----
 
 // priceListParams are the parameters of GET /api/v1/market-data/prices/asset/:assetId.
 type priceListParams struct {
 	AssetID uuid.UUID `path:"assetId"`
 	dateRange
+	// Adjusted asks for the series back-adjusted for splits and dividends
+	// (marketdata.Adjust), served uncached.
+	Adjusted bool `query:"adjusted" default:"false"`
 }
 
 // handlePriceList serves GET /api/v1/market-data/prices/asset/:assetId?from=&to=:
@@ -346,6 +379,17 @@ type priceListParams struct {
 // sliced from the asset's cached price document (see priceDoc).
 func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request, p *priceListParams) error {
 	id, from, to := p.AssetID, p.From, p.To
+	if p.Adjusted {
+		ps, err := marketdata.NewStore(s.db).AdjustedPrices(req.Context(), id, from, to)
+		if err != nil {
+			return err
+		}
+		out := make([]priceJSON, len(ps))
+		for i, pr := range ps {
+			out[i] = newPriceJSON(pr)
+		}
+		return s.writeData(w, out)
+	}
 	doc, version, err := s.priceDoc(w, req, id, "list/"+from.String()+"/"+to.String())
 	if err != nil || doc == nil {
 		return err // nil doc: answered 304

@@ -46,6 +46,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/v1/market-data/assets/:id", keyed, bind(s, s.handleAssetGet)},
 		{"GET", "/api/v1/market-data/assets/:id/profile", keyed, bind(s, s.handleAssetProfile)},
 		{"GET", "/api/v1/market-data/assets/:id/fundamentals", keyed, bind(s, s.handleAssetFundamentals)},
+		{"GET", "/api/v1/market-data/assets/:id/actions", keyed, bind(s, s.handleAssetActions)},
 		{"GET", "/api/v1/market-data/industries", keyed, bind(s, s.handleIndustryList)},
 		{"GET", "/api/v1/market-data/industries/:id", keyed, bind(s, s.handleIndustryGet)},
 		{"GET", "/api/v1/market-data/industries/:id/children", keyed, bind(s, s.handleIndustryChildren)},

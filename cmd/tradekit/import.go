@@ -14,7 +14,7 @@ import (
 )
 
 // importKinds lists the kinds of import.
-const importKinds = "prices, industries, assets, indexes, constituents, profiles or fundamentals"
+const importKinds = "prices, splits, dividends, industries, assets, indexes, constituents, profiles or fundamentals"
 
 // importUsage is the help of `tradekit import`.
 const importUsage = `usage: tradekit import <kind> [flags]
@@ -22,6 +22,11 @@ const importUsage = `usage: tradekit import <kind> [flags]
 kinds:
   prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
          daily OHLCV of one asset from CSV, creating the asset when unknown; re-imports update
+  prices --file PATH [--workers N] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
+         daily OHLCV of many assets: a CSV with a symbol (or ticker) column, a directory of SYMBOL.csv
+         files, .csv.gz of either, or Polygon day flat files; each file all or nothing
+  splits|dividends --file PATH [--db DSN]
+         corporate actions: symbol,date,ratio (a 4-for-1 split is 4) / symbol,exDate,amount
   industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--format csv|json] [--db DSN]
          reference data from CSV or JSON (see marketdata/IMPORT.md)
 
@@ -40,6 +45,9 @@ func (e *env) importCmd(ctx context.Context, args []string) error {
 	if kind == "prices" {
 		return e.importPrices(ctx, rest)
 	}
+	if kind == "splits" || kind == "dividends" {
+		return e.importActions(ctx, kind, rest)
+	}
 	for _, k := range marketdata.ReferenceKinds() {
 		if string(k) == kind {
 			return e.importReference(ctx, k, rest)
@@ -52,12 +60,18 @@ func (e *env) importCmd(ctx context.Context, args []string) error {
 // for one symbol, in one transaction.
 func (e *env) importPrices(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("import prices",
-		"--symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]",
+		"--symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]\n"+
+			"   or: tradekit import prices --file PATH [--workers N] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]",
 		"Import daily OHLCV of one asset from CSV, in one transaction, creating the asset when the symbol is\n"+
 			"unknown; dates already stored are updated. CSV: a header row naming date (YYYY-MM-DD), open, high,\n"+
-			"low, close and volume in any order and case; other columns are ignored.")
-	symbol := fs.String("symbol", "", "the asset's ticker symbol, `SYM`; the asset is created when unknown (required)")
-	file := fs.String("file", "", "the CSV file's `PATH` (required)")
+			"low, close and volume in any order and case; other columns are ignored.\n"+
+			"Without --symbol, PATH holds many assets: a CSV with a symbol (or ticker) column, a directory of\n"+
+			"SYMBOL.csv files (searched recursively), a .csv.gz of either, or Polygon-style day flat files\n"+
+			"(ticker, volume, open, close, high, low, window_start, ...). Each file is imported whole or not at\n"+
+			"all; a bad file is reported with its line and the others are imported. Profiles are rebuilt once.")
+	symbol := fs.String("symbol", "", "the asset's ticker symbol, `SYM`; the asset is created when unknown (omit: PATH names the symbols)")
+	file := fs.String("file", "", "the CSV file's or the directory's `PATH` (required)")
+	workers := fs.Int("workers", 0, "`N` goroutines reading and parsing, without --symbol (default: one per core)")
 	name := fs.String("name", "", "`NAME` of a new asset (default: the symbol)")
 	typ := fs.String("type", "stock", "`TYPE` of a new asset: stock, etf, fx, crypto or commodity")
 	currency := fs.String("currency", "USD", "`CURRENCY` of a new asset")
@@ -65,11 +79,18 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
-	if strings.TrimSpace(*symbol) == "" || *file == "" {
-		return errors.New("import prices: --symbol and --file are required")
+	if *file == "" {
+		return errors.New("import prices: --file is required")
 	}
 	if !marketdata.AssetType(*typ).IsValid() {
 		return fmt.Errorf("import prices: --type %q: want stock, etf, fx, crypto or commodity", *typ)
+	}
+	if strings.TrimSpace(*symbol) == "" {
+		if *name != "" {
+			return errors.New("import prices: --name needs --symbol (without it, new assets are named after their symbol)")
+		}
+		return e.importPricesBulk(ctx, *dsn, *file, *workers, marketdata.PriceImport{
+			Type: marketdata.AssetType(*typ), Currency: *currency, Exchange: *exchange})
 	}
 	start := time.Now()
 	f, err := os.Open(*file)
@@ -183,4 +204,44 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// importActions runs `tradekit import splits|dividends --file PATH`: one
+// CSV of corporate actions, in one transaction.
+func (e *env) importActions(ctx context.Context, kind string, args []string) error {
+	columns, ak := "symbol,date,ratio (a 4-for-1 split is 4)", marketdata.Split
+	if kind == "dividends" {
+		columns, ak = "symbol,exDate,amount (cash per share)", marketdata.Dividend
+	}
+	fs, dsn := e.flags("import "+kind, "--file PATH [--db DSN]",
+		"Import "+kind+" from CSV, in one transaction: "+columns+".\n"+
+			"The assets must exist; an action of the same asset and date is updated. Adjusted series\n"+
+			"(adjusted=true in the API) are back-adjusted from these actions.")
+	file := fs.String("file", "", "`PATH` of the CSV file (header row) (required)")
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	if *file == "" {
+		return fmt.Errorf("import %s: --file is required", kind)
+	}
+	f, err := os.Open(*file)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", kind, err)
+	}
+	defer f.Close()
+	db, err := e.open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var n int
+	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		n, err = marketdata.ImportActions(ctx, marketdata.NewStore(tx), ak, f)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
+	}
+	fmt.Fprintf(e.stdout, "imported %s\n", plural(n, strings.TrimSuffix(kind, "s"), kind))
+	return nil
 }

@@ -379,3 +379,29 @@ func TestSeed(t *testing.T) {
 		}
 	})
 }
+
+func TestImportPricesBulkCLI(t *testing.T) {
+	dir := t.TempDir()
+	good := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,100\n"
+	for name, content := range map[string]string{"AAA.csv": good, "BBB.csv": good + "2024-01-03,10,11,9,x,1\n", "CCC.csv": good} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		stdout, stderr, err := cli2(t, nil, "import", "prices", "--file", dir, "--db", dsn)
+		if err == nil || !strings.Contains(err.Error(), "1 of 3 files not imported") {
+			t.Fatalf("err = %v, want 1 of 3 files not imported", err)
+		}
+		if want := filepath.Join(dir, "BBB.csv") + ": nothing imported from this file: line 3: close \"x\": want a decimal number"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr %q lacks %q", stderr, want)
+		}
+		if !strings.HasPrefix(stdout, "imported 2 rows for 2 assets (2 new) from 2 files from 2024-01-02 to 2024-01-02 in ") {
+			t.Errorf("stdout %q", stdout)
+		}
+		st := storeOf(t, dsn)
+		if diff := cmp.Diff([]bar{{"2024-01-02", "10", "11", "9", "10.5", 100}}, bars(t, st, "CCC")); diff != "" {
+			t.Errorf("CCC mismatch (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tradekit/tradekit/marketdata"
+)
+
+// importPricesBulk runs `tradekit import prices --file PATH` without
+// --symbol: every file under PATH in one run (marketdata.ImportPricesBulk),
+// then one incremental profile build for the assets whose prices changed.
+func (e *env) importPricesBulk(ctx context.Context, dsn, path string, workers int, newAssets marketdata.PriceImport) error {
+	start := time.Now()
+	db, err := e.open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	opt := marketdata.BulkOptions{Workers: workers, NewAssets: newAssets}
+	bar := newProgressBar(e.stdout, start)
+	if bar != nil {
+		opt.Progress = bar.update
+	}
+	res, err := marketdata.ImportPricesBulk(ctx, db, path, opt)
+	bar.clear()
+	for _, f := range res.Failed {
+		fmt.Fprintf(e.stderr, "tradekit: %s: nothing imported from this file: %v\n", f.File, f.Err)
+	}
+	if err != nil && len(res.Failed) == 0 {
+		return fmt.Errorf("import prices: %s: %w", path, err)
+	}
+	elapsed := time.Since(start)
+	newAssetsNote := ""
+	if n := len(res.Created); n > 0 {
+		newAssetsNote = fmt.Sprintf(" (%d new)", n)
+	}
+	span := ""
+	if res.Rows > 0 {
+		span = fmt.Sprintf(" from %s to %s", res.From, res.To)
+	}
+	fmt.Fprintf(e.stdout, "imported %s for %s%s from %s%s in %s (%s rows/s)\n",
+		plural(int(res.Rows), "row", "rows"), plural(res.Assets, "asset", "assets"), newAssetsNote,
+		plural(res.Files, "file", "files"), span, elapsed.Round(time.Millisecond),
+		humanRate(float64(res.Rows)/elapsed.Seconds()))
+	if res.Changed > 0 {
+		e.buildProfilesAfterImport(ctx, db)
+	}
+	if err != nil {
+		return fmt.Errorf("import prices: %d of %d files not imported (listed above), first %w",
+			len(res.Failed), len(res.Failed)+res.Files, res.Failed[0])
+	}
+	return nil
+}
+
+// humanRate prints a rate with a k or M suffix.
+func humanRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2fM", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.0fk", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+// progressBar draws one self-rewriting line on a terminal: the share of
+// the input read, rows written, rows/s and the time left.
+type progressBar struct {
+	w     io.Writer
+	start time.Time
+	last  time.Time
+	drawn bool
+}
+
+// newProgressBar returns a bar on w when w is a terminal, and nil (which
+// draws nothing) otherwise, so that logs and pipes get only the summary.
+func newProgressBar(w io.Writer, start time.Time) *progressBar {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	info, err := f.Stat()
+	if err != nil || info.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return &progressBar{w: w, start: start}
+}
+
+// update redraws the bar at most ten times a second.
+func (b *progressBar) update(p marketdata.BulkProgress) {
+	now := time.Now()
+	if now.Sub(b.last) < 100*time.Millisecond {
+		return
+	}
+	b.last = now
+	frac := 0.0
+	if p.TotalBytes > 0 {
+		frac = min(1, float64(p.Bytes)/float64(p.TotalBytes))
+	}
+	elapsed := now.Sub(b.start)
+	eta := "?"
+	if frac > 0.01 {
+		eta = (time.Duration(float64(elapsed)/frac) - elapsed).Round(time.Second).String()
+	}
+	const width = 30
+	n := int(frac * width)
+	fmt.Fprintf(b.w, "\r[%s%s] %3.0f%%  %d/%d files  %d rows  %s rows/s  ETA %s \x1b[K",
+		strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, p.FilesDone, p.Files, p.Rows,
+		humanRate(float64(p.Rows)/elapsed.Seconds()), eta)
+	b.drawn = true
+}
+
+// clear erases the bar, if drawn.
+func (b *progressBar) clear() {
+	if b != nil && b.drawn {
+		fmt.Fprint(b.w, "\r\x1b[K")
+	}
+}

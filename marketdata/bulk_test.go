@@ -1,0 +1,245 @@
+package marketdata_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// writeFiles writes name → content under a new temporary directory and
+// returns it; names ending in .gz are gzipped.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(content)
+		if strings.HasSuffix(name, ".gz") {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write(data)
+			zw.Close()
+			data = b.Bytes()
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// stored returns the stored prices of symbol as "date open high low close volume" lines.
+func stored(t *testing.T, db *bun.DB, symbol string) []string {
+	t.Helper()
+	ctx := context.Background()
+	st := marketdata.NewStore(db)
+	a, err := st.AssetBySymbol(ctx, symbol)
+	if err != nil {
+		t.Fatalf("asset %s: %v", symbol, err)
+	}
+	ps, err := st.Prices(ctx, a.ID, calendar.Date{}, calendar.Date{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range ps {
+		out = append(out, strings.Join([]string{p.Date.String(), p.Open.String(), p.High.String(), p.Low.String(),
+			p.Close.String(), strconv.FormatInt(p.Volume, 10)}, " "))
+	}
+	return out
+}
+
+const (
+	multiCSV = "Symbol,Date,Open,High,Low,Close,Volume\n" +
+		"acme,2024-01-02,10.50,11,10,10.75,100\n" +
+		"BOLT,2024-01-02,5,5.5,4.5,5.25,200\n" +
+		"ACME,2024-01-03,10.75,12,10.5,11.5,300\n"
+	// A Polygon day flat file: 2024-01-02 05:00 UTC (midnight in New York).
+	polygonCSV = "ticker,volume,open,close,high,low,window_start,transactions\n" +
+		"ACME,1000,10,10.5,11,9.5,1704171600000000000,12\n" +
+		"BOLT,2000,5,5.1,5.2,4.9,1704171600000000000,7\n"
+)
+
+func TestImportPricesBulk(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		path  string // under the directory; "" is the directory
+		want  map[string][]string
+	}{
+		{"multi-symbol file", map[string]string{"all.csv": multiCSV}, "all.csv", map[string][]string{
+			"ACME": {"2024-01-02 10.5 11 10 10.75 100", "2024-01-03 10.75 12 10.5 11.5 300"},
+			"BOLT": {"2024-01-02 5 5.5 4.5 5.25 200"},
+		}},
+		{"gzipped multi-symbol file", map[string]string{"all.csv.gz": multiCSV}, "all.csv.gz", map[string][]string{
+			"ACME": {"2024-01-02 10.5 11 10 10.75 100", "2024-01-03 10.75 12 10.5 11.5 300"},
+			"BOLT": {"2024-01-02 5 5.5 4.5 5.25 200"},
+		}},
+		{"directory of SYMBOL.csv, one gzipped, one nested, other files ignored", map[string]string{
+			"acme.csv":         "Date,Open,High,Low,Close,Adj Close,Volume\r\n2024-01-02,10,11,9,10.5,10.4,100\r\n",
+			"sub/BRK.B.csv.gz": "date,open,high,low,close,volume\n2024-01-02,400,410,395,405,7\n\n",
+			"README.txt":       "not prices",
+		}, "", map[string][]string{
+			"ACME":  {"2024-01-02 10 11 9 10.5 100"},
+			"BRK.B": {"2024-01-02 400 410 395 405 7"},
+		}},
+		{"Polygon day flat files", map[string]string{
+			"2024/01/2024-01-02.csv.gz": polygonCSV,
+			"2024/01/2024-01-03.csv.gz": strings.ReplaceAll(polygonCSV, "1704171600000000000", "1704258000000000000"),
+		}, "", map[string][]string{
+			"ACME": {"2024-01-02 10 11 9.5 10.5 1000", "2024-01-03 10 11 9.5 10.5 1000"},
+			"BOLT": {"2024-01-02 5 5.2 4.9 5.1 2000", "2024-01-03 5 5.2 4.9 5.1 2000"},
+		}},
+	}
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				dir := writeFiles(t, tt.files)
+				if _, err := db.ExecContext(context.Background(), "DELETE FROM prices"); err != nil {
+					t.Fatal(err)
+				}
+				res, err := marketdata.ImportPricesBulk(context.Background(), db, filepath.Join(dir, tt.path), marketdata.BulkOptions{Workers: 3})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows := 0
+				for sym, want := range tt.want {
+					if diff := cmp.Diff(want, stored(t, db, sym)); diff != "" {
+						t.Errorf("%s prices mismatch (-want +got):\n%s", sym, diff)
+					}
+					rows += len(want)
+				}
+				if res.Rows != int64(rows) || res.Assets != len(tt.want) {
+					t.Errorf("result %+v, want %d rows of %d assets", res, rows, len(tt.want))
+				}
+			})
+		}
+	})
+}
+
+func TestImportPricesBulkBadRow(t *testing.T) {
+	good := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,100\n2024-01-03,10,11,9,10.5,100\n"
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		files := map[string]string{}
+		for _, s := range []string{"A", "B", "C", "D", "E", "F"} {
+			files[s+".csv"] = good
+		}
+		// The bad row comes after a good one: the file is rolled back whole,
+		// and its new asset with it.
+		files["C.csv"] = good + "2024-01-04,10,9,9,10.5,100\n"
+		files["E.csv"] = good + "2024-01-02,10,11,9,10.5,100\n" // a repeated date
+		dir := writeFiles(t, files)
+		res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 2})
+		if !errors.Is(err, tradekit.ErrInvalid) {
+			t.Fatalf("err = %v, want ErrInvalid", err)
+		}
+		var got []string
+		for _, f := range res.Failed {
+			var pe *marketdata.ParseError
+			if !errors.As(f, &pe) {
+				t.Errorf("%v: not a *ParseError", f)
+			}
+			got = append(got, filepath.Base(f.File)+": "+f.Err.Error())
+		}
+		want := []string{
+			"C.csv: line 4: 2024-01-04: high 9 is below open 10 or close 10.5",
+			"E.csv: line 4: E 2024-01-02 repeats an earlier row of the file",
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("failed files mismatch (-want +got):\n%s", diff)
+		}
+		if res.Files != 4 || res.Rows != 8 {
+			t.Errorf("imported %d files, %d rows; want 4, 8", res.Files, res.Rows)
+		}
+		st := marketdata.NewStore(db)
+		for _, s := range []string{"C", "E"} {
+			if _, err := st.AssetBySymbol(ctx, s); !errors.Is(err, tradekit.ErrNotFound) {
+				t.Errorf("asset %s: err = %v, want ErrNotFound (its file failed)", s, err)
+			}
+		}
+		if got := stored(t, db, "F"); len(got) != 2 {
+			t.Errorf("F: %d rows, want 2", len(got))
+		}
+	})
+}
+
+// TestImportPricesBulkVersions checks that a re-import of the same rows
+// changes no price version, and a changed row raises its asset's only.
+func TestImportPricesBulkVersions(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		dir := writeFiles(t, map[string]string{"all.csv": multiCSV})
+		path := filepath.Join(dir, "all.csv")
+		if _, err := marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		version := func(sym string) int64 {
+			var v int64
+			if err := db.NewRaw("SELECT prices_version FROM assets WHERE symbol = ?", sym).Scan(ctx, &v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		a, b := version("ACME"), version("BOLT")
+		res, err := marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Changed != 0 || version("ACME") != a || version("BOLT") != b {
+			t.Errorf("re-import changed %d assets, versions %d %d, want 0 and %d %d", res.Changed, version("ACME"), version("BOLT"), a, b)
+		}
+		os.WriteFile(path, []byte(strings.Replace(multiCSV, "BOLT,2024-01-02,5,5.5,4.5,5.25", "BOLT,2024-01-02,5,5.5,4.5,5.3", 1)), 0o644)
+		if res, err = marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if version("BOLT") != b+1 {
+			t.Errorf("BOLT version %d, want %d", version("BOLT"), b+1)
+		}
+		if db.Dialect().Name().String() == "pg" && version("ACME") != a {
+			t.Errorf("ACME version %d, want %d (unchanged)", version("ACME"), a)
+		}
+	})
+}
+
+func TestFastDec(t *testing.T) {
+	for _, s := range []string{"10", "10.50", "0.05", ".5", "5.", "007.250", "123456789012345", "1.000000000000000000"} {
+		// The text must be decimal's canonical text.
+		p := marketdata.ExportParseFastDec(s)
+		if p == "" {
+			t.Errorf("fastDec(%q) refused", s)
+			continue
+		}
+		if want := mustDecimal(t, s); p != want {
+			t.Errorf("fastDec(%q) = %q, want %q", s, p, want)
+		}
+	}
+	for _, s := range []string{"", ".", "-1", "1e3", "1234567890123456", "1,5"} {
+		if p := marketdata.ExportParseFastDec(s); p != "" {
+			t.Errorf("fastDec(%q) = %q, want refused", s, p)
+		}
+	}
+}
+
+func mustDecimal(t *testing.T, s string) string {
+	t.Helper()
+	return decimal.RequireFromString(s).String()
+}

@@ -1,0 +1,137 @@
+package marketdata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/google/uuid"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
+
+// SaveActions upserts the corporate actions: an action of the same asset,
+// kind and date has its value replaced. Each is checked with
+// [Action.Validate] first. Run it on a Store built on a transaction to
+// make it all or nothing.
+func (s *Store) SaveActions(ctx context.Context, acts []Action) error {
+	for _, a := range acts {
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		_, err := s.db.NewRaw(`INSERT INTO corporate_actions (asset_id, date, kind, value) VALUES (?, ?, ?, ?)
+			ON CONFLICT (asset_id, kind, date) DO UPDATE SET value = excluded.value`,
+			a.AssetID, SQLDate(a.Date), string(a.Kind), a.Value.String()).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("marketdata: save actions: %w", err)
+		}
+	}
+	return nil
+}
+
+// Actions returns the corporate actions of the asset, oldest first (a
+// split before a dividend of the same date). The error wraps
+// [tradekit.ErrNotFound] when the asset does not exist.
+func (s *Store) Actions(ctx context.Context, assetID uuid.UUID) ([]Action, error) {
+	if _, err := s.Asset(ctx, assetID); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT date, kind, value FROM corporate_actions WHERE asset_id = ?
+		ORDER BY date, kind DESC`, assetID)
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: actions of %s: %w", assetID, err)
+	}
+	defer rows.Close()
+	out := []Action{}
+	for rows.Next() {
+		var d SQLDate
+		var kind string
+		var value []byte
+		if err := rows.Scan(&d, &kind, &value); err != nil {
+			return nil, fmt.Errorf("marketdata: actions of %s: %w", assetID, err)
+		}
+		v, err := parseDecimalText(value)
+		if err != nil {
+			return nil, fmt.Errorf("marketdata: actions of %s: %w", assetID, err)
+		}
+		out = append(out, Action{AssetID: assetID, Date: calendar.Date(d), Kind: ActionKind(kind), Value: v})
+	}
+	return out, rows.Err()
+}
+
+// ImportActions loads corporate actions of one kind from CSV with a header
+// row: symbol, date, ratio for splits; symbol, exDate, amount for
+// dividends (columns by name, ignoring case, spaces and underscores). The
+// assets must exist. It returns the number of actions stored; the first
+// bad row stops it with a *[ParseError] naming its line (run it on a Store
+// built on a transaction so that nothing is written then).
+func ImportActions(ctx context.Context, st *Store, kind ActionKind, r io.Reader) (int, error) {
+	dateCol, valueCol := "date", "ratio"
+	switch kind {
+	case Split:
+	case Dividend:
+		dateCol, valueCol = "exdate", "amount"
+	default:
+		return 0, fmt.Errorf("marketdata: unknown action kind %q: %w", kind, tradekit.ErrInvalid)
+	}
+	recs, err := readRecords(r, CSV, "symbol", dateCol, valueCol)
+	if err != nil {
+		return 0, err
+	}
+	ids := map[string]uuid.UUID{}
+	for _, rec := range recs {
+		sym := NormalizeSymbol(rec.get("symbol"))
+		id, ok := ids[sym]
+		if !ok {
+			a, err := st.AssetBySymbol(ctx, sym)
+			if errors.Is(err, tradekit.ErrNotFound) {
+				return 0, rec.errorf("asset %q: unknown (import its prices first)", sym)
+			} else if err != nil {
+				return 0, err
+			}
+			id, ids[sym] = a.ID, a.ID
+		}
+		a := Action{AssetID: id, Kind: kind}
+		if a.Date, err = parseDate(rec, dateCol); err != nil {
+			return 0, err
+		}
+		if a.Value, err = parseDecimal(rec, valueCol); err != nil {
+			return 0, err
+		}
+		if err := a.Validate(); err != nil {
+			return 0, rec.errorf("%s", trimPrefix(err))
+		}
+		if err := st.SaveActions(ctx, []Action{a}); err != nil {
+			return 0, err
+		}
+	}
+	return len(recs), nil
+}
+
+// AdjustedPrices returns [Store.Prices] back-adjusted for the asset's
+// corporate actions ([Adjust]). The factors come from the whole history,
+// so a range gets the same values as the full series has on its dates.
+func (s *Store) AdjustedPrices(ctx context.Context, assetID uuid.UUID, from, to calendar.Date) ([]Price, error) {
+	acts, err := s.Actions(ctx, assetID)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
+	if err != nil {
+		return nil, err
+	}
+	adj := Adjust(all, acts)
+	zero := calendar.Date{}
+	if from != zero && to != zero && from.After(to) {
+		return nil, fmt.Errorf("marketdata: from %s is after to %s: %w", from, to, tradekit.ErrInvalid)
+	}
+	out := adj[:0:0]
+	for _, p := range adj {
+		if (from == zero || !p.Date.Before(from)) && (to == zero || !p.Date.After(to)) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
