@@ -55,7 +55,7 @@ func insertDeliveries(ctx context.Context, db bun.IDB, n Notification, hooks []u
 		ds[i] = Delivery{ID: uuid.New(), WebhookID: h, NotificationID: n.ID, Kind: n.Kind, Payload: body,
 			Status: Pending, NextAttemptAt: now, CreatedAt: now}
 	}
-	_, err := db.NewInsert().Model(&ds).ExcludeColumn("url", "secret").
+	_, err := db.NewInsert().Model(&ds).
 		On("CONFLICT (webhook_id, notification_id) DO NOTHING").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("alerts: insert deliveries: %w", err)

@@ -118,7 +118,7 @@ func (s *Service) Deliveries(ctx context.Context, userID, id uuid.UUID, page, li
 	}
 	list := []Delivery{}
 	total, err := s.db.NewSelect().Model(&list).Where("webhook_id = ?", id).
-		OrderExpr("created_at DESC, id").Limit(limit).Offset((page-1)*limit).ScanAndCount(ctx)
+		OrderExpr("created_at DESC, id").Limit(limit).Offset((page - 1) * limit).ScanAndCount(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("alerts: deliveries of %s: %w", id, err)
 	}
