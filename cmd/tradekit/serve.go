@@ -19,7 +19,7 @@ import (
 )
 
 func (e *env) serve(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]\n"+
+	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--allow-private-webhooks] [--log-format text|json]\n"+
 		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
 		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
