@@ -18,9 +18,17 @@ import (
 // [Store.SavePrices] announces new price versions. A payload is a
 // comma-separated list of asset ids, or pingPayload.
 const (
-	versionsChannel = "tradekit_prices"
+	versionsChannel = PricesChannel
 	pingPayload     = "ping"
 )
+
+// PricesChannel is the PostgreSQL notification channel on which every
+// price change made by [Store.SavePrices] is announced when its
+// transaction commits. A payload is a comma-separated list of the asset
+// ids whose prices changed, or "ping" (sent by [Versions.Run] to check
+// that notifications arrive); listeners other than Versions should treat
+// any payload as a wake-up.
+const PricesChannel = "tradekit_prices"
 
 // Versions answers [Store.PriceVersion] from memory where it safely can.
 //

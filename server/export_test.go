@@ -4,6 +4,7 @@ package server
 // server's services; they are compiled only into the test binary.
 
 import (
+	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
@@ -95,4 +96,10 @@ func openAPIType(k paramKind) (typ, format string) {
 		return "string", "date"
 	}
 	return "string", ""
+}
+
+// Alerts returns the server's alerts service, to run evaluation and
+// delivery passes.
+func (s *Server) Alerts() *alerts.Service {
+	return s.alerts
 }

@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/go-playground/validator/v10"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/alerts"
+	"github.com/tradekit/tradekit/alerts/webhook"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
@@ -53,6 +56,13 @@ type Config struct {
 	Knowledge *knowledge.Pack
 	// Brokers configures broker connections and the paper broker.
 	Brokers BrokersConfig
+	// AllowPrivateWebhooks lets webhooks reach loopback, private and
+	// link-local addresses (serve --allow-private-webhooks): for tests and
+	// local use only.
+	AllowPrivateWebhooks bool
+	// Alerts tunes alert evaluation and webhook deliveries; its Now,
+	// Logger, Limits, Studies and Transport are set by New.
+	Alerts alerts.Config
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
@@ -73,6 +83,7 @@ type Server struct {
 	paper     *paper.Broker
 	connect   *connect.Service
 	copy      *copytrading.Service
+	alerts    *alerts.Service
 	docs      *lru.Cache // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
 	idPrefix  string
 	seq       atomic.Uint64
@@ -131,6 +142,7 @@ func New(cfg Config, db *bun.DB) *Server {
 	s.newTrading()
 	s.docs = lru.New(cfg.CacheBytes)
 	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log})
+	s.alerts = s.newAlerts(cfg.Alerts)
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))
 	for _, rt := range s.routes {
@@ -138,6 +150,19 @@ func New(cfg Config, db *bun.DB) *Server {
 	}
 	s.handler = s.logRequests(s.limitBodies(s.screen(s.mount(gzipJSON(s.router(s.routes))))))
 	return s
+}
+
+// newAlerts returns the alerts service: the plan's counts from billing,
+// bars from the indicator service's cache, and a webhook client that
+// refuses private destinations unless the configuration allows them.
+func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
+	cfg.Now, cfg.Logger, cfg.Studies = s.now, s.log, s.studies
+	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
+		p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
+		return p.Features.Watchlists, p.Features.Alerts, err
+	}
+	cfg.Transport = &webhook.Client{AllowPrivate: s.cfg.AllowPrivateWebhooks}
+	return alerts.New(s.db, cfg)
 }
 
 // Handler returns the server's HTTP handler: every route, behind the
@@ -152,15 +177,20 @@ func (s *Server) Handler() http.Handler {
 // leases when their minute ends, the pruning of old rate-limit
 // counters and of expired dashboard sessions and invitations, scheduled
 // broker syncs and the order tracker (see [connect.Service.Run]), the
-// paper broker's matching engine (see [paper.Broker.Run]) and the
-// copy-trading engine (see [copytrading.Service.Run]). It returns once
+// paper broker's matching engine (see [paper.Broker.Run]), the
+// copy-trading engine (see [copytrading.Service.Run]) and alert
+// evaluation with webhook deliveries (see [alerts.Service.Run]). It returns once
 // that work has stopped, the last key-use times written, every lease
 // given back and every sync it started finished. [Server.Serve] runs it; tests that use [Server.Handler]
 // directly may.
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Add(5)
+	wg.Add(6)
+	go func() {
+		defer wg.Done()
+		s.alerts.Run(ctx)
+	}()
 	go func() {
 		defer wg.Done()
 		s.auth.Run(ctx)

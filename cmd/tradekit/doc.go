@@ -1,6 +1,6 @@
 // Command tradekit serves the Tradekit API and administers its database.
 //
-//	tradekit serve [--addr HOST:PORT] [--db DSN] [--no-seed] [--log-format text|json]
+//	tradekit serve [--addr HOST:PORT] [--db DSN] [--no-seed] [--allow-private-webhooks] [--log-format text|json]
 //	tradekit migrate [--db DSN]
 //	tradekit keys create --email EMAIL --name NAME [--plan SLUG] [--admin] [--db DSN]
 //	tradekit keys list --email EMAIL [--db DSN]

@@ -19,7 +19,7 @@ import (
 )
 
 func (e *env) serve(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]\n"+
+	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--allow-private-webhooks] [--log-format text|json]\n"+
 		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
 		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
@@ -28,6 +28,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
 		"the OAuth callback (default http://ADDR)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
+	allowPrivateWebhooks := fs.Bool("allow-private-webhooks", false, "let webhooks reach loopback, private and link-local addresses (tests and local use only)")
 	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, e.g. `15m`; 0 never")
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
@@ -102,7 +103,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if *syncInterval <= 0 {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
 	}
-	return server.New(server.Config{Logger: log, Brokers: brokers}, db).Serve(ctx, l)
+	return server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks}, db).Serve(ctx, l)
 }
 
 // brokersConfig returns the broker configuration: the public URL (by

@@ -1,0 +1,199 @@
+package alerts
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/indicators/formula"
+	"github.com/tradekit/tradekit/marketdata"
+)
+
+// AlertInput is what a user gives to create an alert.
+type AlertInput struct {
+	AssetID   uuid.UUID
+	Name      string
+	Condition string     // a formula of package indicators/formula, true where non-zero
+	WebhookID *uuid.UUID // the webhook to deliver its notifications to; nil: all the user's
+	Once      bool       // stop after the first firing
+}
+
+// ParseCondition parses an alert's condition. The error is a
+// *tradekit.ParamError naming "condition", with the position and the
+// problem for a formula that does not parse ("1:12: sma expects 2
+// arguments, got 1").
+func ParseCondition(cond string) (*formula.Expr, error) {
+	switch {
+	case strings.TrimSpace(cond) == "":
+		return nil, &tradekit.ParamError{Param: "condition", Msg: "is required: a formula such as close > sma(close, 50)"}
+	case !utf8.ValidString(cond):
+		return nil, &tradekit.ParamError{Param: "condition", Msg: "is not valid UTF-8"}
+	case len(cond) > formula.MaxLen:
+		return nil, &tradekit.ParamError{Param: "condition", Msg: fmt.Sprintf("is %d bytes long; at most %d are allowed", len(cond), formula.MaxLen)}
+	}
+	if strings.IndexFunc(cond, func(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' }) >= 0 {
+		return nil, &tradekit.ParamError{Param: "condition", Msg: "must not contain control characters"}
+	}
+	e, err := formula.Parse(cond)
+	if err != nil {
+		var se *formula.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &tradekit.ParamError{Param: "condition", Msg: se.Error()}
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// Validate checks in's name and condition, the checks that need no
+// lookup. Errors are *tradekit.ParamError naming the field.
+func (in AlertInput) Validate() error {
+	if err := checkName("name", in.Name); err != nil {
+		return err
+	}
+	_, err := ParseCondition(in.Condition)
+	return err
+}
+
+// Alerts returns the user's alerts that are not deleted, oldest first.
+func (s *Service) Alerts(ctx context.Context, userID uuid.UUID) ([]Alert, error) {
+	list := []Alert{}
+	err := s.db.NewSelect().Model(&list).ColumnExpr("alert.*, a.symbol").
+		Join("JOIN assets AS a ON a.id = alert.asset_id").
+		Where("alert.user_id = ? AND alert.deleted_at IS NULL", userID).
+		OrderExpr("alert.created_at, alert.id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: alerts: %w", err)
+	}
+	return list, nil
+}
+
+// Alert returns the user's alert id and its latest firings (at most
+// limit, newest first). The error wraps tradekit.ErrNotFound when the
+// user has no such alert, or it is deleted.
+func (s *Service) Alert(ctx context.Context, userID, id uuid.UUID, limit int) (Alert, []Firing, error) {
+	var a Alert
+	err := s.db.NewSelect().Model(&a).ColumnExpr("alert.*, a.symbol").
+		Join("JOIN assets AS a ON a.id = alert.asset_id").
+		Where("alert.id = ? AND alert.user_id = ? AND alert.deleted_at IS NULL", id, userID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Alert{}, nil, notFound("alert %s not found", id)
+	}
+	if err != nil {
+		return Alert{}, nil, fmt.Errorf("alerts: alert %s: %w", id, err)
+	}
+	fs := []Firing{}
+	err = s.db.NewSelect().Model(&fs).Where("alert_id = ?", id).OrderExpr("bar_date DESC").Limit(limit).Scan(ctx)
+	if err != nil {
+		return Alert{}, nil, fmt.Errorf("alerts: firings of %s: %w", id, err)
+	}
+	return a, fs, nil
+}
+
+// CreateAlert creates an active alert for the user. Its watermark starts
+// at the asset's latest bar: only bars stored later are evaluated. Bad
+// input is a *tradekit.ParamError naming the field; an unknown asset or
+// a webhook the user does not have wraps tradekit.ErrNotFound; a user
+// with as many alerts as the plan allows (deleted ones aside) gets an
+// error wrapping tradekit.ErrForbidden with details {"limit": "alerts"}.
+func (s *Service) CreateAlert(ctx context.Context, userID uuid.UUID, in AlertInput) (Alert, error) {
+	if err := in.Validate(); err != nil {
+		return Alert{}, err
+	}
+	md := marketdata.NewStore(s.db)
+	asset, err := md.Asset(ctx, in.AssetID)
+	if err != nil {
+		return Alert{}, err
+	}
+	if in.WebhookID != nil {
+		if _, err := s.webhook(ctx, s.db, userID, *in.WebhookID); err != nil {
+			return Alert{}, err
+		}
+	}
+	_, maxAlerts, err := s.cfg.Limits(ctx, userID)
+	if err != nil {
+		return Alert{}, err
+	}
+	// The version first: prices saved in between leave a version behind
+	// the bars, which the next pass only catches up.
+	v, err := md.PriceVersion(ctx, in.AssetID)
+	if err != nil {
+		return Alert{}, err
+	}
+	through := ""
+	if p, err := md.LatestPrice(ctx, in.AssetID); err == nil {
+		through = p.Date.String()
+	} else if !errors.Is(err, tradekit.ErrNotFound) {
+		return Alert{}, err
+	}
+	now := s.clock()
+	a := Alert{ID: uuid.New(), UserID: userID, AssetID: in.AssetID, Name: in.Name, Condition: in.Condition,
+		WebhookID: in.WebhookID, Once: in.Once, Status: Active, CheckedVersion: v.Version, CheckedThrough: through,
+		CreatedAt: now, UpdatedAt: now, Symbol: asset.Symbol}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		n, err := tx.NewSelect().Model((*Alert)(nil)).Where("user_id = ? AND deleted_at IS NULL", userID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("alerts: count alerts: %w", err)
+		}
+		if n >= maxAlerts {
+			return limitError("alerts", maxAlerts)
+		}
+		if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
+			return fmt.Errorf("alerts: insert alert: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Alert{}, err
+	}
+	return a, nil
+}
+
+// DeleteAlert deletes the user's alert id: it is no longer evaluated or
+// listed, and its firings are kept. The error wraps tradekit.ErrNotFound
+// when the user has no such alert, or it is deleted already.
+func (s *Service) DeleteAlert(ctx context.Context, userID, id uuid.UUID) error {
+	now := s.clock()
+	res, err := s.db.NewUpdate().Model((*Alert)(nil)).Set("status = ?, deleted_at = ?, updated_at = ?", Deleted, now, now).
+		Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("alerts: delete alert: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("alert %s not found", id)
+	}
+	return nil
+}
+
+// lockUser holds, until tx ends, the lock that serialises the checks of a
+// user's plan counts with the inserts they allow, so that concurrent
+// creations on any number of instances never pass the count. On
+// PostgreSQL it is a transaction-level advisory lock keyed by the user id
+// (in a key space of its own); SQLite transactions are IMMEDIATE (see
+// internal/database), so a writer holds the whole database already.
+func lockUser(ctx context.Context, tx bun.Tx, userID uuid.UUID) error {
+	if tx.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	// The two-key form keeps clear of the single-key locks of other
+	// packages.
+	const space = 0x616c7274 // "alrt"
+	key := int32(binary.BigEndian.Uint32(userID[:4]) ^ binary.BigEndian.Uint32(userID[4:8]))
+	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?, ?)", int32(space), key).Exec(ctx); err != nil {
+		return fmt.Errorf("alerts: lock the user's counts: %w", err)
+	}
+	return nil
+}

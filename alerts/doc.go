@@ -1,0 +1,80 @@
+// Package alerts holds users' watchlists, their price alerts and the
+// webhooks their notifications are delivered to.
+//
+// # Watchlists
+//
+// A watchlist is a named list of at most [MaxWatchlistAssets] assets. A
+// user holds as many as the plan's watchlists count; past it,
+// [Service.CreateWatchlist] fails with tradekit.ErrForbidden and details
+// {"limit": "watchlists"}. The count and the insert run in one
+// transaction under a per-user lock, so concurrent requests on any number
+// of instances never pass it.
+//
+// # Alerts and their evaluation
+//
+// An alert is a condition on one asset written in the custom-indicator
+// language (package indicators/formula), such as
+//
+//	close > 200
+//	rsi(close, 14) < 30
+//	crossover(sma(close, 50), sma(close, 200))
+//
+// The condition is evaluated over the asset's whole daily history, so
+// that indicators warm up exactly as the indicator routes compute them,
+// and it holds on a bar where its value is defined and not zero
+// (comparisons and crossover give 1 or 0).
+//
+// Each alert keeps a watermark: the asset's price version (which every
+// price change made by marketdata's SavePrices increments) and the date
+// of the last bar it evaluated, starting at the latest bar when the alert
+// is created. An evaluation pass ([Service.Evaluate]) selects the active
+// alerts whose asset's price version is past their watermark, evaluates
+// each on the bars dated after the watermark (the latest [MaxNewBars] of
+// them at most), and fires on each such bar where the condition holds:
+// at most once per bar, and only on the first for an alert made with
+// once (the default in the API), which then becomes triggered. Bars
+// revised in place (same date) are not new and are not evaluated again.
+//
+// A firing is one transaction that moves the watermark from the value
+// the pass read to the new one (an UPDATE … WHERE checked_version = old,
+// which only one of several concurrent passes can win), inserts the
+// notification (kind "alert"), a row keyed by (alert, bar date) whose
+// primary key refuses a second firing for the bar, and the deliveries to
+// webhooks. Everything a firing writes is therefore written exactly once
+// across any number of instances. Alerts that do not fire have their
+// watermarks advanced in one statement per asset.
+//
+// Passes run on every price change: on PostgreSQL [Service.Run] listens
+// on marketdata.PricesChannel, the channel SavePrices notifies in its
+// transaction; on SQLite a process that saves prices calls
+// [Service.Wake]. A pass every Config.EvaluateEvery catches what no signal
+// announced (an import by the CLI into SQLite, lost notifications).
+//
+// # Webhooks
+//
+// A webhook is a URL to which the user's notifications are POSTed as
+// JSON: alert firings (to the alert's webhook when it names one, else to
+// all of the user's webhooks) and every other kind the service writes
+// (leader trades, copies rejected or stopped, unpublished leaders), which
+// [Service.FanOut] picks up from the notifications table. Each
+// (webhook, notification) pair is one [Delivery], unique in the database.
+//
+// Requests are signed as package webhook describes (HMAC-SHA256 over
+// "<t>.<body>", header Tradekit-Signature: t=…,v1=…) and carry the
+// delivery's id in Tradekit-Delivery, the same on every retry, for
+// receivers to drop duplicates: delivery is at least once, since an
+// instance that dies between sending and recording sends again once its
+// lease lapses.
+//
+// A delivery is claimed with a lease so that one instance sends it. An
+// answer other than 2xx, or none, is retried with exponential backoff
+// (Config.RetryBase doubling up to Config.RetryMax: 10 s, 20 s, 40 s, …,
+// then hourly) until Config.RetryFor (a day) after the delivery was
+// created; then it is marked failed. Every attempt records its response
+// status, latency and error on the delivery, which [Service.Deliveries]
+// lists.
+//
+// Destinations that resolve to loopback, private or link-local addresses
+// are refused, at creation and at every connection (see
+// [webhook.Client]), unless the transport allows them.
+package alerts

@@ -1,0 +1,187 @@
+package alerts
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit/alerts/webhook"
+	"github.com/tradekit/tradekit/studies"
+)
+
+// Transport sends webhook requests. [webhook.Client] is the one to use: it
+// refuses loopback, private and link-local destinations.
+type Transport interface {
+	// CheckURL returns an error wrapping tradekit.ErrInvalid when rawURL
+	// may not be a webhook's destination.
+	CheckURL(ctx context.Context, rawURL string) error
+	// Post sends body as a JSON POST with the headers and returns the
+	// response's status code.
+	Post(ctx context.Context, rawURL string, header map[string]string, body []byte) (int, error)
+}
+
+// Config configures a [Service]. The zero value gives the defaults, but
+// for Limits, without which every user may hold nothing.
+type Config struct {
+	// Now is the clock of the times written. Default time.Now.
+	Now func() time.Time
+	// Logger receives the failures of the background work. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// Limits returns how many watchlists and alerts the user's plan
+	// allows.
+	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
+	// Studies reads the bars alerts are evaluated on and the indicator
+	// summaries of watchlists. Default: a new studies.Service on the
+	// database.
+	Studies *studies.Service
+	// Transport sends webhook deliveries. Default: a [webhook.Client]
+	// refusing private destinations.
+	Transport Transport
+	// EvaluateEvery is how often [Service.Run] looks for price changes it
+	// was not told of (an import by another process on SQLite, a lost
+	// notification). Default 5 s.
+	EvaluateEvery time.Duration
+	// DeliverEvery is how often Run looks for due deliveries and for new
+	// notifications to fan out to webhooks. Default 1 s.
+	DeliverEvery time.Duration
+	// RetryBase is the wait after a delivery's first failed attempt; each
+	// later wait doubles, up to RetryMax. Defaults 10 s and 1 h.
+	RetryBase, RetryMax time.Duration
+	// RetryFor is how long after its creation a delivery is retried
+	// before it is marked failed. Default 24 h.
+	RetryFor time.Duration
+}
+
+// Service manages watchlists, alerts and webhooks, evaluates alerts when
+// prices change and delivers notifications to webhooks. It is safe for
+// concurrent use; any number of Services on one PostgreSQL database (one
+// per instance) fire each alert and deliver each notification once.
+type Service struct {
+	db      *bun.DB
+	cfg     Config
+	log     *slog.Logger
+	studies *studies.Service
+	tr      Transport
+
+	wakeEval    chan struct{}
+	wakeDeliver chan struct{}
+	passMu      sync.Mutex // one evaluation pass at a time in this process
+}
+
+// New returns a Service on db, which must be migrated.
+func New(db *bun.DB, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Limits == nil {
+		cfg.Limits = func(context.Context, uuid.UUID) (int, int, error) { return 0, 0, nil }
+	}
+	if cfg.Studies == nil {
+		cfg.Studies = studies.NewService(db, studies.Config{Logger: cfg.Logger})
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = &webhook.Client{}
+	}
+	if cfg.EvaluateEvery <= 0 {
+		cfg.EvaluateEvery = 5 * time.Second
+	}
+	if cfg.DeliverEvery <= 0 {
+		cfg.DeliverEvery = time.Second
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = 10 * time.Second
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = time.Hour
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = 24 * time.Hour
+	}
+	return &Service{db: db, cfg: cfg, log: cfg.Logger, studies: cfg.Studies, tr: cfg.Transport,
+		wakeEval: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1)}
+}
+
+// clock returns the current time as stored: UTC, to the microsecond.
+func (s *Service) clock() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// Wake asks [Service.Run] to evaluate alerts now, as a price change
+// announced on PostgreSQL does. Call it after saving prices in this
+// process on SQLite; without it, Run notices within EvaluateEvery.
+func (s *Service) Wake() {
+	select {
+	case s.wakeEval <- struct{}{}:
+	default:
+	}
+}
+
+// wakeDeliveries asks Run to deliver now.
+func (s *Service) wakeDeliveries() {
+	select {
+	case s.wakeDeliver <- struct{}{}:
+	default:
+	}
+}
+
+// Run evaluates alerts and delivers webhooks until ctx is done: on every
+// price change announced on PostgreSQL, on [Service.Wake], and every
+// EvaluateEvery as a safety net; deliveries every DeliverEvery. It
+// returns once that work has stopped.
+func (s *Service) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if s.db.Dialect().Name() == dialect.PG {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.listen(ctx)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.runDeliveries(ctx)
+	}()
+	t := time.NewTicker(s.cfg.EvaluateEvery)
+	defer t.Stop()
+	for {
+		if _, err := s.Evaluate(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("alerts: evaluating alerts failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.wakeEval:
+		}
+	}
+}
+
+// runDeliveries fans notifications out to webhooks and sends due
+// deliveries every DeliverEvery until ctx is done.
+func (s *Service) runDeliveries(ctx context.Context) {
+	t := time.NewTicker(s.cfg.DeliverEvery)
+	defer t.Stop()
+	for {
+		if _, err := s.FanOut(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("alerts: fanning notifications out to webhooks failed", "err", err)
+		}
+		if _, err := s.Deliver(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("alerts: delivering webhooks failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.wakeDeliver:
+		}
+	}
+}

@@ -1,0 +1,268 @@
+package alerts_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/alerts"
+	"github.com/tradekit/tradekit/alerts/webhook"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+// receiver is a test webhook endpoint: it verifies each request's
+// signature by recomputing the HMAC itself, and answers failFirst
+// requests 503 before answering 204.
+type receiver struct {
+	*httptest.Server
+	secret    string
+	failFirst int
+
+	mu       sync.Mutex
+	requests int
+	bodies   []map[string]any
+	badSigs  int
+	ids      []string
+}
+
+func newReceiver(t *testing.T, failFirst int) *receiver {
+	r := &receiver{failFirst: failFirst}
+	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests++
+	if !r.signed(req.Header.Get("Tradekit-Signature"), body) {
+		r.badSigs++
+	}
+	r.ids = append(r.ids, req.Header.Get("Tradekit-Delivery"))
+	if r.requests <= r.failFirst {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	var m map[string]any
+	json.Unmarshal(body, &m)
+	r.bodies = append(r.bodies, m)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// signed checks "t=<ts>,v1=<hex>" against HMAC-SHA256("<ts>.<body>"),
+// independently of package webhook.
+func (r *receiver) signed(header string, body []byte) bool {
+	var ts, sig string
+	for _, p := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(p, "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	h := hmac.New(sha256.New, []byte(r.secret))
+	h.Write([]byte(ts + "." + string(body)))
+	return ts != "" && hmac.Equal([]byte(hex.EncodeToString(h.Sum(nil))), []byte(sig))
+}
+
+// stats returns the requests received, the bad signatures and the bodies
+// accepted.
+func (r *receiver) stats() (int, int, []map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.requests, r.badSigs, append([]map[string]any(nil), r.bodies...)
+}
+
+// deliverAll runs delivery passes until nothing is due or the deadline.
+func deliverAll(t *testing.T, svc *alerts.Service, until func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !until() {
+		if time.Now().After(deadline) {
+			t.Fatal("deliveries did not finish in 10 s")
+		}
+		if _, err := svc.FanOut(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Deliver(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestWebhookDeliveryOfAlert(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db, 5)
+		f.svc = newService(db, alerts.Config{RetryBase: 50 * time.Millisecond})
+		rcv := newReceiver(t, 2) // two failures, then success
+		w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL+"/hook")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(w.Secret, webhook.SecretPrefix) {
+			t.Fatalf("secret %q", w.Secret)
+		}
+		rcv.secret = w.Secret
+		if list, _ := f.svc.Webhooks(ctx, f.user); len(list) != 1 || list[0].Secret != "" {
+			t.Fatalf("Webhooks shows %+v; the secret must not be shown again", list)
+		}
+		a, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "up", Condition: "close > 100", WebhookID: &w.ID, Once: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.save(t, 150)
+		if n := evaluate(t, f.svc); n != 1 {
+			t.Fatalf("%d firings, want 1", n)
+		}
+		deliverAll(t, f.svc, func() bool { _, _, b := rcv.stats(); return len(b) == 1 })
+		reqs, bad, bodies := rcv.stats()
+		if reqs != 3 || bad != 0 {
+			t.Errorf("%d requests, %d with a bad signature; want 3 (2 failures, 1 success), 0", reqs, bad)
+		}
+		data, _ := bodies[0]["data"].(map[string]any)
+		if bodies[0]["kind"] != "alert" || data["alertId"] != a.ID.String() || data["symbol"] != "ALRT" {
+			t.Errorf("body %v", bodies[0])
+		}
+		if rcv.ids[0] != rcv.ids[2] {
+			t.Errorf("retries carry delivery ids %v; want the same id", rcv.ids)
+		}
+		ds, total, err := f.svc.Deliveries(ctx, f.user, w.ID, 1, 20)
+		if err != nil || total != 1 || ds[0].Status != alerts.Succeeded || ds[0].Attempts != 3 ||
+			ds[0].ResponseStatus == nil || *ds[0].ResponseStatus != 204 || ds[0].LatencyMS == nil {
+			t.Fatalf("Deliveries = %+v (%d), %v", ds, total, err)
+		}
+		if _, _, err := f.svc.Deliveries(ctx, uuid.New(), w.ID, 1, 20); !errors.Is(err, tradekit.ErrNotFound) {
+			t.Errorf("another user's Deliveries = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestWebhookRetriesRunOut(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	f := newFixture(t, db, 5)
+	f.svc = newService(db, alerts.Config{RetryBase: 20 * time.Millisecond, RetryFor: 300 * time.Millisecond})
+	rcv := newReceiver(t, 1000) // never succeeds
+	w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.secret = w.Secret
+	if _, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "up", Condition: "close > 100", Once: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.save(t, 150)
+	evaluate(t, f.svc)
+	deliverAll(t, f.svc, func() bool {
+		ds, _, _ := f.svc.Deliveries(ctx, f.user, w.ID, 1, 20)
+		return len(ds) == 1 && ds[0].Status == alerts.Failed
+	})
+	ds, _, _ := f.svc.Deliveries(ctx, f.user, w.ID, 1, 20)
+	reqs, bad, _ := rcv.stats()
+	// Waits of 20, 40, 80, 160 ms fit in 300 ms; the next does not.
+	if ds[0].Attempts < 3 || ds[0].Attempts != reqs || bad != 0 || !strings.Contains(ds[0].Error, "503") {
+		t.Errorf("failed delivery: %+v; receiver saw %d requests, %d badly signed", ds[0], reqs, bad)
+	}
+}
+
+func TestWebhookFanOutOfOtherNotifications(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	f := newFixture(t, db, 5)
+	rcv := newReceiver(t, 0)
+	w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv.secret = w.Secret
+	n := alerts.Notification{ID: uuid.New(), UserID: f.user, Kind: "leader_trade", Message: "a leader bought",
+		Data: `{"symbol":"ALRT"}`, CreatedAt: time.Now().UTC()}
+	if _, err := db.NewInsert().Model(&n).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deliverAll(t, f.svc, func() bool { _, _, b := rcv.stats(); return len(b) == 1 })
+	// A second fan-out finds nothing new.
+	if k, err := f.svc.FanOut(ctx); err != nil || k != 0 {
+		t.Errorf("FanOut again = %d, %v; want 0", k, err)
+	}
+	_, _, bodies := rcv.stats()
+	if bodies[0]["kind"] != "leader_trade" || bodies[0]["id"] != n.ID.String() {
+		t.Errorf("body %v", bodies[0])
+	}
+	if err := f.svc.DeleteWebhook(ctx, f.user, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.DeleteWebhook(ctx, f.user, w.ID); !errors.Is(err, tradekit.ErrNotFound) {
+		t.Errorf("DeleteWebhook twice = %v, want ErrNotFound", err)
+	}
+}
+
+func TestWebhookRefusesPrivateDestinations(t *testing.T) {
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	f := newFixture(t, db, 1)
+	svc := newService(db, alerts.Config{Transport: &webhook.Client{}})
+	for _, u := range []string{"http://127.0.0.1:8080/x", "http://localhost/x", "http://10.1.2.3/", "http://192.168.0.1/",
+		"http://169.254.169.254/latest/meta-data", "http://[::1]/", "http://[fd00::1]/", "http://100.64.0.1/", "ftp://example.com/",
+		"https://user:pw@example.com/", "not a url"} {
+		_, err := svc.CreateWebhook(ctx, f.user, u)
+		var pe *tradekit.ParamError
+		if !errors.As(err, &pe) || pe.Param != "url" {
+			t.Errorf("CreateWebhook(%q) = %v, want a ParamError naming url", u, err)
+		}
+	}
+	// The dialler refuses too, whatever the URL was checked against.
+	c := &webhook.Client{}
+	rcv := newReceiver(t, 0)
+	if _, err := c.Post(ctx, rcv.URL, nil, []byte("{}")); err == nil {
+		t.Error("Post to loopback succeeded without AllowPrivate")
+	}
+}
+
+func TestVerify(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	body := []byte(`{"id":"x"}`)
+	sig := webhook.Sign("whsec_test", now, body)
+	tests := []struct {
+		name, secret, header string
+		body                 []byte
+		at                   time.Time
+		ok                   bool
+	}{
+		{"valid", "whsec_test", sig, body, now, true},
+		{"within tolerance", "whsec_test", sig, body, now.Add(4 * time.Minute), true},
+		{"replayed late", "whsec_test", sig, body, now.Add(6 * time.Minute), false},
+		{"other secret", "whsec_other", sig, body, now, false},
+		{"body changed", "whsec_test", sig, []byte(`{"id":"y"}`), now, false},
+		{"no header", "whsec_test", "", body, now, false},
+		{"rotated: second v1 matches", "whsec_test", sig[:strings.Index(sig, ",")] + ",v1=00," + sig[strings.Index(sig, ",")+1:], body, now, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := webhook.Verify(tt.secret, tt.header, tt.body, tt.at, 5*time.Minute)
+			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, webhook.ErrSignature)) {
+				t.Errorf("Verify = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
