@@ -37,6 +37,8 @@ type Client struct {
 	// RedirectURIs are the absolute URLs the broker may send the user back
 	// to. A request's redirect_uri must equal one of them exactly.
 	RedirectURIs []string
+
+	secretHash string // a registered app's: the hex SHA-256 of its secret
 }
 
 // name returns the name shown on the consent page.
