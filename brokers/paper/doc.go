@@ -137,9 +137,8 @@
 //	limit buy:   when c ≤ limit, at min(limit, c × (1 + s))
 //	limit sell:  when c ≥ limit, at max(limit, c × (1 − s))
 //
-// A notional order fills notional / price of the quantity, truncated to
-// 9 places (rejected if that is 0). Prices are
-// rounded half away from zero to 9 places, charging Config.Commission to
+// A notional order fills a quantity of notional / price, truncated to 9
+// places (it is rejected when that is 0). Prices are rounded half away from zero to 9 places, charging Config.Commission to
 // the cash. A fill moves the order from open to filled in the transaction
 // that changes the cash and the position, with the account locked, and
 // only if the order is still open: an order fills once however many
