@@ -47,6 +47,51 @@
 // invalid_grant, gives an error wrapping [tradekit.ErrUnauthorized]; any
 // other failure of the token endpoint wraps [tradekit.ErrUnavailable].
 //
+// # What the paper broker simulates
+//
+// Tradekit's paper broker fills in every field of [AccountJSON],
+// [PositionJSON] and [OrderJSON], Alpaca's models, as follows.
+//
+// Account. A paper account is a cash account: cash, buying_power,
+// regt_buying_power, effective_buying_power and
+// non_marginable_buying_power are all the cash; multiplier is 1;
+// daytrading_buying_power, bod_dtbp, options_buying_power, accrued_fees,
+// pending_transfer_in, initial_margin, maintenance_margin,
+// last_maintenance_margin, sma, short_market_value and daytrade_count are
+// 0 (nothing is borrowed, shorted, day-trade counted or charged beyond
+// the configured commission, which comes out of the cash at each fill);
+// shorting_enabled, pattern_day_trader and every *_blocked flag are
+// false; status and crypto_status are ACTIVE; balance_asof is yesterday
+// (UTC). equity and portfolio_value are the cash plus the positions
+// valued at Tradekit's latest stored daily closes; last_equity is the
+// equity at the end of yesterday.
+//
+// Position. Always long. current_price is the latest stored close (the
+// average entry price when none is stored), lastday_price the close on or
+// before yesterday; unrealized_plpc is unrealized_pl / cost_basis;
+// unrealized_intraday_pl is (current_price − lastday_price) × qty,
+// unrealized_intraday_plpc that over lastday_price × qty, and change_today
+// (current_price − lastday_price) / lastday_price, each measured from the
+// average entry price when there is no previous close; ratios are
+// rounded to 8 places. qty_available is qty less the open sell orders.
+// asset_marginable is false.
+//
+// Order. Orders fill whole at a stored daily close (with the configured
+// slippage and commission), so filled_qty is 0 or qty and
+// partially_filled never happens. Market, limit and stop orders (a stop
+// triggers when the close reaches its stop price, then fills at that
+// close) are simulated, with time in force day or gtc (paper orders never
+// expire, so expired_at and expires_at are null); notional market day
+// orders fill notional / price, truncated to 9 places, and show qty null.
+// extended_hours is stored and echoed; it changes nothing, since fills
+// are at daily closes. replaced_by, replaces and replaced_at come from
+// PATCH /v2/orders/{id}. order_class is simple; stop_limit and
+// trailing_stop orders, time in force opg, cls, ioc and fok, order
+// classes bracket, oco, oto and mleg, and short sales answer 422 with
+// Alpaca's JSON error, as does anything else not simulated: nothing is
+// silently dropped. trail_price, trail_percent, hwm, failed_at and
+// position_intent stay null or empty.
+//
 // Money and quantities are [decimal.Decimal], decoded from the JSON text
 // exactly, whether Alpaca sends a string ("99872.93", as in most bodies)
 // or a number (as in portfolio history); they never pass through float64.

@@ -25,7 +25,8 @@ var _ brokers.Trader = (*Client)(nil)
 // wrapping [tradekit.ErrConflict] when that order is not o (another
 // symbol, side or quantity).
 func (c *Client) PlaceOrder(ctx context.Context, o brokers.OrderRequest) (brokers.OrderState, error) {
-	body := OrderRequestJSON{Symbol: o.Symbol, Qty: o.Quantity, Side: string(o.Side), Type: string(o.Type),
+	qty := o.Quantity
+	body := OrderRequestJSON{Symbol: o.Symbol, Qty: &qty, Side: string(o.Side), Type: string(o.Type),
 		TimeInForce: "day", LimitPrice: o.LimitPrice, ClientOrderID: o.ClientOrderID}
 	if o.Type == brokers.Limit {
 		body.TimeInForce = "gtc"

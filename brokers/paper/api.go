@@ -1,12 +1,14 @@
 package paper
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
@@ -28,13 +31,30 @@ import (
 //	POST /oauth/token                     authorization_code and refresh_token grants
 //	POST /oauth/revoke                    token revocation (RFC 7009)
 //	GET  /v2/account                      Alpaca's account
-//	GET  /v2/positions                    open positions
-//	GET  /v2/orders                       orders: status, after, until, direction, limit, side, symbols
-//	POST /v2/orders                       place a market or limit order (JSON body, Alpaca's)
-//	GET  /v2/orders/{id}                  one order
-//	GET  /v2/orders:by_client_order_id    one order, by client_order_id
-//	DELETE /v2/orders/{id}                cancel an open order: 204, or 422 when it is not open
+//	GET  /v2/account/configurations       the account's configurations (fixed)
+//	PATCH /v2/account/configurations      accepted when it changes nothing; 422 otherwise
+//	GET  /v2/account/activities[/{type}]  trade activities (FILL)
 //	GET  /v2/account/portfolio/history    daily equity: period, timeframe=1D, date_end
+//	GET  /v2/positions                    open positions
+//	DELETE /v2/positions                  close every position (cancel_orders): 207
+//	GET  /v2/positions/{symbol}           one position, by symbol or asset id
+//	DELETE /v2/positions/{symbol}         close a position, or qty or percentage of it
+//	GET  /v2/orders                       orders: status, after, until, direction, limit, side, symbols, nested
+//	POST /v2/orders                       place an order (JSON body, Alpaca's)
+//	DELETE /v2/orders                     cancel every open order: 207
+//	GET  /v2/orders/{id}                  one order
+//	PATCH /v2/orders/{id}                 replace an open order
+//	DELETE /v2/orders/{id}                cancel an open order: 204, or 422 when it is not open
+//	GET  /v2/orders:by_client_order_id    one order, by client_order_id
+//	GET  /v2/clock                        NYSE's clock, from Tradekit's exchange calendar
+//	GET  /v2/calendar                     NYSE's trading days: start, end
+//	GET  /v2/assets                       Tradekit's assets: status, asset_class, exchange
+//	GET  /v2/assets/{symbol}              one asset, by symbol or id
+//
+// Every other path under /v2 answers Alpaca's JSON error: 422 for what
+// Alpaca serves and the paper broker does not simulate (watchlists,
+// options contracts, corporate actions), 405 for a known path with
+// another method, 404 for anything else.
 //
 // Mount it under its prefix with the prefix stripped:
 //
@@ -46,14 +66,60 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("POST /oauth/token", b.oauth(b.handleToken))
 	mux.Handle("POST /oauth/revoke", b.oauth(b.handleRevoke))
 	mux.Handle("GET /v2/account", b.api(b.handleAccount))
+	mux.Handle("GET /v2/account/configurations", b.api(b.handleConfigurations))
+	mux.Handle("PATCH /v2/account/configurations", b.api(b.handleConfigurationsUpdate))
+	mux.Handle("GET /v2/account/activities", b.api(b.handleActivities))
+	mux.Handle("GET /v2/account/activities/{type}", b.api(b.handleActivities))
+	mux.Handle("GET /v2/account/portfolio/history", b.api(b.handleHistory))
 	mux.Handle("GET /v2/positions", b.api(b.handlePositions))
+	mux.Handle("DELETE /v2/positions", b.api(b.handleCloseAll))
+	mux.Handle("GET /v2/positions/{symbol}", b.api(b.handlePosition))
+	mux.Handle("DELETE /v2/positions/{symbol}", b.api(b.handleClose))
 	mux.Handle("GET /v2/orders", b.api(b.handleOrders))
 	mux.Handle("POST /v2/orders", b.api(b.handlePlace))
+	mux.Handle("DELETE /v2/orders", b.api(b.handleCancelAll))
 	mux.Handle("GET /v2/orders/{id}", b.api(b.handleOrder))
+	mux.Handle("PATCH /v2/orders/{id}", b.api(b.handleReplace))
 	mux.Handle("DELETE /v2/orders/{id}", b.api(b.handleCancel))
 	mux.Handle("GET /v2/orders:by_client_order_id", b.api(b.handleOrderByClientID))
-	mux.Handle("GET /v2/account/portfolio/history", b.api(b.handleHistory))
+	mux.Handle("GET /v2/clock", b.api(b.handleClock))
+	mux.Handle("GET /v2/calendar", b.api(b.handleCalendar))
+	mux.Handle("GET /v2/assets", b.api(b.handleAssets))
+	mux.Handle("GET /v2/assets/{symbol}", b.api(b.handleAsset))
+	for _, p := range []string{"/v2/watchlists", "/v2/watchlists/", "/v2/watchlists:by_name"} {
+		mux.Handle(p, b.api(unsimulated("watchlists")))
+	}
+	mux.Handle("/v2/options/", b.api(unsimulated("options trading")))
+	mux.Handle("/v2/corporate_actions/", b.api(unsimulated("corporate actions")))
+	mux.Handle("/v2/", b.api(func(w http.ResponseWriter, r *http.Request, _ account) error {
+		return unknownRoute(mux, r)
+	}))
 	return mux
+}
+
+// unsimulated returns a handler that answers 422: Alpaca serves what,
+// and the paper broker does not simulate it.
+func unsimulated(what string) func(http.ResponseWriter, *http.Request, account) error {
+	return func(http.ResponseWriter, *http.Request, account) error {
+		return notSimulated("%s", what)
+	}
+}
+
+// unknownRoute returns the error of a request that no route of mux
+// serves: 405 when the path has a route with another method, 404
+// otherwise, both in Alpaca's JSON.
+func unknownRoute(mux *http.ServeMux, r *http.Request) error {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		alt := r.Clone(r.Context())
+		alt.Method = m
+		if _, pattern := mux.Handler(alt); pattern != "/v2/" && pattern != "" {
+			return &apiError{http.StatusMethodNotAllowed, codeMethodNotAllowed, "method not allowed"}
+		}
+	}
+	return &apiError{http.StatusNotFound, codeNotFound, "endpoint not found"}
 }
 
 // The three dialects of the handler's errors: HTML pages for the browser,
@@ -115,10 +181,11 @@ func (b *Broker) oauth(h func(http.ResponseWriter, *http.Request) error) http.Ha
 
 // Alpaca's error codes.
 const (
-	codeUnauthorized = 40110000
-	codeNotFound     = 40410000
-	codeInvalid      = 42210000
-	codeInternal     = 50010000
+	codeUnauthorized     = 40110000
+	codeNotFound         = 40410000
+	codeMethodNotAllowed = 40510000
+	codeInvalid          = 42210000
+	codeInternal         = 50010000
 )
 
 // api adapts a handler of the Alpaca-dialect API: it authenticates the
@@ -194,7 +261,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
-// handleAccount answers GET /v2/account.
+// handleAccount answers GET /v2/account. The account is a cash account:
+// every buying power is the cash, the multiplier 1, the margin fields
+// zero, shorting disabled; see the package doc.
 func (b *Broker) handleAccount(w http.ResponseWriter, r *http.Request, a account) error {
 	vs, long, err := b.valuePositions(r.Context(), a)
 	if err != nil {
@@ -206,27 +275,100 @@ func (b *Broker) handleAccount(w http.ResponseWriter, r *http.Request, a account
 	}
 	equity := a.Cash.Add(long)
 	return writeJSON(w, http.StatusOK, alpaca.AccountJSON{
-		ID:                  a.ID.String(),
-		AccountNumber:       a.Number,
-		Status:              "ACTIVE",
-		Currency:            a.Currency,
-		Cash:                a.Cash,
-		BuyingPower:         a.Cash,
-		PortfolioValue:      equity,
-		Equity:              equity,
-		LastEquity:          last,
-		LongMarketValue:     long,
-		ShortMarketValue:    decimal.Zero,
-		PositionMarketValue: long,
-		CreatedAt:           a.CreatedAt.UTC(),
+		ID:                       a.ID.String(),
+		AccountNumber:            a.Number,
+		Status:                   "ACTIVE",
+		CryptoStatus:             "ACTIVE",
+		Currency:                 a.Currency,
+		Cash:                     a.Cash,
+		BuyingPower:              a.Cash,
+		RegTBuyingPower:          a.Cash,
+		DaytradingBuyingPower:    decimal.Zero,
+		EffectiveBuyingPower:     a.Cash,
+		NonMarginableBuyingPower: a.Cash,
+		OptionsBuyingPower:       decimal.Zero,
+		BodDtbp:                  decimal.Zero,
+		AccruedFees:              decimal.Zero,
+		PendingTransferIn:        decimal.Zero,
+		PortfolioValue:           equity,
+		Equity:                   equity,
+		LastEquity:               last,
+		LongMarketValue:          long,
+		ShortMarketValue:         decimal.Zero,
+		PositionMarketValue:      long,
+		Multiplier:               decimal.New(1, 0),
+		InitialMargin:            decimal.Zero,
+		MaintenanceMargin:        decimal.Zero,
+		LastMaintenanceMargin:    decimal.Zero,
+		SMA:                      decimal.Zero,
+		CreatedAt:                a.CreatedAt.UTC(),
+		BalanceAsOf:              b.today().AddDays(-1).String(),
 	})
 }
 
 // handlePositions answers GET /v2/positions, by symbol.
 func (b *Broker) handlePositions(w http.ResponseWriter, r *http.Request, a account) error {
-	vs, _, err := b.valuePositions(r.Context(), a)
+	out, err := b.positionsJSON(r.Context(), a, "")
 	if err != nil {
 		return err
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// errNoPosition is Alpaca's 404 for a symbol the account does not hold.
+var errNoPosition = &apiError{http.StatusNotFound, codeNotFound, "position does not exist"}
+
+// handlePosition answers GET /v2/positions/{symbol}, where symbol is a
+// symbol or the asset's id.
+func (b *Broker) handlePosition(w http.ResponseWriter, r *http.Request, a account) error {
+	symbol, err := b.positionSymbol(r.Context(), r.PathValue("symbol"))
+	if err != nil {
+		return err
+	}
+	out, err := b.positionsJSON(r.Context(), a, symbol)
+	if err != nil {
+		return err
+	}
+	if len(out) == 0 {
+		return errNoPosition
+	}
+	return writeJSON(w, http.StatusOK, out[0])
+}
+
+// positionSymbol returns the symbol of a path's symbol_or_asset_id.
+func (b *Broker) positionSymbol(ctx context.Context, s string) (string, error) {
+	if id, err := uuid.Parse(s); err == nil {
+		as, err := b.md.Asset(ctx, id)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			return "", errNoPosition
+		}
+		if err != nil {
+			return "", fmt.Errorf("paper: %w", err)
+		}
+		return as.Symbol, nil
+	}
+	return marketdata.NormalizeSymbol(s), nil
+}
+
+// positionsJSON returns the account's positions as Alpaca sends them, or
+// only the one in symbol when it is not "". qty_available is the
+// quantity less that of the open sells; the intraday figures compare
+// with the previous close (lastday_price), or with the average entry
+// price when there is none.
+func (b *Broker) positionsJSON(ctx context.Context, a account, symbol string) ([]alpaca.PositionJSON, error) {
+	vs, _, err := b.valuePositions(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if symbol != "" {
+		vs = slices.DeleteFunc(vs, func(v valued) bool { return v.Symbol != symbol })
+		if len(vs) == 0 {
+			return nil, nil
+		}
+	}
+	open, err := openOrders(ctx, b.db, a.ID, 0)
+	if err != nil {
+		return nil, err
 	}
 	exchanges := map[uuid.UUID]string{}
 	out := make([]alpaca.PositionJSON, 0, len(vs))
@@ -235,21 +377,37 @@ func (b *Broker) handlePositions(w http.ResponseWriter, r *http.Request, a accou
 			Symbol:        v.Symbol,
 			AssetClass:    "us_equity",
 			Qty:           v.Qty,
+			QtyAvailable:  v.Qty,
 			AvgEntryPrice: v.AvgEntryPrice,
 			Side:          "long",
 			CostBasis:     v.Qty.Mul(v.AvgEntryPrice),
 			LastdayPrice:  v.lastday,
 		}
+		for _, o := range open {
+			if o.Symbol == v.Symbol && o.Side == string(brokers.Sell) {
+				p.QtyAvailable = p.QtyAvailable.Sub(o.Qty)
+			}
+		}
+		p.QtyAvailable = decimal.Max(p.QtyAvailable, decimal.Zero)
 		mv, price := v.value, v.price
 		upl := mv.Sub(p.CostBasis)
 		p.MarketValue, p.CurrentPrice, p.UnrealizedPL = &mv, &price, &upl
+		p.UnrealizedPLPC = ratio(upl, p.CostBasis)
+		ref := v.AvgEntryPrice
+		if v.lastday != nil {
+			ref = *v.lastday
+		}
+		ipl := price.Sub(ref).Mul(v.Qty)
+		p.UnrealizedIntradayPL = &ipl
+		p.UnrealizedIntradayPLPC = ratio(ipl, ref.Mul(v.Qty))
+		p.ChangeToday = ratio(price.Sub(ref), ref)
 		if v.asset != nil {
 			p.AssetID, p.AssetClass = v.asset.ID.String(), assetClass(*v.asset)
 			ex, ok := exchanges[v.asset.ExchangeID]
 			if !ok {
-				e, err := b.md.Exchange(r.Context(), v.asset.ExchangeID)
+				e, err := b.md.Exchange(ctx, v.asset.ExchangeID)
 				if err != nil {
-					return fmt.Errorf("paper: %w", err)
+					return nil, fmt.Errorf("paper: %w", err)
 				}
 				ex = e.Symbol
 				exchanges[v.asset.ExchangeID] = ex
@@ -258,7 +416,17 @@ func (b *Broker) handlePositions(w http.ResponseWriter, r *http.Request, a accou
 		}
 		out = append(out, p)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	return out, nil
+}
+
+// ratio returns num / den rounded to pctScale places, and zero when den
+// is zero.
+func ratio(num, den decimal.Decimal) *decimal.Decimal {
+	r := decimal.Zero
+	if !den.IsZero() {
+		r = num.DivRound(den, pctScale)
+	}
+	return &r
 }
 
 // The limits of GET /v2/orders, Alpaca's.

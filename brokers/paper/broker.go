@@ -37,6 +37,8 @@ type Client struct {
 	// RedirectURIs are the absolute URLs the broker may send the user back
 	// to. A request's redirect_uri must equal one of them exactly.
 	RedirectURIs []string
+
+	secretHash string // a registered app's: the hex SHA-256 of its secret
 }
 
 // name returns the name shown on the consent page.
@@ -446,19 +448,35 @@ func assetClass(a marketdata.Asset) string {
 	return "us_equity"
 }
 
-// orderJSON returns o as Alpaca sends it.
+// orderJSON returns o as Alpaca sends it: a notional order has a null
+// qty, as on Alpaca, and its filled_qty once it fills.
 func orderJSON(o order) alpaca.OrderJSON {
 	out := alpaca.OrderJSON{
 		ID: o.ID.String(), ClientOrderID: o.ClientOrderID,
 		CreatedAt: o.CreatedAt.UTC(), UpdatedAt: o.UpdatedAt.UTC(), SubmittedAt: o.SubmittedAt.UTC(),
-		FilledAt: utc(o.FilledAt), CanceledAt: utc(o.CanceledAt),
-		Symbol: o.Symbol, AssetClass: o.AssetClass, Type: o.Type, Side: o.Side,
+		FilledAt: utc(o.FilledAt), CanceledAt: utc(o.CanceledAt), ReplacedAt: utc(o.ReplacedAt),
+		Symbol: o.Symbol, AssetClass: o.AssetClass, OrderClass: o.OrderClass, Type: o.Type, OrderType: o.Type, Side: o.Side,
 		TimeInForce: o.TimeInForce, Status: o.Status,
-		Qty: &o.Qty, FilledQty: o.FilledQty, FilledAvgPrice: o.FilledAvgPrice, LimitPrice: o.LimitPrice,
+		Qty: &o.Qty, Notional: o.Notional, FilledQty: o.FilledQty, FilledAvgPrice: o.FilledAvgPrice,
+		LimitPrice: o.LimitPrice, StopPrice: o.StopPrice, ExtendedHours: o.ExtendedHours,
 		Commission: o.Commission,
+	}
+	if o.Notional != nil {
+		out.Qty = nil
+	}
+	if out.OrderClass == "" {
+		out.OrderClass = "simple"
 	}
 	if o.AssetID != nil {
 		out.AssetID = o.AssetID.String()
+	}
+	if o.ReplacedBy != nil {
+		s := o.ReplacedBy.String()
+		out.ReplacedBy = &s
+	}
+	if o.Replaces != nil {
+		s := o.Replaces.String()
+		out.Replaces = &s
 	}
 	return out
 }

@@ -100,7 +100,7 @@ func TestFill(t *testing.T) {
 			want := alpaca.OrderJSON{
 				ID: o.ID, ClientOrderID: o.ClientOrderID,
 				CreatedAt: wantAt, UpdatedAt: wantAt, SubmittedAt: wantAt, FilledAt: &wantAt,
-				Symbol: "MEGACORP", AssetClass: "us_equity", Type: "market", Side: string(st.side),
+				Symbol: "MEGACORP", AssetClass: "us_equity", OrderClass: "simple", Type: "market", OrderType: "market", Side: string(st.side),
 				TimeInForce: "day", Status: "filled", Qty: dp(st.qty), FilledQty: d(st.qty), FilledAvgPrice: dp(st.price),
 			}
 			if diff := cmp.Diff(want, o); diff != "" {
@@ -126,8 +126,10 @@ func TestFill(t *testing.T) {
 			// No stored price: the position counts at its average entry price.
 			wantPos := []alpaca.PositionJSON{{
 				Symbol: "MEGACORP", AssetClass: "us_equity", Side: "long",
-				Qty: d(st.wantQty), AvgEntryPrice: d(st.wantAvg), CostBasis: d(st.wantCost),
-				MarketValue: dp(st.wantVal), CurrentPrice: dp(st.wantAvg), UnrealizedPL: dp("0"),
+				Qty: d(st.wantQty), QtyAvailable: d(st.wantQty), AvgEntryPrice: d(st.wantAvg), CostBasis: d(st.wantCost),
+				MarketValue: dp(st.wantVal), CurrentPrice: dp(st.wantAvg), UnrealizedPL: dp("0"), UnrealizedPLPC: dp("0"),
+				// No previous close: the day's change is measured from the average entry price.
+				UnrealizedIntradayPL: dp("0"), UnrealizedIntradayPLPC: dp("0"), ChangeToday: dp("0"),
 			}}
 			if diff := cmp.Diff(wantPos, ps); diff != "" {
 				t.Errorf("step %d: positions mismatch (-want +got):\n%s", i, diff)
@@ -268,14 +270,20 @@ func TestValuation(t *testing.T) {
 		}
 		want := []alpaca.PositionJSON{
 			{AssetID: acme.ID.String(), Symbol: "ACME", Exchange: "NYSE", AssetClass: "us_equity",
-				Qty: d("60"), AvgEntryPrice: d("10.25"), Side: "long", MarketValue: dp("667.5"), CostBasis: d("615"),
-				UnrealizedPL: dp("52.5"), CurrentPrice: dp("11.125"), LastdayPrice: dp("11.125")},
+				Qty: d("60"), QtyAvailable: d("60"), AvgEntryPrice: d("10.25"), Side: "long", MarketValue: dp("667.5"), CostBasis: d("615"),
+				UnrealizedPL: dp("52.5"), UnrealizedPLPC: dp("0.08536585"), // 52.5 / 615 to 8 places
+				UnrealizedIntradayPL: dp("0"), UnrealizedIntradayPLPC: dp("0"), ChangeToday: dp("0"),
+				CurrentPrice: dp("11.125"), LastdayPrice: dp("11.125")},
 			{AssetID: old.ID.String(), Symbol: "OLD", Exchange: "NYSE", AssetClass: "us_equity",
-				Qty: d("1"), AvgEntryPrice: d("40"), Side: "long", MarketValue: dp("42"), CostBasis: d("40"),
-				UnrealizedPL: dp("2"), CurrentPrice: dp("42"), LastdayPrice: dp("42")},
+				Qty: d("1"), QtyAvailable: d("1"), AvgEntryPrice: d("40"), Side: "long", MarketValue: dp("42"), CostBasis: d("40"),
+				UnrealizedPL: dp("2"), UnrealizedPLPC: dp("0.05"),
+				UnrealizedIntradayPL: dp("0"), UnrealizedIntradayPLPC: dp("0"), ChangeToday: dp("0"),
+				CurrentPrice: dp("42"), LastdayPrice: dp("42")},
 			{Symbol: "ZZZZ", AssetClass: "us_equity",
-				Qty: d("10"), AvgEntryPrice: d("5.5"), Side: "long", MarketValue: dp("55"), CostBasis: d("55"),
-				UnrealizedPL: dp("0"), CurrentPrice: dp("5.5")},
+				Qty: d("10"), QtyAvailable: d("10"), AvgEntryPrice: d("5.5"), Side: "long", MarketValue: dp("55"), CostBasis: d("55"),
+				UnrealizedPL: dp("0"), UnrealizedPLPC: dp("0"),
+				UnrealizedIntradayPL: dp("0"), UnrealizedIntradayPLPC: dp("0"), ChangeToday: dp("0"),
+				CurrentPrice: dp("5.5")},
 		}
 		if diff := cmp.Diff(want, ps); diff != "" {
 			t.Errorf("GET /v2/positions mismatch (-want +got):\n%s", diff)
@@ -283,10 +291,14 @@ func TestValuation(t *testing.T) {
 		var a alpaca.AccountJSON
 		e.get(t, at, "/v2/account", &a)
 		wantAcct := alpaca.AccountJSON{
-			ID: a.ID, AccountNumber: a.AccountNumber, Status: "ACTIVE", Currency: "USD",
+			ID: a.ID, AccountNumber: a.AccountNumber, Status: "ACTIVE", CryptoStatus: "ACTIVE", Currency: "USD",
 			Cash: d("99320"), BuyingPower: d("99320"), PortfolioValue: d("100084.5"), Equity: d("100084.5"),
+			// A cash account: every buying power is the cash, nothing is borrowed.
+			RegTBuyingPower: d("99320"), EffectiveBuyingPower: d("99320"), NonMarginableBuyingPower: d("99320"),
+			DaytradingBuyingPower: d("0"), OptionsBuyingPower: d("0"), BodDtbp: d("0"), AccruedFees: d("0"), PendingTransferIn: d("0"),
+			Multiplier: d("1"), InitialMargin: d("0"), MaintenanceMargin: d("0"), LastMaintenanceMargin: d("0"), SMA: d("0"),
 			LastEquity: d("100089.5"), LongMarketValue: d("764.5"), ShortMarketValue: d("0"), PositionMarketValue: d("764.5"),
-			CreatedAt: t0,
+			CreatedAt: t0, BalanceAsOf: "2026-03-05",
 		}
 		if diff := cmp.Diff(wantAcct, a); diff != "" {
 			t.Errorf("GET /v2/account mismatch (-want +got):\n%s", diff)

@@ -69,33 +69,61 @@
 // The scopes a client may ask for are Alpaca's: account:write, trading
 // and data. Every access token reads its account whatever its scopes.
 //
+// # Third-party apps
+//
+// Besides the clients of Config.Clients (Tradekit itself), the broker
+// accepts the apps registered in the database with [CreateApp] (the
+// command `tradekit paper apps create --name NAME --redirect-uri URI`):
+// each has a client_id "app_…" and a secret of 256 random bits, shown
+// once and stored as its SHA-256. [DeleteApp] unregisters an app and
+// revokes its tokens. An app connects accounts through the same consent
+// flow, PKCE S256 and CSRF defences as Tradekit, so Alpaca's own SDKs,
+// given the broker's base URL and the app's access token, work
+// unchanged.
+//
 // # The account
 //
-// The API (GET /v2/account, /v2/positions, /v2/orders and
-// /v2/account/portfolio/history, and the order endpoints below) answers with the types of package
-// brokers/alpaca, decimals as JSON strings, and 401 {"code": 40110000,
-// "message": "request is not authorized"} for a missing, unknown,
-// expired or revoked access token.
+// The API speaks Alpaca's Trading API v2 (see [Broker.Handler] for the
+// routes) with the types of package brokers/alpaca, decimals as JSON
+// strings, and Alpaca's JSON errors {"code", "message"} on every path
+// under /v2: 401 (code 40110000, "request is not authorized") for a
+// missing, unknown, expired or revoked access token; 404 (40410000) for
+// an unknown path or object; 405 (40510000) for a known path with another
+// method; 422 (42210000) for invalid input and for what the paper broker
+// does not simulate (watchlists, options, corporate actions, stop_limit
+// and trailing_stop orders, time in force opg, cls, ioc and fok, order
+// classes bracket, oco, oto and mleg, short sales, changing the account
+// configurations). Package brokers/alpaca's doc lists how each field of
+// the account, positions and orders is simulated.
 //
 // An account holds cash and long positions; there is no margin and no
-// short selling, so buying power is the cash.
+// short selling, so buying power is the cash. The clock and the calendar
+// are NYSE's, from Tradekit's exchange calendars (package
+// marketdata/calendar); the assets are Tradekit's asset table; the
+// activities are the fills (FILL).
 //
 // # Orders
 //
-// POST /v2/orders takes Alpaca's body for market and limit orders on the
-// symbols of Tradekit assets that have a stored close; time in force day
-// or gtc is kept, and paper orders never expire. An order is open (status
-// new) until the matching engine fills it or the owner cancels it
-// (DELETE /v2/orders/{id}: 204, or 422 "order is not cancelable"). With
-// the account locked, placement refuses with 403 and Alpaca's code
-// 40310000 a buy whose cost, added to that of the account's open buys,
-// exceeds the cash ("insufficient buying power"), and a sell of more than
-// the position less the open sells ("insufficient qty available for
-// order"). An order's cost is its quantity at its limit price, or at the
-// fill price of the latest close for a market order, plus the
-// commission. A client_order_id is unique per account (422, code
-// 40010001, for a second order with it); GET
-// /v2/orders:by_client_order_id finds an order by it.
+// POST /v2/orders takes Alpaca's body for market, limit and stop orders,
+// by qty or, for market day orders, by notional, on the symbols of
+// Tradekit assets that have a stored close; time in force day or gtc is
+// kept, and paper orders never expire. An order is open (status new)
+// until the matching engine fills it or the owner cancels it (DELETE
+// /v2/orders/{id}: 204, or 422 "order is not cancelable"), cancels all
+// (DELETE /v2/orders: 207) or replaces it (PATCH /v2/orders/{id}: the old
+// order becomes replaced, the new one replaces it). With the account
+// locked, placement refuses with 403 and Alpaca's code 40310000 a buy
+// whose cost, added to that of the account's open buys, exceeds the cash
+// ("insufficient buying power"), and a sell of more than the position
+// less the open sells ("insufficient qty available for order"). An
+// order's cost is its notional, or its quantity at its limit price, or at
+// the fill price of the latest close (or of its stop price, when higher)
+// for a market or stop order, plus the commission. A client_order_id is
+// unique per account (422, code 40010001, for a second order with it);
+// GET /v2/orders:by_client_order_id finds an order by it. DELETE
+// /v2/positions/{symbol} places a market sell of the position, or of its
+// qty or percentage; DELETE /v2/positions closes them all (207),
+// cancelling the open orders first with cancel_orders=true.
 //
 // The matching engine ([Broker.Match], run by [Broker.Run] every
 // Config.MatchInterval and at once after a placement) fills each open
@@ -104,10 +132,13 @@
 //
 //	market buy:  at c × (1 + s)
 //	market sell: at c × (1 − s)
+//	stop buy:    when c ≥ stop, at c × (1 + s)
+//	stop sell:   when c ≤ stop, at c × (1 − s)
 //	limit buy:   when c ≤ limit, at min(limit, c × (1 + s))
 //	limit sell:  when c ≥ limit, at max(limit, c × (1 − s))
 //
-// rounded half away from zero to 9 places, charging Config.Commission to
+// A notional order fills a quantity of notional / price, truncated to 9
+// places (it is rejected when that is 0). Prices are rounded half away from zero to 9 places, charging Config.Commission to
 // the cash. A fill moves the order from open to filled in the transaction
 // that changes the cash and the position, with the account locked, and
 // only if the order is still open: an order fills once however many

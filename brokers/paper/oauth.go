@@ -119,14 +119,17 @@ type authRequest struct {
 // parseAuthRequest reads an authorization request from the query (GET) or
 // the form (POST). It checks the client and the redirect URI only: an
 // error about them must be shown to the user, never sent to the URI.
-func (b *Broker) parseAuthRequest(v url.Values) (authRequest, error) {
+func (b *Broker) parseAuthRequest(ctx context.Context, v url.Values) (authRequest, error) {
 	for _, k := range []string{"client_id", "redirect_uri"} {
 		if len(v[k]) > 1 {
 			return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("The request repeats the parameter %s.", k)}
 		}
 	}
 	id := v.Get("client_id")
-	c, ok := b.clients[id]
+	c, ok, err := b.client(ctx, id)
+	if err != nil {
+		return authRequest{}, err
+	}
 	if id == "" || !ok {
 		return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("The application that sent you here is not registered with this broker (client_id %s), so you were not sent back to it.", tradekit.Quote(id))}
 	}
@@ -278,7 +281,7 @@ type errorPage struct {
 // handleAuthorizeShow answers GET /oauth/authorize with the consent page.
 func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	ar, err := b.parseAuthRequest(q)
+	ar, err := b.parseAuthRequest(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -350,7 +353,7 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 		return &pageError{http.StatusBadRequest, "The form could not be read."}
 	}
 	f := r.PostForm
-	ar, err := b.parseAuthRequest(f)
+	ar, err := b.parseAuthRequest(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -523,13 +526,14 @@ func (b *Broker) authenticateClient(w http.ResponseWriter, r *http.Request) (Cli
 		}
 		id, secret = u, p
 	}
-	c, ok := b.clients[id]
-	want := c.Secret
-	if !ok {
-		want = "\x00" // compare anyway, so that an unknown client takes as long
+	c, ok, err := b.client(r.Context(), id)
+	if err != nil {
+		return Client{}, err
 	}
-	gotSum, wantSum := sha256.Sum256([]byte(secret)), sha256.Sum256([]byte(want))
-	if subtle.ConstantTimeCompare(gotSum[:], wantSum[:]) != 1 || !ok {
+	if !ok {
+		c = Client{Secret: "\x00"} // compare anyway, so that an unknown client takes as long
+	}
+	if !c.checkSecret(secret) || !ok {
 		return Client{}, errInvalidClient
 	}
 	return c, nil

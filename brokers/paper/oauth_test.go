@@ -135,9 +135,10 @@ func TestOAuthFlow(t *testing.T) {
 		}
 		hundredK := decimal.RequireFromString("100000")
 		want := alpaca.AccountJSON{
-			ID: a.ID, AccountNumber: a.AccountNumber, Status: "ACTIVE", Currency: "USD",
+			ID: a.ID, AccountNumber: a.AccountNumber, Status: "ACTIVE", CryptoStatus: "ACTIVE", Currency: "USD",
 			Cash: hundredK, BuyingPower: hundredK, PortfolioValue: hundredK, Equity: hundredK, LastEquity: hundredK,
-			CreatedAt: t0,
+			RegTBuyingPower: hundredK, EffectiveBuyingPower: hundredK, NonMarginableBuyingPower: hundredK,
+			Multiplier: decimal.New(1, 0), CreatedAt: t0, BalanceAsOf: "2026-03-01",
 		}
 		if diff := cmp.Diff(want, a); diff != "" {
 			t.Errorf("GET /v2/account mismatch (-want +got):\n%s", diff)

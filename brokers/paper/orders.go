@@ -27,6 +27,7 @@ const (
 	statusFilled   = "filled"
 	statusCanceled = "canceled"
 	statusRejected = "rejected"
+	statusReplaced = "replaced"
 )
 
 // maxClientOrderID is the longest client_order_id, Alpaca's limit.
@@ -81,6 +82,19 @@ func (b *Broker) fillPrice(side string, close decimal.Decimal, limit *decimal.De
 	return price, true
 }
 
+// orderFill returns the price at which the open order o fills at the
+// latest close, and whether it fills: a stop order triggers when the
+// close reaches its stop price (a buy's at or above it, a sell's at or
+// below) and then fills as a market order at that close.
+func (b *Broker) orderFill(o *order, close decimal.Decimal) (decimal.Decimal, bool) {
+	if o.Type == "stop" && o.StopPrice != nil {
+		if o.Side == string(brokers.Buy) && close.LessThan(*o.StopPrice) || o.Side == string(brokers.Sell) && close.GreaterThan(*o.StopPrice) {
+			return decimal.Decimal{}, false
+		}
+	}
+	return b.fillPrice(o.Side, close, o.LimitPrice)
+}
+
 // Place places an order in the account with the given id, as POST
 // /v2/orders does, and returns it open (status "new"); the matching
 // engine ([Broker.Match]) fills it. Only market and limit orders on
@@ -126,29 +140,107 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 	return orderJSON(*o), nil
 }
 
+// notSimulated returns the 422 of a request for something the paper
+// broker does not simulate, in Alpaca's words where it has them.
+func notSimulated(format string, args ...any) error {
+	return &apiError{http.StatusUnprocessableEntity, codeInvalid, fmt.Sprintf(format, args...) + ": not simulated by the paper broker"}
+}
+
+// checkRequest checks an order request's fields against each other, as
+// Alpaca does, and refuses (422) what the paper broker does not
+// simulate: order classes but simple, trailing_stop and stop_limit
+// orders, and time in force but day and gtc.
+func checkRequest(req alpaca.OrderRequestJSON) error {
+	param := func(name, msg string) error { return &tradekit.ParamError{Param: name, Msg: msg} }
+	positive := func(name string, v *decimal.Decimal) error {
+		if v != nil && (!v.IsPositive() || !fits(*v, qtyScale)) {
+			return param(name, "must be positive, with at most 9 decimal places")
+		}
+		return nil
+	}
+	switch req.OrderClass {
+	case "", "simple":
+		if req.TakeProfit != nil || req.StopLoss != nil {
+			return param("order_class", "take_profit and stop_loss need order_class bracket, oto or oco")
+		}
+	case "bracket", "oto", "oco":
+		return notSimulated("order_class %s", req.OrderClass)
+	case "mleg":
+		return notSimulated("multi-leg option orders")
+	default:
+		return param("order_class", "must be simple, bracket, oco, oto or mleg")
+	}
+	if len(req.Legs) > 0 {
+		return notSimulated("multi-leg option orders")
+	}
+	switch req.Side {
+	case string(brokers.Buy), string(brokers.Sell):
+	default:
+		return param("side", "must be buy or sell")
+	}
+	switch req.PositionIntent {
+	case "", "buy_to_open", "sell_to_close":
+	case "buy_to_close", "sell_to_open":
+		return notSimulated("short selling")
+	default:
+		return param("position_intent", "must be buy_to_open, buy_to_close, sell_to_open or sell_to_close")
+	}
+	switch req.Type {
+	case "market", "limit", "stop":
+	case "stop_limit", "trailing_stop":
+		return notSimulated("order type %s", req.Type)
+	default:
+		return param("type", "must be market, limit, stop, stop_limit or trailing_stop")
+	}
+	switch req.TimeInForce {
+	case "day", "gtc":
+	case "opg", "cls", "ioc", "fok", "gtx", "gtd":
+		return notSimulated("time_in_force %s", req.TimeInForce)
+	default:
+		return param("time_in_force", "must be day, gtc, opg, cls, ioc or fok")
+	}
+	for _, p := range []struct {
+		name string
+		v    *decimal.Decimal
+	}{{"qty", req.Qty}, {"notional", req.Notional}, {"limit_price", req.LimitPrice}, {"stop_price", req.StopPrice}} {
+		if err := positive(p.name, p.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case (req.Qty == nil) == (req.Notional == nil):
+		return param("qty", "qty or notional is required, not both")
+	case req.Notional != nil && req.Type != "market":
+		return notSimulated("notional %s orders", req.Type)
+	case req.Notional != nil && req.TimeInForce != "day":
+		return param("time_in_force", "fractional orders must be DAY orders")
+	case req.Type == "limit" && req.LimitPrice == nil:
+		return param("limit_price", "is required for a limit order")
+	case req.Type != "limit" && req.LimitPrice != nil:
+		return param("limit_price", "is only allowed on a limit order")
+	case req.Type == "stop" && req.StopPrice == nil:
+		return param("stop_price", "is required for a stop order")
+	case req.Type != "stop" && req.StopPrice != nil:
+		return param("stop_price", "is only allowed on a stop order")
+	case req.TrailPrice != nil || req.TrailPercent != nil:
+		return param("trail_price", "trail_price and trail_percent are only allowed on a trailing_stop order")
+	case req.ExtendedHours && (req.Type != "limit" || req.TimeInForce != "day"):
+		return param("extended_hours", "extended hours orders must be DAY limit orders")
+	case len(req.ClientOrderID) > maxClientOrderID:
+		return param("client_order_id", fmt.Sprintf("must be at most %d characters", maxClientOrderID))
+	}
+	return nil
+}
+
 // newOrder checks req and returns the open order it asks for, and the
 // latest close of its asset.
 func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, decimal.Decimal, error) {
 	symbol := marketdata.NormalizeSymbol(req.Symbol)
-	switch {
-	case symbol == "":
+	if symbol == "" {
 		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
-	case req.Side != string(brokers.Buy) && req.Side != string(brokers.Sell):
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "side", Msg: "must be buy or sell"}
-	case req.Type != string(brokers.Market) && req.Type != string(brokers.Limit):
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "type", Msg: "must be market or limit: the paper broker takes no other"}
-	case req.TimeInForce != "day" && req.TimeInForce != "gtc":
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "time_in_force", Msg: "must be day or gtc"}
-	case !req.Qty.IsPositive() || !fits(req.Qty, qtyScale):
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "qty", Msg: "must be positive, with at most 9 decimal places"}
-	case req.Type == string(brokers.Limit) && req.LimitPrice == nil:
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "limit_price", Msg: "is required for a limit order"}
-	case req.Type == string(brokers.Market) && req.LimitPrice != nil:
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "limit_price", Msg: "is not allowed on a market order"}
-	case req.LimitPrice != nil && (!req.LimitPrice.IsPositive() || !fits(*req.LimitPrice, qtyScale)):
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "limit_price", Msg: "must be positive, with at most 9 decimal places"}
-	case len(req.ClientOrderID) > maxClientOrderID:
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "client_order_id", Msg: fmt.Sprintf("must be at most %d characters", maxClientOrderID)}
+	}
+	if err := checkRequest(req); err != nil {
+		return nil, decimal.Decimal{}, err
 	}
 	a, err := b.md.AssetBySymbol(ctx, symbol)
 	if errors.Is(err, tradekit.ErrNotFound) {
@@ -167,8 +259,12 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	id := uuid.New()
 	o := &order{
 		ID: id, AccountID: accountID, ClientOrderID: req.ClientOrderID, AssetID: &a.ID, Symbol: symbol, AssetClass: assetClass(a),
-		Side: req.Side, Type: req.Type, TimeInForce: req.TimeInForce, Status: statusNew, Qty: req.Qty, FilledQty: decimal.Zero,
-		LimitPrice: req.LimitPrice, CreatedAt: now, UpdatedAt: now, SubmittedAt: now,
+		Side: req.Side, Type: req.Type, TimeInForce: req.TimeInForce, Status: statusNew, Qty: decimal.Zero, FilledQty: decimal.Zero,
+		LimitPrice: req.LimitPrice, StopPrice: req.StopPrice, Notional: req.Notional, ExtendedHours: req.ExtendedHours,
+		OrderClass: "simple", CreatedAt: now, UpdatedAt: now, SubmittedAt: now,
+	}
+	if req.Qty != nil {
+		o.Qty = *req.Qty
 	}
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = id.String()
@@ -184,14 +280,24 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 		if err != nil {
 			return err
 		}
+		// A notional sell's quantity is estimated at the latest close, the
+		// close its fill will most likely see.
+		qty := func(x *order) decimal.Decimal {
+			if x.Notional == nil {
+				return x.Qty
+			}
+			price, _ := b.fillPrice(x.Side, last, nil)
+			q, _ := x.Notional.QuoRem(price, qtyScale)
+			return q
+		}
 		available := p.Qty
-		for _, x := range open {
-			if x.Side == string(brokers.Sell) && x.Symbol == o.Symbol {
-				available = available.Sub(x.Qty)
+		for i := range open {
+			if x := &open[i]; x.Side == string(brokers.Sell) && x.Symbol == o.Symbol {
+				available = available.Sub(qty(x))
 			}
 		}
-		if o.Qty.GreaterThan(available) {
-			return refused("insufficient qty available for order (requested: %s, available: %s)", o.Qty, decimal.Max(available, decimal.Zero))
+		if want := qty(o); want.GreaterThan(available) {
+			return refused("insufficient qty available for order (requested: %s, available: %s)", want, decimal.Max(available, decimal.Zero))
 		}
 		return nil
 	}
@@ -200,7 +306,12 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 	// could wait for a connection that the writers queued behind this
 	// transaction hold.
 	md := marketdata.NewStore(db)
+	// A buy costs its notional, or its quantity at its limit, or at the
+	// fill price of the latest close (of its stop price, when higher).
 	cost := func(x *order) (decimal.Decimal, error) {
+		if x.Notional != nil {
+			return x.Notional.Add(b.commission), nil
+		}
 		price := x.LimitPrice
 		if price == nil {
 			c, ok := closes[*x.AssetID]
@@ -210,6 +321,9 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 					return decimal.Decimal{}, fmt.Errorf("paper: %w", err)
 				}
 				c, closes[*x.AssetID] = p.Close, p.Close
+			}
+			if x.StopPrice != nil {
+				c = decimal.Max(c, *x.StopPrice)
 			}
 			fill, _ := b.fillPrice(x.Side, c, nil)
 			price = &fill
@@ -313,7 +427,7 @@ func (b *Broker) Match(ctx context.Context) (int, error) {
 		if c == nil {
 			continue
 		}
-		price, ok := b.fillPrice(o.Side, *c, o.LimitPrice)
+		price, ok := b.orderFill(o, *c)
 		if !ok {
 			continue
 		}
@@ -342,6 +456,14 @@ func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) 
 			return err
 		}
 		now := b.clock()
+		if o.Notional != nil {
+			o.Qty, _ = o.Notional.QuoRem(price, qtyScale)
+			if !o.Qty.IsPositive() {
+				o.Status, o.UpdatedAt = statusRejected, now
+				_, err := closeOrder(ctx, tx, o)
+				return err
+			}
+		}
 		cash, h, err := apply(a.Cash, holding{Qty: p.Qty, Avg: p.AvgEntryPrice}, o.Symbol, brokers.Side(o.Side), o.Qty, price, b.commission)
 		if errors.Is(err, tradekit.ErrRejected) || err == nil && (!fits(cash, avgScale) || !fits(h.Avg, avgScale) || !fits(h.Qty, avgScale)) {
 			o.Status, o.UpdatedAt = statusRejected, now
@@ -353,7 +475,7 @@ func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) 
 		}
 		commission := b.commission
 		o.Status, o.FilledQty, o.FilledAvgPrice, o.Commission, o.FilledAt, o.UpdatedAt = statusFilled, o.Qty, &price, &commission, &now, now
-		if ok, err := closeOrder(ctx, tx, o, "filled_qty", "filled_avg_price", "commission", "filled_at"); err != nil || !ok {
+		if ok, err := closeOrder(ctx, tx, o, "qty", "filled_qty", "filled_avg_price", "commission", "filled_at"); err != nil || !ok {
 			return err // filled or cancelled meanwhile: nothing else changes
 		}
 		if err := updateCash(ctx, tx, o.AccountID, cash); err != nil {
@@ -423,4 +545,144 @@ func (b *Broker) handleCancel(w http.ResponseWriter, r *http.Request, a account)
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// Replace replaces the account's open order id with a new order, as
+// PATCH /v2/orders/{id} does: the new order is the old one with the
+// fields req sets (qty, limit_price, stop_price, time_in_force,
+// client_order_id), and replaces it; the old one becomes "replaced",
+// with replaced_by and replaced_at. In one transaction, with the account
+// locked, the new order is checked as [Broker.Place] checks an order,
+// beside the account's other open orders. The error wraps
+// [tradekit.ErrNotFound] for an order the account does not have, and is
+// a 422 for one that is not open or a change that is not allowed.
+func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpaca.ReplaceRequestJSON) (alpaca.OrderJSON, error) {
+	old, err := orderByID(ctx, b.db, accountID, id)
+	if err != nil {
+		return alpaca.OrderJSON{}, err
+	}
+	if old.Status != statusNew {
+		return alpaca.OrderJSON{}, &apiError{http.StatusUnprocessableEntity, codeInvalid, "order is not replaceable: it is " + old.Status}
+	}
+	if req.Trail != nil {
+		return alpaca.OrderJSON{}, &tradekit.ParamError{Param: "trail", Msg: "is only allowed on a trailing_stop order"}
+	}
+	nr := alpaca.OrderRequestJSON{Symbol: old.Symbol, Side: old.Side, Type: old.Type, TimeInForce: old.TimeInForce,
+		LimitPrice: old.LimitPrice, StopPrice: old.StopPrice, ExtendedHours: old.ExtendedHours, ClientOrderID: req.ClientOrderID}
+	if old.Notional != nil {
+		nr.Notional = old.Notional
+		if req.Qty != nil {
+			return alpaca.OrderJSON{}, &tradekit.ParamError{Param: "qty", Msg: "cannot be set on a notional order"}
+		}
+	} else {
+		q := old.Qty
+		nr.Qty = &q
+	}
+	if req.Qty != nil {
+		nr.Qty = req.Qty
+	}
+	if req.LimitPrice != nil {
+		nr.LimitPrice = req.LimitPrice
+	}
+	if req.StopPrice != nil {
+		nr.StopPrice = req.StopPrice
+	}
+	if req.TimeInForce != "" {
+		nr.TimeInForce = req.TimeInForce
+	}
+	o, last, err := b.newOrder(ctx, accountID, nr)
+	if err != nil {
+		return alpaca.OrderJSON{}, err
+	}
+	o.Replaces = &old.ID
+	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		a, err := accountByID(ctx, tx, accountID, true)
+		if err != nil {
+			return err
+		}
+		now := b.clock()
+		old.Status, old.ReplacedBy, old.ReplacedAt, old.UpdatedAt = statusReplaced, &o.ID, &now, now
+		ok, err := closeOrder(ctx, tx, &old, "replaced_by", "replaced_at")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &apiError{http.StatusUnprocessableEntity, codeInvalid, "order is not replaceable: it is no longer open"}
+		}
+		open, dup, err := openOrdersAnd(ctx, tx, accountID, o.ClientOrderID)
+		if err != nil {
+			return err
+		}
+		if dup {
+			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
+		}
+		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
+			return err
+		}
+		return insertOrder(ctx, tx, o)
+	})
+	if err != nil {
+		return alpaca.OrderJSON{}, err
+	}
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+	return orderJSON(*o), nil
+}
+
+// handleReplace answers PATCH /v2/orders/{id} with the new order.
+func (b *Broker) handleReplace(w http.ResponseWriter, r *http.Request, a account) error {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("paper: %w", tradekit.ErrNotFound)
+	}
+	var req alpaca.ReplaceRequestJSON
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxOrderBody)).Decode(&req); err != nil {
+		return &tradekit.ParamError{Param: "body", Msg: "must be an order replacement as JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	o, err := b.Replace(r.Context(), a.ID, id, req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, o)
+}
+
+// handleCancelAll answers DELETE /v2/orders: it cancels every open order
+// of the account and answers 207 with one item per order, Alpaca's
+// {"id", "status", "body"}: 200 and the canceled order, or the error of
+// an order that filled meanwhile.
+func (b *Broker) handleCancelAll(w http.ResponseWriter, r *http.Request, a account) error {
+	out, err := b.cancelAll(r.Context(), a.ID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusMultiStatus, out)
+}
+
+// cancelAll cancels the account's open orders and returns one item per
+// order.
+func (b *Broker) cancelAll(ctx context.Context, accountID uuid.UUID) ([]alpaca.MultiStatusJSON, error) {
+	open, err := openOrders(ctx, b.db, accountID, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]alpaca.MultiStatusJSON, 0, len(open))
+	for _, o := range open {
+		err := b.Cancel(ctx, accountID, o.ID)
+		var ae *apiError
+		switch {
+		case err == nil:
+			c, err := orderByID(ctx, b.db, accountID, o.ID)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, alpaca.MultiStatusJSON{ID: o.ID.String(), Status: http.StatusOK, Body: orderJSON(c)})
+		case errors.As(err, &ae):
+			out = append(out, alpaca.MultiStatusJSON{ID: o.ID.String(), Status: ae.status, Body: alpaca.ErrorJSON{Code: ae.code, Message: ae.msg}})
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -127,10 +127,12 @@ func TestPlaceAndMatch(t *testing.T) {
 		}
 		for _, o := range []brokers.OrderRequest{
 			{Symbol: "NOPE", Side: brokers.Buy, Type: brokers.Market, Quantity: d("1")},
-			{Symbol: "ACME", Side: brokers.Buy, Type: "stop", Quantity: d("1")},
+			{Symbol: "ACME", Side: brokers.Buy, Type: "stop", Quantity: d("1")}, // no stop price
+			{Symbol: "ACME", Side: brokers.Buy, Type: "trailing_stop", Quantity: d("1")},
 			{Symbol: "ACME", Side: brokers.Buy, Type: brokers.Market, Quantity: d("0.0000000001")},
 		} {
-			if _, err := c.PlaceOrder(ctx, o); !errors.As(err, &re) || !strings.Contains(re.Reason, "must") && !strings.Contains(re.Reason, "not traded") {
+			if _, err := c.PlaceOrder(ctx, o); !errors.As(err, &re) || !strings.Contains(re.Reason, "must") && !strings.Contains(re.Reason, "not traded") &&
+				!strings.Contains(re.Reason, "required") && !strings.Contains(re.Reason, "not simulated") {
 				t.Errorf("PlaceOrder(%+v): %v, want a refusal", o, err)
 			}
 		}

@@ -66,6 +66,14 @@ type order struct {
 	FilledQty      decimal.Decimal  `bun:"filled_qty"`
 	FilledAvgPrice *decimal.Decimal `bun:"filled_avg_price"`
 	LimitPrice     *decimal.Decimal `bun:"limit_price"`
+	StopPrice      *decimal.Decimal `bun:"stop_price"`
+	Notional       *decimal.Decimal `bun:"notional"` // a notional order's amount; Qty is 0 until it fills
+	ExtendedHours  bool             `bun:"extended_hours"`
+	OrderClass     string           `bun:"order_class"` // "simple", "bracket", "oto"
+	ParentID       *uuid.UUID       `bun:"parent_id"`   // a leg's parent order
+	Replaces       *uuid.UUID       `bun:"replaces"`
+	ReplacedBy     *uuid.UUID       `bun:"replaced_by"`
+	ReplacedAt     *time.Time       `bun:"replaced_at"`
 	Commission     *decimal.Decimal `bun:"commission"`
 	CreatedAt      time.Time        `bun:"created_at"`
 	UpdatedAt      time.Time        `bun:"updated_at"`
@@ -224,6 +232,9 @@ func lastOrder(ctx context.Context, db bun.IDB, accountID uuid.UUID) (order, boo
 // latest order (the account's row is locked: see [accountByID]), and sets
 // o.Seq.
 func insertOrder(ctx context.Context, db bun.IDB, o *order) error {
+	if o.OrderClass == "" {
+		o.OrderClass = "simple"
+	}
 	_, err := db.NewInsert().Model(o).
 		Value("seq", "(SELECT coalesce(max(seq), 0) + 1 FROM paper_orders WHERE account_id = ?)", o.AccountID).
 		Returning("seq").Exec(ctx, &o.Seq)

@@ -29,6 +29,9 @@ commands:
   users create        create a dashboard user; the password is read from stdin (--email, --name, --plan, --admin, --account-of, --db)
   users set-password  set a user's dashboard password, read from stdin (--email, --db)
   users list          list the users of an account (--account-of, --db)
+  paper apps create   register a third-party app with the paper broker (--name, --redirect-uri, --db)
+  paper apps list     list the apps registered with the paper broker (--db)
+  paper apps delete   unregister an app and revoke its tokens (--id, --db)
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
   import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
                import daily OHLCV from CSV, creating the asset when unknown; re-imports update
@@ -82,6 +85,8 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return e.importCmd(ctx, rest)
 	case "profiles":
 		return e.profilesCmd(ctx, rest)
+	case "paper":
+		return e.paperCmd(ctx, rest)
 	case "help":
 		if len(rest) > 0 && !isHelp(rest[0]) {
 			// tradekit help keys create: the help of that command.
