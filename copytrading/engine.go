@@ -353,6 +353,9 @@ func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	p, err := s.orders.PlaceOrder(ctx, w.UserID, in)
 	switch {
 	case err == nil && p.Order.Status != brokers.Rejected:
+		if s.placed != nil {
+			s.placed(s.clock().Sub(w.FilledAt))
+		}
 		return true, s.finish(ctx, w, eventPlaced, &p.Order.ID, "", s.notice(w, KindLeaderTrade, trade, data))
 	case err == nil:
 		reason = p.Order.RejectReason
