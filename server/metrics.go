@@ -117,8 +117,35 @@ func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, EnableOpenMetrics: true})
 }
 
+// The methods below that record requests do nothing on a nil *metrics:
+// the bare Servers of the package's own tests have none.
+
+// started counts a request in flight until finished.
+func (m *metrics) started() {
+	if m != nil {
+		m.inFlight.Inc()
+	}
+}
+
+// finished ends a request that started.
+func (m *metrics) finished() {
+	if m != nil {
+		m.inFlight.Dec()
+	}
+}
+
+// limited counts a request refused by the rate limit of the plan.
+func (m *metrics) limited(plan string) {
+	if m != nil {
+		m.rateLimited.WithLabelValues(plan).Inc()
+	}
+}
+
 // request records an answered request.
 func (m *metrics) request(route, method string, status int, d time.Duration) {
+	if m == nil {
+		return
+	}
 	code := strconv.Itoa(status)
 	method = methodLabel(method)
 	m.requests.WithLabelValues(route, method, code).Inc()

@@ -91,8 +91,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		s.metrics.inFlight.Inc()
-		defer s.metrics.inFlight.Dec()
+		s.metrics.started()
+		defer s.metrics.finished()
 		info := &requestInfo{id: r.Header.Get("X-Request-Id")}
 		if !saneRequestID(info.id) {
 			info.id = s.newRequestID()
@@ -204,7 +204,7 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		}
 		setRateLimitHeaders(w.Header(), p.Plan.Limits(), use, now)
 		if !use.Allowed {
-			s.metrics.rateLimited.WithLabelValues(p.Plan.Slug).Inc()
+			s.metrics.limited(p.Plan.Slug)
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(use.RetryAfter.Seconds()))))
 			return errorf(tradekit.ErrRateLimited, "rate limit of the %s plan spent: %d requests per %s; retry in %s",
 				p.Plan.Slug, use.Limit, use.Window, use.RetryAfter.Round(time.Second))
