@@ -363,6 +363,9 @@ func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	switch {
 	case err == nil && p.Order.Status != brokers.Rejected:
 		c.status, c.orderID = eventPlaced, &p.Order.ID
+		if s.placed != nil {
+			s.placed(s.clock().Sub(w.FilledAt))
+		}
 		return true, s.finish(ctx, w, eventPlaced, &p.Order.ID, "", s.notice(w, KindLeaderTrade, trade+"; "+c.text(), c.data(data)))
 	case err == nil:
 		reason, c.orderID = p.Order.RejectReason, &p.Order.ID

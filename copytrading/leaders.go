@@ -36,6 +36,11 @@ type Config struct {
 	CopyInterval time.Duration
 	Now          func() time.Time // time.Now when nil
 	Logger       *slog.Logger     // slog.Default() when nil
+	// CopyPlaced, when set, is called each time auto-sync places a copy
+	// order, with the copy lag: the time from the leader's fill to the
+	// copy's placement, on the Now clock. It is called on the copy
+	// engine's goroutine, so it must be quick.
+	CopyPlaced func(lag time.Duration)
 }
 
 // Service runs copy trading on a database. It is safe for concurrent use,
@@ -47,12 +52,13 @@ type Service struct {
 	now       func() time.Time
 	log       *slog.Logger
 	wake      chan struct{} // see [Service.Wake]
+	placed    func(lag time.Duration)
 }
 
 // New returns a Service on db, which must be migrated.
 func New(db *bun.DB, cfg Config) *Service {
 	s := &Service{db: db, orders: cfg.Orders, copyEvery: cfg.CopyInterval, now: cfg.Now, log: cfg.Logger,
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), placed: cfg.CopyPlaced}
 	if s.copyEvery <= 0 {
 		s.copyEvery = DefaultCopyInterval
 	}

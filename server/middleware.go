@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bunrouter"
+	semconv "go.opentelemetry.io/otel/semconv/v1.17.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
@@ -30,6 +33,17 @@ const (
 type requestInfo struct {
 	id     string
 	userID string
+	route  string // the route pattern or fixed label of the metrics; "" for none
+}
+
+// setRoute records route as the route label of r's metrics and span.
+func setRoute(r *http.Request, route string) {
+	if info, ok := r.Context().Value(infoKey).(*requestInfo); ok {
+		info.route = route
+	}
+	span := trace.SpanFromContext(r.Context())
+	span.SetName(r.Method + " " + route)
+	span.SetAttributes(semconv.HTTPRoute(route))
 }
 
 // requestID returns the id of the request ctx belongs to.
@@ -72,11 +86,13 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// logRequests gives each request an id, logs it once done, and turns a
-// panic into a 500 INTERNAL.
+// logRequests gives each request an id, logs it once done, counts it in
+// the metrics, and turns a panic into a 500 INTERNAL.
 func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		s.metrics.started()
+		defer s.metrics.finished()
 		info := &requestInfo{id: r.Header.Get("X-Request-Id")}
 		if !saneRequestID(info.id) {
 			info.id = s.newRequestID()
@@ -95,9 +111,15 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 						errorBody{Error: errorJSON{Code: "INTERNAL", Message: "internal error"}})
 				}
 			}
-			s.log.Info("request", "request_id", info.id, "method", r.Method, "path", r.URL.Path,
-				"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
-				"user_id", info.userID)
+			elapsed := time.Since(start)
+			attrs := []any{"request_id", info.id, "method", r.Method, "path", r.URL.Path,
+				"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(elapsed.Microseconds()) / 1000,
+				"user_id", info.userID}
+			if sc := trace.SpanContextFromContext(r.Context()); sc.IsValid() {
+				attrs = append(attrs, "trace_id", sc.TraceID().String())
+			}
+			s.log.Info("request", attrs...)
+			s.metrics.request(or(info.route, routeUnmatched), r.Method, cmp.Or(sw.status, http.StatusOK), elapsed)
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -180,15 +202,34 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		if err != nil {
 			return err
 		}
-		hd := w.Header()
-		hd.Set("X-RateLimit-Limit", strconv.Itoa(use.Limit))
-		hd.Set("X-RateLimit-Remaining", strconv.Itoa(use.Remaining))
-		hd.Set("X-RateLimit-Reset", strconv.FormatInt(use.Reset.Unix(), 10))
+		setRateLimitHeaders(w.Header(), p.Plan.Limits(), use, now)
 		if !use.Allowed {
-			hd.Set("Retry-After", strconv.Itoa(int(math.Ceil(use.RetryAfter.Seconds()))))
+			s.metrics.limited(p.Plan.Slug)
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(use.RetryAfter.Seconds()))))
 			return errorf(tradekit.ErrRateLimited, "rate limit of the %s plan spent: %d requests per %s; retry in %s",
 				p.Plan.Slug, use.Limit, use.Window, use.RetryAfter.Round(time.Second))
 		}
 		return next(w, req.WithContext(context.WithValue(ctx, principalKey, p)))
 	}
+}
+
+// setRateLimitHeaders writes the rate-limit headers of a request counted
+// at now against the plan limits lim: X-RateLimit-Limit, -Remaining and
+// -Reset (Unix seconds) for the tighter window (CONTRACT.md), and the
+// fields of the IETF draft "RateLimit header fields for HTTP"
+// (draft-ietf-httpapi-ratelimit-headers-09): RateLimit-Policy lists both
+// windows' quotas, each a policy named after its window with q (the
+// quota) and w (the window, in seconds); RateLimit gives the tighter
+// window's policy with r (the requests remaining) and t (the seconds
+// until it resets). For example:
+//
+//	RateLimit-Policy: "minute";q=60;w=60, "day";q=1000;w=86400
+//	RateLimit: "minute";r=59;t=42
+func setRateLimitHeaders(h http.Header, lim billing.Limits, use billing.Usage, now time.Time) {
+	h.Set("X-RateLimit-Limit", strconv.Itoa(use.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(use.Remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(use.Reset.Unix(), 10))
+	h.Set("RateLimit-Policy", fmt.Sprintf(`"minute";q=%d;w=60, "day";q=%d;w=86400`, lim.PerMinute, lim.PerDay))
+	reset := max(int64(math.Ceil(use.Reset.Sub(now).Seconds())), 0)
+	h.Set("RateLimit", fmt.Sprintf(`"%s";r=%d;t=%d`, use.Window, max(use.Remaining, 0), reset))
 }

@@ -92,7 +92,9 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 		return nil, v.Version, nil
 	}
 	key := "prices/" + assetID.String()
-	if d, ok := s.docs.Get(key, v.Version); ok {
+	d, ok := s.docs.Get(key, v.Version)
+	s.metrics.cacheLookup(cachePrices, ok)
+	if ok {
 		return d.(*priceDocument), v.Version, nil
 	}
 	// Read after the version: the records are at least as new as it, so
@@ -102,9 +104,9 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 	if err != nil {
 		return nil, 0, err
 	}
-	d := newPriceDocument(ps)
-	s.docs.Put(key, v.Version, d, d.size())
-	return d, v.Version, nil
+	doc := newPriceDocument(ps)
+	s.docs.Put(key, v.Version, doc, doc.size())
+	return doc, v.Version, nil
 }
 
 // notModified sets the answer's ETag and, when the request's

@@ -142,8 +142,8 @@ func (s *Server) router(routes []route) http.Handler {
 	noRoute := s.errorHandler(s.handleNoRoute)
 	r := bunrouter.New(bunrouter.WithNotFoundHandler(noRoute), bunrouter.WithMethodNotAllowedHandler(noRoute))
 	groups := map[access]*bunrouter.Group{
-		public: r.NewGroup("", bunrouter.Use(s.errorHandler)),
-		keyed:  r.NewGroup("", bunrouter.Use(s.errorHandler, s.authenticate)),
+		public: r.NewGroup("", bunrouter.Use(s.labelRoute, s.errorHandler)),
+		keyed:  r.NewGroup("", bunrouter.Use(s.labelRoute, s.errorHandler, s.authenticate)),
 	}
 	for _, rt := range routes {
 		groups[rt.access].Handle(rt.method, rt.path, rt.handle)
@@ -188,5 +188,18 @@ func matchPath(pattern, path string) bool {
 			return true
 		}
 		pattern, path = pRest, xRest
+	}
+}
+
+// labelRoute names the request's metrics and span by its route's
+// pattern, never by its path, so that ids in paths never become label
+// values. The router's 405s, which run behind the middleware of the
+// path's group, keep the fixed label of unmatched requests.
+func (s *Server) labelRoute(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
+	return func(w http.ResponseWriter, req bunrouter.Request) error {
+		if s.routeSet[routeKey{req.Method, req.Route()}] {
+			setRoute(req.Request, req.Route())
+		}
+		return next(w, req)
 	}
 }

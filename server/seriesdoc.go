@@ -59,16 +59,18 @@ func (d *seriesDocument) size() int { return cap(d.data) + 4*len(d.end) }
 // computes it, encodes it and caches it under the version compute read
 // the prices at.
 func (s *Server) seriesDoc(key string, version int64, compute func() (studies.Output, marketdata.PriceVersion, error)) (*seriesDocument, error) {
-	if d, ok := s.docs.Get(key, version); ok {
+	d, ok := s.docs.Get(key, version)
+	s.metrics.cacheLookup(cacheIndicators, ok)
+	if ok {
 		return d.(*seriesDocument), nil
 	}
 	o, v, err := compute()
 	if err != nil {
 		return nil, err
 	}
-	d := newSeriesDocument(o)
-	s.docs.Put(key, v.Version, d, d.size())
-	return d, nil
+	doc := newSeriesDocument(o)
+	s.docs.Put(key, v.Version, doc, doc.size())
+	return doc, nil
 }
 
 // appendPoint appends the data point at index i of o.

@@ -14,6 +14,7 @@ import (
 	"github.com/go-playground/validator/v10"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/alerts/webhook"
@@ -63,6 +64,15 @@ type Config struct {
 	// Alerts tunes alert evaluation and webhook deliveries; its Now,
 	// Logger, Limits, Studies and Transport are set by New.
 	Alerts alerts.Config
+	// Metrics serves GET /metrics (Prometheus text format, no API key) on
+	// [Server.Handler]. The metrics are collected either way; see
+	// [Server.MetricsHandler] to serve them elsewhere.
+	Metrics bool
+	// TracerProvider, when set, receives a span for each HTTP request
+	// (named by its route pattern) and for each call to a broker made
+	// through the default broker HTTP client. Database spans come from a
+	// query hook on the *bun.DB, which its opener adds. Nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
@@ -85,6 +95,7 @@ type Server struct {
 	copy      *copytrading.Service
 	alerts    *alerts.Service
 	docs      *lru.Cache // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
+	metrics   *metrics
 	idPrefix  string
 	seq       atomic.Uint64
 }
@@ -138,17 +149,19 @@ func New(cfg Config, db *bun.DB) *Server {
 		idPrefix:  newIDPrefix(),
 		knowledge: cfg.Knowledge,
 		studies:   studies.NewService(db, cfg.Studies),
+		metrics:   newMetrics(db),
 	}
 	s.newTrading()
 	s.docs = lru.New(cfg.CacheBytes)
-	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log})
+	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log,
+		CopyPlaced: s.metrics.copyPlaced})
 	s.alerts = s.newAlerts(cfg.Alerts)
 	s.routes = s.routeTable()
 	s.routeSet = make(map[routeKey]bool, len(s.routes))
 	for _, rt := range s.routes {
 		s.routeSet[routeKey{rt.method, rt.path}] = true
 	}
-	s.handler = s.logRequests(s.limitBodies(s.screen(s.mount(gzipJSON(s.router(s.routes))))))
+	s.handler = s.trace(s.logRequests(s.limitBodies(s.screen(s.mount(gzipJSON(s.router(s.routes)))))))
 	return s
 }
 

@@ -259,6 +259,15 @@ func TestRateLimit(t *testing.T) {
 			if got := r.header.Get("X-RateLimit-Remaining"); got != strconv.Itoa(30-i) {
 				t.Fatalf("request %d: X-RateLimit-Remaining %s, want %d", i, got, 30-i)
 			}
+			// The IETF draft's fields, beside X-RateLimit-*: the free
+			// plan's two windows, and what is left of the tighter one,
+			// which resets in 45 s.
+			if got, want := r.header.Get("RateLimit"), fmt.Sprintf(`"minute";r=%d;t=45`, 30-i); got != want {
+				t.Fatalf("request %d: RateLimit %q, want %q", i, got, want)
+			}
+			if got, want := r.header.Get("RateLimit-Policy"), `"minute";q=30;w=60, "day";q=1000;w=86400`; got != want {
+				t.Fatalf("request %d: RateLimit-Policy %q, want %q", i, got, want)
+			}
 		}
 		r := get(t, h, "/api/v1/billing/plans", key)
 		if r.status != http.StatusTooManyRequests || r.errorCode() != "RATE_LIMITED" {
@@ -270,6 +279,8 @@ func TestRateLimit(t *testing.T) {
 			"X-RateLimit-Limit":     "30",
 			"X-RateLimit-Remaining": "0",
 			"X-RateLimit-Reset":     strconv.FormatInt(reset.Unix(), 10),
+			"RateLimit":             `"minute";r=0;t=45`,
+			"RateLimit-Policy":      `"minute";q=30;w=60, "day";q=1000;w=86400`,
 		}
 		for k, v := range want {
 			if got := r.header.Get(k); got != v {

@@ -111,10 +111,11 @@ func (s *Server) newTrading() {
 			p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
 			return p.Features.Portfolios, err
 		},
-		HTTPClient: cfg.HTTPClient, SyncInterval: cfg.SyncInterval, SlippageBps: cfg.PaperSlippageBps,
+		HTTPClient: s.brokerClient(), SyncInterval: cfg.SyncInterval, SlippageBps: cfg.PaperSlippageBps,
 		PriceVersion: s.studies.PriceVersion,
 		// The copy engine is built after this service: wake it through s.
-		OnFill: func(uuid.UUID) { s.copy.Wake() },
+		OnFill:  func(uuid.UUID) { s.copy.Wake() },
+		Observe: s.metrics.connectObserver(),
 		UserEmail: func(ctx context.Context, userID uuid.UUID) (string, error) {
 			u, err := billing.NewStore(s.db).UserByID(ctx, userID)
 			return u.Email, err
@@ -158,22 +159,32 @@ func or(s, def string) string {
 }
 
 // mount sends the paper broker's paths to it, the dashboard's to the
-// dashboard, and the rest to the router.
+// dashboard, GET /metrics to the metrics when [Config.Metrics] is set, and
+// the rest to the router.
 func (s *Server) mount(router http.Handler) http.Handler {
 	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
 	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
 		PublicURL: s.cfg.Brokers.PublicURL, Brokers: s.connect, Copy: s.copy, Logger: s.log})
+	metrics := s.metrics.handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, paperPrefix+"/") {
+			setRoute(r, routePaper)
 			paper.ServeHTTP(w, r)
 			return
 		}
 		if r.URL.Path == "/dashboard" {
+			setRoute(r, routeDashboard)
 			http.Redirect(w, r, "/dashboard/", http.StatusMovedPermanently)
 			return
 		}
 		if strings.HasPrefix(r.URL.Path, "/dashboard/") {
+			setRoute(r, routeDashboard)
 			board.ServeHTTP(w, r)
+			return
+		}
+		if s.cfg.Metrics && r.URL.Path == routeMetrics && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			setRoute(r, routeMetrics)
+			metrics.ServeHTTP(w, r)
 			return
 		}
 		router.ServeHTTP(w, r)

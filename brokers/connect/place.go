@@ -47,6 +47,14 @@ import (
 // and, before the connection's first sync, a broker that cannot be read
 // ([tradekit.ErrUnavailable] or [tradekit.ErrUnauthorized]).
 func (s *Service) PlaceOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (Placement, error) {
+	start := time.Now()
+	p, err := s.placeOrder(ctx, userID, in)
+	s.cfg.Observe.placed(start, p, err)
+	return p, err
+}
+
+// placeOrder is [Service.PlaceOrder], unobserved.
+func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInput) (Placement, error) {
 	o, hash, err := prepare(in)
 	if err != nil {
 		return Placement{}, err

@@ -89,6 +89,9 @@ type Config struct {
 	UserEmail func(ctx context.Context, userID uuid.UUID) (string, error)
 	Now       func() time.Time
 	Logger    *slog.Logger
+	// Observe receives measurements of order placements, guardrail
+	// rejections and syncs, for metrics. The zero value observes nothing.
+	Observe Observer
 }
 
 // Service runs broker connections: the OAuth flow, token storage, syncs

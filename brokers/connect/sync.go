@@ -82,7 +82,9 @@ func (s *Service) claim(ctx context.Context, c Connection) (log SyncLog, started
 func (s *Service) runSync(ctx context.Context, id uuid.UUID, log SyncLog) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SyncTimeout-5*time.Second)
 	defer cancel()
+	start := time.Now()
 	n, err := s.pull(ctx, id)
+	s.cfg.Observe.synced(start, err)
 	now := s.cfg.Now().UTC()
 	log.CompletedAt = &now
 	c := Connection{ID: id, SyncStatus: Completed, UpdatedAt: now}

@@ -21,7 +21,7 @@ import (
 const usage = `usage: tradekit <command> [flags]
 
 commands:
-  serve        serve the API (--addr, --db, --no-seed, --log-format)
+  serve        serve the API (--addr, --db, --no-seed, --log-format, --metrics, --metrics-addr)
   migrate      apply pending database migrations (--db)
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)

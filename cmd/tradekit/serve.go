@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/internal/database"
@@ -21,7 +22,7 @@ import (
 func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--allow-private-webhooks] [--log-format text|json]\n"+
 		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
-		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N]",
+		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--metrics | --metrics-addr HOST:PORT]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
@@ -36,6 +37,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	paperSignups := fs.Int("paper-signups-per-hour", paper.DefaultSignupLimit, "how many paper accounts one client address (an IP, or an IPv6 /64) may open\n"+
 		"in a UTC hour, `N`; 0 no limit (behind a reverse proxy every client is the proxy)")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
+	metrics := fs.Bool("metrics", false, "serve GET /metrics (Prometheus text format, no API key) on the API's listener")
+	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics alone on its own listener at `HOST:PORT` instead, e.g. one\n"+
+		"that only the scraper's network reaches")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -50,6 +54,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	commission, err := decimal.NewFromString(*paperCommission)
 	if err != nil || commission.IsNegative() || commission.GreaterThan(decimal.New(1, 6)) || !commission.Equal(commission.Truncate(2)) {
 		return fmt.Errorf("serve: --paper-commission must be from 0 to 10^6 with at most 2 decimals, got %q", *paperCommission)
+	}
+	if *metrics && *metricsAddr != "" {
+		return fmt.Errorf("serve: give --metrics (on the API's listener) or --metrics-addr (on its own), not both")
 	}
 	if *paperSignups < 0 {
 		return fmt.Errorf("serve: --paper-signups-per-hour must be 0 (no limit) or more, got %d", *paperSignups)
@@ -75,6 +82,12 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	tp, stopTracing, err := e.tracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	traceQueries(db, tp)
 	if err := warnIfDemo(ctx, db, log); err != nil {
 		return err
 	}
@@ -103,7 +116,26 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if *syncInterval <= 0 {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
 	}
-	return server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks}, db).Serve(ctx, l)
+	srv := server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks,
+		Metrics: *metrics, TracerProvider: tp}, db)
+	if *metricsAddr == "" {
+		return srv.Serve(ctx, l)
+	}
+	ml, err := net.Listen("tcp", *metricsAddr)
+	if err != nil {
+		return fmt.Errorf("serve: --metrics-addr: %w", err)
+	}
+	return serveBoth(ctx, func(ctx context.Context) error { return srv.Serve(ctx, l) },
+		func(ctx context.Context) error { return serveMetrics(ctx, ml, srv.MetricsHandler(), log) })
+}
+
+// serveBoth runs api and metrics until ctx is done or either fails, and
+// returns the first error.
+func serveBoth(ctx context.Context, api, metrics func(context.Context) error) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return api(ctx) })
+	g.Go(func() error { return metrics(ctx) })
+	return g.Wait()
 }
 
 // brokersConfig returns the broker configuration: the public URL (by
