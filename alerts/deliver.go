@@ -162,7 +162,8 @@ func (s *Service) attempt(ctx context.Context, d Delivery) error {
 		webhook.DeliveryHeader:  d.ID.String(),
 		webhook.EventHeader:     d.Kind,
 	}, body)
-	latency := time.Since(start).Milliseconds()
+	took := time.Since(start)
+	latency := took.Milliseconds()
 	if ctx.Err() != nil {
 		return nil // shutting down: the lease lapses and the attempt is made again
 	}
@@ -175,16 +176,19 @@ func (s *Service) attempt(ctx context.Context, d Delivery) error {
 	} else {
 		q = q.Set("response_status = NULL")
 	}
+	outcome := DeliverySucceeded
 	switch {
 	case err == nil && status >= 200 && status < 300:
 		q = q.Set("status = ?, delivered_at = ?, error = ''", Succeeded, now)
 	default:
+		outcome = DeliveryRetry
 		msg := "the receiver answered " + strconv.Itoa(status)
 		if err != nil {
 			msg = err.Error()
 		}
 		next := now.Add(s.backoff(d.Attempts + 1))
 		if next.After(d.CreatedAt.Add(s.cfg.RetryFor)) {
+			outcome = DeliveryFailed
 			q = q.Set("status = ?, error = ?", Failed, msg)
 		} else {
 			q = q.Set("next_attempt_at = ?, error = ?", next, msg)
@@ -193,6 +197,7 @@ func (s *Service) attempt(ctx context.Context, d Delivery) error {
 	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("alerts: record delivery %s: %w", d.ID, err)
 	}
+	s.cfg.Observe.delivered(outcome, took)
 	return nil
 }
 

@@ -36,13 +36,13 @@ type firingAt struct {
 	close float64
 }
 
-// Evaluate runs one evaluation pass: every active alert whose asset's
+// evaluate runs one evaluation pass: every active alert whose asset's
 // prices changed since its watermark is evaluated on the bars after the
 // watermark, fires on each bar where its condition holds (the first only,
 // for a once alert), and has its watermark moved to the latest bar. It
 // returns the number of firings. Passes of any number of Services may
 // run at once: each firing happens once.
-func (s *Service) Evaluate(ctx context.Context) (int, error) {
+func (s *Service) evaluate(ctx context.Context) (int, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
 	var cands []candidate

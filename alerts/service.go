@@ -56,6 +56,9 @@ type Config struct {
 	// RetryFor is how long after its creation a delivery is retried
 	// before it is marked failed. Default 24 h.
 	RetryFor time.Duration
+	// Observe receives measurements of evaluation passes and delivery
+	// attempts, for metrics. The zero value observes nothing.
+	Observe Observer
 }
 
 // Service manages watchlists, alerts and webhooks, evaluates alerts when

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,7 +114,13 @@ func TestWebhookDeliveryOfAlert(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 5)
-		f.svc = newService(db, alerts.Config{RetryBase: 50 * time.Millisecond})
+		var mu sync.Mutex
+		var outcomes []string
+		passes, firings := 0, 0
+		f.svc = newService(db, alerts.Config{RetryBase: 50 * time.Millisecond, Observe: alerts.Observer{
+			Evaluated: func(fired int, _ time.Duration) { mu.Lock(); passes, firings = passes+1, firings+fired; mu.Unlock() },
+			Delivered: func(outcome string, _ time.Duration) { mu.Lock(); outcomes = append(outcomes, outcome); mu.Unlock() },
+		}})
 		rcv := newReceiver(t, 2) // two failures, then success
 		w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL+"/hook")
 		if err != nil {
@@ -153,6 +160,15 @@ func TestWebhookDeliveryOfAlert(t *testing.T) {
 		}
 		if _, _, err := f.svc.Deliveries(ctx, uuid.New(), w.ID, 1, 20); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("another user's Deliveries = %v, want ErrNotFound", err)
+		}
+		// The observer saw the pass, its firing and each attempt.
+		mu.Lock()
+		defer mu.Unlock()
+		if passes != 1 || firings != 1 {
+			t.Errorf("observed %d passes with %d firings, want 1 and 1", passes, firings)
+		}
+		if want := []string{alerts.DeliveryRetry, alerts.DeliveryRetry, alerts.DeliverySucceeded}; !slices.Equal(outcomes, want) {
+			t.Errorf("observed deliveries %v, want %v", outcomes, want)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
 )
@@ -39,6 +40,9 @@ type metrics struct {
 	syncs       *prometheus.CounterVec
 	syncTime    prometheus.Histogram
 	rateLimited *prometheus.CounterVec
+	alertPasses prometheus.Histogram
+	alertFires  prometheus.Counter
+	deliveries  *prometheus.HistogramVec
 }
 
 // newMetrics returns the collectors, registered with the Go runtime's,
@@ -90,9 +94,23 @@ func newMetrics(db *bun.DB) *metrics {
 			Name: "tradekit_rate_limit_rejections_total",
 			Help: "Requests refused with 429 because the key owner's plan limit was spent, by plan.",
 		}, []string{"plan"}),
+		alertPasses: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tradekit_alert_evaluation_duration_seconds",
+			Help:    "Time an alert evaluation pass ran (every alert whose asset's prices changed).",
+			Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}),
+		alertFires: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tradekit_alert_firings_total",
+			Help: "Alert firings made by this instance's evaluation passes.",
+		}),
+		deliveries: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "tradekit_webhook_delivery_duration_seconds",
+			Help:    "Time a webhook receiver took to answer a delivery attempt, by outcome (succeeded, retry, failed).",
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}, []string{"outcome"}),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.cache, m.placement, m.guardrails,
-		m.copyLag, m.syncs, m.syncTime, m.rateLimited,
+		m.copyLag, m.syncs, m.syncTime, m.rateLimited, m.alertPasses, m.alertFires, m.deliveries,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db.DB, "tradekit"))
@@ -108,6 +126,9 @@ func newMetrics(db *bun.DB) *metrics {
 	}
 	m.syncs.WithLabelValues(connect.OutcomeCompleted)
 	m.syncs.WithLabelValues(connect.OutcomeFailed)
+	for _, o := range []string{alerts.DeliverySucceeded, alerts.DeliveryRetry, alerts.DeliveryFailed} {
+		m.deliveries.WithLabelValues(o)
+	}
 	return m
 }
 
@@ -188,6 +209,19 @@ func (m *metrics) connectObserver() connect.Observer {
 		SyncDone: func(outcome string, d time.Duration) {
 			m.syncs.WithLabelValues(outcome).Inc()
 			m.syncTime.Observe(d.Seconds())
+		},
+	}
+}
+
+// alertsObserver returns the hooks of the alert service.
+func (m *metrics) alertsObserver() alerts.Observer {
+	return alerts.Observer{
+		Evaluated: func(fired int, d time.Duration) {
+			m.alertPasses.Observe(d.Seconds())
+			m.alertFires.Add(float64(fired))
+		},
+		Delivered: func(outcome string, latency time.Duration) {
+			m.deliveries.WithLabelValues(outcome).Observe(latency.Seconds())
 		},
 	}
 }

@@ -159,6 +159,12 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			{"tradekit_broker_sync_duration_seconds", nil, 2},
 			{"tradekit_copy_lag_seconds", nil, 1},
 			{"tradekit_rate_limit_rejections_total", map[string]string{"plan": "free"}, 1},
+			// Alerts and webhooks: exposed from the start (package alerts
+			// tests that its observer sees passes and attempts).
+			{"tradekit_alert_evaluation_duration_seconds", nil, 0},
+			{"tradekit_alert_firings_total", nil, 0},
+			{"tradekit_webhook_delivery_duration_seconds", map[string]string{"outcome": "succeeded"}, 0},
+			{"tradekit_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"}, 0},
 			{"go_sql_max_open_connections", map[string]string{"db_name": "tradekit"}, 1},
 			{"go_sql_in_use_connections", map[string]string{"db_name": "tradekit"}, 0},
 			{"go_goroutines", nil, 1},

@@ -169,7 +169,7 @@ func New(cfg Config, db *bun.DB) *Server {
 // bars from the indicator service's cache, and a webhook client that
 // refuses private destinations unless the configuration allows them.
 func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
-	cfg.Now, cfg.Logger, cfg.Studies = s.now, s.log, s.studies
+	cfg.Now, cfg.Logger, cfg.Studies, cfg.Observe = s.now, s.log, s.studies, s.metrics.alertsObserver()
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
 		p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err
