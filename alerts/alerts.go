@@ -3,7 +3,6 @@ package alerts
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,10 +11,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/indicators/formula"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -140,22 +139,7 @@ func (s *Service) CreateAlert(ctx context.Context, userID uuid.UUID, in AlertInp
 	a := Alert{ID: uuid.New(), UserID: userID, AssetID: in.AssetID, Name: in.Name, Condition: in.Condition,
 		WebhookID: in.WebhookID, Once: in.Once, Status: Active, CheckedVersion: v.Version, CheckedThrough: through,
 		CreatedAt: now, UpdatedAt: now, Symbol: asset.Symbol}
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return err
-		}
-		n, err := tx.NewSelect().Model((*Alert)(nil)).Where("user_id = ? AND deleted_at IS NULL", userID).Count(ctx)
-		if err != nil {
-			return fmt.Errorf("alerts: count alerts: %w", err)
-		}
-		if n >= maxAlerts {
-			return limitError("alerts", maxAlerts)
-		}
-		if _, err := tx.NewInsert().Model(&a).Exec(ctx); err != nil {
-			return fmt.Errorf("alerts: insert alert: %w", err)
-		}
-		return nil
-	})
+	err = s.insertCounted(ctx, userID, &a, "user_id = ? AND deleted_at IS NULL", "alerts", maxAlerts, "alerts")
 	if err != nil {
 		return Alert{}, err
 	}
@@ -178,22 +162,25 @@ func (s *Service) DeleteAlert(ctx context.Context, userID, id uuid.UUID) error {
 	return nil
 }
 
-// lockUser holds, until tx ends, the lock that serialises the checks of a
-// user's plan counts with the inserts they allow, so that concurrent
-// creations on any number of instances never pass the count. On
-// PostgreSQL it is a transaction-level advisory lock keyed by the user id
-// (in a key space of its own); SQLite transactions are IMMEDIATE (see
-// internal/database), so a writer holds the whole database already.
-func lockUser(ctx context.Context, tx bun.Tx, userID uuid.UUID) error {
-	if tx.Dialect().Name() != dialect.PG {
+// insertCounted inserts row, in a transaction under the user's lock
+// ([database.LockUser]), unless the user already has max rows of its
+// model where where holds, which is the 403 of the plan's limit named
+// limit. what names the rows in errors.
+func (s *Service) insertCounted(ctx context.Context, userID uuid.UUID, row any, where string, limit string, max int, what string) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := database.LockUser(ctx, tx, userID); err != nil {
+			return err
+		}
+		n, err := tx.NewSelect().Model(row).Where(where, userID).Count(ctx)
+		if err != nil {
+			return fmt.Errorf("alerts: count %s: %w", what, err)
+		}
+		if n >= max {
+			return limitError(limit, max)
+		}
+		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
+			return fmt.Errorf("alerts: insert into %s: %w", what, err)
+		}
 		return nil
-	}
-	// The two-key form keeps clear of the single-key locks of other
-	// packages.
-	const space = 0x616c7274 // "alrt"
-	key := int32(binary.BigEndian.Uint32(userID[:4]) ^ binary.BigEndian.Uint32(userID[4:8]))
-	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?, ?)", int32(space), key).Exec(ctx); err != nil {
-		return fmt.Errorf("alerts: lock the user's counts: %w", err)
-	}
-	return nil
+	})
 }

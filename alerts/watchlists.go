@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -108,22 +109,7 @@ func (s *Service) CreateWatchlist(ctx context.Context, userID uuid.UUID, name st
 	}
 	now := s.clock()
 	w := Watchlist{ID: uuid.New(), UserID: userID, Name: name, CreatedAt: now, UpdatedAt: now}
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return err
-		}
-		n, err := tx.NewSelect().Model((*Watchlist)(nil)).Where("user_id = ?", userID).Count(ctx)
-		if err != nil {
-			return fmt.Errorf("alerts: count watchlists: %w", err)
-		}
-		if n >= maxLists {
-			return limitError("watchlists", maxLists)
-		}
-		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
-			return fmt.Errorf("alerts: insert watchlist: %w", err)
-		}
-		return nil
-	})
+	err = s.insertCounted(ctx, userID, &w, "user_id = ?", "watchlists", maxLists, "watchlists")
 	if err != nil {
 		return Watchlist{}, err
 	}
@@ -175,7 +161,7 @@ func (s *Service) AddAsset(ctx context.Context, userID, id, assetID uuid.UUID) (
 	}
 	var w Watchlist
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, userID); err != nil {
+		if err := database.LockUser(ctx, tx, userID); err != nil {
 			return err
 		}
 		var err error

@@ -58,22 +58,7 @@ func (s *Service) CreateWebhook(ctx context.Context, userID uuid.UUID, rawURL st
 		return Webhook{}, err
 	}
 	w := Webhook{ID: uuid.New(), UserID: userID, URL: rawURL, Secret: webhook.NewSecret(), CreatedAt: s.clock()}
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return err
-		}
-		n, err := tx.NewSelect().Model((*Webhook)(nil)).Where("user_id = ? AND deleted_at IS NULL", userID).Count(ctx)
-		if err != nil {
-			return fmt.Errorf("alerts: count webhooks: %w", err)
-		}
-		if n >= MaxWebhooks {
-			return limitError("webhooks", MaxWebhooks)
-		}
-		if _, err := tx.NewInsert().Model(&w).Exec(ctx); err != nil {
-			return fmt.Errorf("alerts: insert webhook: %w", err)
-		}
-		return nil
-	})
+	err := s.insertCounted(ctx, userID, &w, "user_id = ? AND deleted_at IS NULL", "webhooks", MaxWebhooks, "webhooks")
 	if err != nil {
 		return Webhook{}, err
 	}
