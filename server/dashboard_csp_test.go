@@ -94,7 +94,7 @@ func TestDashboardCSP(t *testing.T) {
 	keys := v.signIn("csp@example.com", "csp password 123")
 	token := v.csrf(keys)
 	for _, path := range []string{"/dashboard/usage", "/dashboard/settings/api-keys", "/dashboard/settings/members",
-		"/dashboard/brokers", "/dashboard/guardrails", "/dashboard/copy-trading"} {
+		"/dashboard/brokers", "/dashboard/orders", "/dashboard/guardrails", "/dashboard/copy-trading"} {
 		s, h, body := v.do(path, nil)
 		if s != http.StatusOK {
 			t.Errorf("GET %s: %d", path, s)

@@ -42,6 +42,177 @@ func asSentence(param, msg string) string {
 	return strings.ToUpper(msg[:1]) + msg[1:] + "."
 }
 
+var orderRow = regexp.MustCompile(`<tr id="order-([0-9a-f-]{36})">`)
+
+// orderIDs returns the ids of the orders a page lists, in its order.
+func orderIDs(page string) []string {
+	var ids []string
+	for _, m := range orderRow.FindAllStringSubmatch(page, -1) {
+		ids = append(ids, m[1])
+	}
+	return ids
+}
+
+// rowOf returns the table row of the order id on a page, unescaped; ""
+// when the page does not list it.
+func rowOf(page, id string) string {
+	i := strings.Index(page, `<tr id="order-`+id+`">`)
+	if i < 0 {
+		return ""
+	}
+	row := page[i:]
+	if j := strings.Index(row, "</tr>"); j >= 0 {
+		row = row[:j]
+	}
+	return html.UnescapeString(row)
+}
+
+// TestDashboardOrders covers the orders page over HTTP on both
+// databases: the user's orders and no one else's, newest first, 20 a
+// page, filtered by status, with their prices, fill and reject reason;
+// cancelling a pending order, and the reason beside an order that cannot
+// be cancelled, in the API's words.
+func TestDashboardOrders(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustOrderAssets(t, db)
+		ts := startOrders(t, db, nil)
+		v, key, conn := mustDashboardTrader(t, ts, db, "trader@example.com")
+
+		_, _, page := v.do("/dashboard/orders", nil)
+		if !strings.Contains(page, "No orders yet") || !strings.Contains(page, `<a href="/dashboard/orders">Orders</a>`) {
+			t.Fatalf("orders page without orders:\n%s", mainOf(page))
+		}
+		token := v.csrf(page)
+
+		// A market buy that fills, a far limit that rests, and one that
+		// a guardrail set in the dashboard rejects.
+		filled := ts.order(t, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market",
+			"quantity", "10", "stopLossPrice", "50.5").object(t)["id"].(string)
+		ts.waitOrder(t, key, filled, "filled")
+		rest := ts.order(t, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "limit",
+			"quantity", "3", "limitPrice", "20.125").object(t)["id"].(string)
+		if s, _, p := v.do("/dashboard/guardrails", url.Values{"csrf": {token}, "maxDailyTrades": {"100"}, "maxPositionSizePct": {"20"},
+			"maxPortfolioRiskPct": {"10"}, "allowedAssetTypes": {"stock"}}); s != http.StatusSeeOther {
+			t.Fatalf("allow stocks only: %d\n%s", s, mainOf(p))
+		}
+		refused := ts.order(t, key, "connectionId", conn, "assetId", tkixID.String(), "side", "buy", "type", "market", "quantity", "1")
+		rejected := rejectDetails(t, "an ETF", refused)["orderId"].(string)
+		reason := ts.call(t, "GET", "/api/v1/brokers/orders/"+rejected, key).object(t)["rejectReason"].(string)
+		// Eighteen more far limits: 21 orders, two pages.
+		var newest string
+		for range 18 {
+			newest = ts.order(t, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "limit",
+				"quantity", "1", "limitPrice", "20").object(t)["id"].(string)
+		}
+		// Another user's order, which the trader must not see or cancel.
+		bob := mustKey(t, db, "bob@example.com", "pro")
+		bobs := ts.order(t, bob, "connectionId", connectPaper(t, ts, bob), "assetId", widgID.String(), "side", "buy", "type", "limit",
+			"quantity", "2", "limitPrice", "20").object(t)["id"].(string)
+
+		var apiIDs []string
+		for _, o := range ts.call(t, "GET", "/api/v1/brokers/orders?limit=100", key).list(t) {
+			apiIDs = append(apiIDs, o["id"].(string))
+		}
+		_, _, page = v.do("/dashboard/orders", nil)
+		ids := orderIDs(page)
+		if diff := cmp.Diff(apiIDs[:20], ids); diff != "" || ids[0] != newest {
+			t.Errorf("page 1: not the API's first 20 orders, newest first (-want +got):\n%s", diff)
+		}
+		if !strings.Contains(page, "Page 1 of 2 (21 orders)") || !strings.Contains(page, `<a href="/dashboard/orders?page=2">Older →</a>`) ||
+			strings.Contains(page, "Newer") {
+			t.Errorf("page 1's pagination:\n%s", mainOf(page))
+		}
+		if n := strings.Count(page, `aria-label="Cancel the order to buy 1 WIDG"`); n != 18 {
+			t.Errorf("%d Cancel buttons on the 1-unit limits, want 18", n)
+		}
+		if row := rowOf(page, rest); !strings.Contains(row, ">pending<") || !strings.Contains(row, ">20.125 / –<") ||
+			!strings.Contains(row, `<td data-label="Quantity" class="num">3</td>`) || !strings.Contains(row, ">limit<") ||
+			!strings.Contains(row, `action="/dashboard/orders/`+rest+`/cancel"`) || !strings.Contains(row, "paper") {
+			t.Errorf("the resting limit's row:\n%s", row)
+		}
+		if row := rowOf(page, rejected); !strings.Contains(row, ">rejected<") || !strings.Contains(row, ">TKIX<") ||
+			!strings.Contains(row, reason) || strings.Contains(row, "<form") {
+			t.Errorf("the rejected order's row, want its reason %q:\n%s", reason, row)
+		}
+		if strings.Contains(page, bobs) {
+			t.Error("the trader's orders page lists another user's order")
+		}
+		_, _, page = v.do("/dashboard/orders?page=2", nil)
+		if ids := orderIDs(page); len(ids) != 1 || ids[0] != filled {
+			t.Errorf("page 2: %v, want only the first order %s", ids, filled)
+		}
+		row := rowOf(page, filled)
+		if !strings.Contains(row, ">filled<") || !strings.Contains(row, ">market<") || !strings.Contains(row, ">– / 50.5<") ||
+			!strings.Contains(row, `<td data-label="Filled price" class="num">57.278625</td>`) || strings.Contains(row, "<form") {
+			t.Errorf("the filled order's row (57.25 × 1.0005):\n%s", row)
+		}
+		if !strings.Contains(page, `<a href="/dashboard/orders">← Newer</a>`) || strings.Contains(page, "Older") {
+			t.Errorf("page 2's pagination:\n%s", mainOf(page))
+		}
+		for q, want := range map[string]int{"status=pending": 19, "status=rejected": 1, "status=filled": 1, "status=cancelled": 0, "status=nonsense": 20} {
+			if _, _, p := v.do("/dashboard/orders?"+q, nil); len(orderIDs(p)) != want {
+				t.Errorf("?%s: %d orders, want %d", q, len(orderIDs(p)), want)
+			}
+		}
+
+		// Cancelling: the form token is required; then the order is
+		// cancelled at the broker, and the list comes back as it was.
+		cancel := "/dashboard/orders/" + rest + "/cancel?status=pending"
+		if s, _, _ := v.do(cancel, url.Values{}); s != http.StatusForbidden {
+			t.Errorf("cancel without the form token: %d, want 403", s)
+		}
+		s, h, _ := v.do(cancel, url.Values{"csrf": {token}})
+		to, _ := url.Parse(h.Get("Location"))
+		if s != http.StatusSeeOther || to.Path != "/dashboard/orders" || to.Query().Get("status") != "pending" {
+			t.Fatalf("cancel: %d to %q", s, h.Get("Location"))
+		}
+		_, _, page = v.do(to.RequestURI(), nil)
+		if !strings.Contains(page, "Cancelled the order to buy 3 WIDG.") || strings.Contains(page, rest) || len(orderIDs(page)) != 18 {
+			t.Errorf("pending orders after cancelling one:\n%s", mainOf(page))
+		}
+		if o := ts.call(t, "GET", "/api/v1/brokers/orders/"+rest, key).object(t); o["status"] != "cancelled" {
+			t.Errorf("the API after cancelling in the dashboard: %v", o["status"])
+		}
+
+		// Orders that cannot be cancelled: the API's reason, beside the
+		// order when the page lists it, else at the top.
+		for _, c := range []struct {
+			name, id, query string
+			status          int
+			listed          bool
+		}{
+			{"cancelled already", rest, "", http.StatusConflict, true},
+			{"filled", filled, "?page=2", http.StatusConflict, true},
+			{"cancelled, under a filter that hides it", rest, "?status=pending", http.StatusConflict, false},
+			{"another user's", bobs, "", http.StatusNotFound, false},
+		} {
+			msg := ts.call(t, "DELETE", "/api/v1/brokers/orders/"+c.id, key).errorMessage()
+			if c.name == "another user's" {
+				msg = ts.call(t, "GET", "/api/v1/brokers/orders/"+c.id, key).errorMessage()
+			}
+			s, _, p := v.do("/dashboard/orders/"+c.id+"/cancel"+c.query, url.Values{"csrf": {token}})
+			p = html.UnescapeString(p)
+			beside := `<p class="error" role="alert" id="order-` + c.id + `-error">` + asSentence("", msg) + `</p>`
+			top := `<p class="error" role="alert">` + asSentence("", msg) + `</p>`
+			head, _, _ := strings.Cut(p, "<table>")
+			switch {
+			case s != c.status || msg == "":
+				t.Errorf("%s: %d, want %d with the API's message %q", c.name, s, c.status, msg)
+			case c.listed && (!strings.Contains(rowOf(p, c.id), beside) || strings.Contains(p, top)):
+				t.Errorf("%s: want %q beside the order:\n%s", c.name, beside, mainOf(p))
+			case !c.listed && (!strings.Contains(head, top) || rowOf(p, c.id) != ""):
+				t.Errorf("%s: want %q at the top:\n%s", c.name, top, mainOf(p))
+			}
+		}
+		if o := ts.call(t, "GET", "/api/v1/brokers/orders/"+bobs, bob).object(t); o["status"] != "pending" {
+			t.Errorf("bob's order after the trader's try: %v", o["status"])
+		}
+		if s, _, _ := v.do("/dashboard/orders/nope/cancel", url.Values{"csrf": {token}}); s != http.StatusNotFound {
+			t.Errorf("cancel of no UUID: %d, want 404", s)
+		}
+	})
+}
+
 // TestDashboardGuardrails covers the guardrails page over HTTP on both
 // databases: the user's guardrails in the form; each field refused as
 // the API refuses the same value, in the same words, beside the field,
