@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -21,10 +23,15 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -46,6 +53,10 @@ func chromium(t *testing.T) string {
 	t.Skip("no chromium on PATH: install it (Debian: apt-get install chromium) to run the browser tests")
 	return ""
 }
+
+// refusedPost matches the log entry of a page answered with the status of
+// a refused form.
+var refusedPost = regexp.MustCompile(`status of (403 \(Forbidden\)|400 \(Bad Request\)|409 \(Conflict\))$`)
 
 // browser starts a headless Chromium and returns its context. Page errors
 // (uncaught exceptions, console errors, failed loads) are collected and
@@ -71,8 +82,9 @@ func browser(t *testing.T, path string) context.Context {
 				errs = append(errs, "console error")
 			}
 		case *cdplog.EventEntryAdded:
-			// The refused posts' 403s are the tests' to check.
-			if ev.Entry.Level == cdplog.EntryLevelError && !strings.Contains(ev.Entry.Text, "(Forbidden)") {
+			// The refused posts' answers (403, 400 with errors beside the
+			// fields, 409 for a conflict) are the tests' to check.
+			if ev.Entry.Level == cdplog.EntryLevelError && !refusedPost.MatchString(ev.Entry.Text) {
 				errs = append(errs, "log: "+ev.Entry.Text+" "+ev.Entry.URL)
 			}
 		}
@@ -345,6 +357,22 @@ func TestScreenshots(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`td a`)),
 		chromedp.WaitVisible(chromedp.CSS(`h2`)),
 		shot("connection"))
+	// Two limits that rest and an order too large for the guardrails.
+	conns, err := connect.NewStore(db).Connections(context.Background(), admin.ID)
+	if err != nil || len(conns) != 1 {
+		t.Fatalf("connections: %v, %v", conns, err)
+	}
+	_, key, err := billing.NewStore(db).CreateKey(context.Background(), admin.ID, "orders", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"HLXI&side=buy&type=limit&quantity=25&limitPrice=80&stopLossPrice=72",
+		"BRKN&side=buy&type=limit&quantity=40&limitPrice=39.5", "ORPH&side=buy&type=market&quantity=1000"} {
+		symbol, rest, _ := strings.Cut(q, "&")
+		apiCall(t, "POST", base+"/api/v1/brokers/orders?connectionId="+conns[0].ID.String()+"&assetId="+marketdata.AssetID(symbol).String()+"&"+rest, key)
+	}
+	run(t, ctx, "orders", chromedp.Navigate(base+"/dashboard/orders"), chromedp.WaitVisible(chromedp.CSS(`table`)), shot("orders"))
+	run(t, ctx, "guardrails", chromedp.Navigate(base+"/dashboard/guardrails"), chromedp.WaitVisible(chromedp.CSS(`#maxDailyTrades`)), shot("guardrails"))
 	run(t, ctx, "copy trading",
 		chromedp.Navigate(base+"/dashboard/copy-trading"),
 		chromedp.Click(chromedp.CSS(`button[aria-label^=Follow]`)),
@@ -383,5 +411,145 @@ func TestBrowserCopyButton(t *testing.T) {
 	)
 	if !strings.HasPrefix(key, "tk_") || copied != key {
 		t.Errorf("copied %q, want the new key %q", copied, key)
+	}
+}
+
+// apiCall sends an API request with the key and returns its status and
+// its data, decoded; the error's instead, for a refusal.
+func apiCall(t *testing.T, method, url, key string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct{ Data, Error map[string]any }
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatalf("%s %s: %d, not JSON: %v", method, url, res.StatusCode, err)
+	}
+	if body.Data == nil {
+		return res.StatusCode, body.Error
+	}
+	return res.StatusCode, body.Data
+}
+
+// connectPaper connects the paper broker from the brokers page, consents
+// on the broker's page and returns the user's connection id.
+func connectPaper(t *testing.T, ctx context.Context, db bun.IDB, base string, userID uuid.UUID) string {
+	t.Helper()
+	run(t, ctx, "connect the paper broker",
+		chromedp.Navigate(base+"/dashboard/brokers"),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/brokers"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button[value=approve]`)),
+		chromedp.Click(chromedp.CSS(`button[value=approve]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+	)
+	conns, err := connect.NewStore(db).Connections(context.Background(), userID)
+	if err != nil || len(conns) != 1 {
+		t.Fatalf("connections after connecting: %v, %v", conns, err)
+	}
+	return conns[0].ID.String()
+}
+
+// TestBrowserOrdersAndGuardrails drives the orders and guardrails pages
+// in headless Chromium with JavaScript off: a pending order cancelled with
+// its button; an order cancelled elsewhere meanwhile, whose button then
+// shows why it cannot be cancelled beside the order; a guardrail refused
+// beside its field, then the form saved, which the API then reads.
+func TestBrowserOrdersAndGuardrails(t *testing.T) {
+	path := chromium(t)
+	db := dbtest.SQLite(t)
+	asset := marketdata.Asset{Symbol: "BRWS", Name: "Browser Test Inc", Type: marketdata.Stock, ExchangeID: marketdata.ExchangeID("NYSE"),
+		Currency: "USD", IsActive: true}
+	md := marketdata.NewStore(db)
+	if err := md.SaveAsset(context.Background(), &asset); err != nil {
+		t.Fatal(err)
+	}
+	c := decimal.New(40, 0) // the paper broker trades what has a price
+	if err := md.SavePrices(context.Background(), []marketdata.Price{{AssetID: asset.ID, Date: calendar.DateOf(time.Now().UTC()),
+		Open: c, High: c, Low: c, Close: c, Volume: 1000}}); err != nil {
+		t.Fatal(err)
+	}
+	base := startServer(t, db)
+	ada := mustUser(t, db, "ada@example.com", "ada's password 1", true, nil)
+	_, key, err := billing.NewStore(db).CreateKey(context.Background(), ada.ID, "orders", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t, path)
+	run(t, ctx, "turn JavaScript off", scripts(false))
+	signIn(t, ctx, base, "ada@example.com", "ada's password 1")
+	conn := connectPaper(t, ctx, db, base, ada.ID)
+	// A limit far below any price rests at the broker.
+	place := func(qty string) string {
+		t.Helper()
+		s, o := apiCall(t, "POST", base+"/api/v1/brokers/orders?connectionId="+conn+"&assetId="+asset.ID.String()+
+			"&side=buy&type=limit&quantity="+qty+"&limitPrice=1", key)
+		if s != http.StatusOK || o["status"] != "pending" {
+			t.Fatalf("place an order: %d %v", s, o)
+		}
+		return o["id"].(string)
+	}
+
+	first := place("2")
+	var notice, status string
+	run(t, ctx, "cancel a pending order",
+		chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/orders"]`)),
+		chromedp.Click(chromedp.CSS(`#order-`+first+` button[aria-label="Cancel the order to buy 2 BRWS"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+		into(chromedp.Text(chromedp.CSS(`.notice`)), &notice),
+		into(chromedp.Text(chromedp.CSS(`#order-`+first+` td[data-label=Status]`)), &status),
+	)
+	if notice != "Cancelled the order to buy 2 BRWS." || status != "cancelled" {
+		t.Errorf("after cancelling: notice %q, status %q", notice, status)
+	}
+	if _, o := apiCall(t, "GET", base+"/api/v1/brokers/orders/"+first, key); o["status"] != "cancelled" {
+		t.Errorf("the API after cancelling in the dashboard: %v", o["status"])
+	}
+
+	second := place("5")
+	var reason string
+	run(t, ctx, "open the orders page", chromedp.Navigate(base+"/dashboard/orders"),
+		chromedp.WaitVisible(chromedp.CSS(`#order-`+second+` button`)))
+	if s, _ := apiCall(t, "DELETE", base+"/api/v1/brokers/orders/"+second, key); s != http.StatusOK {
+		t.Fatalf("cancel through the API: %d", s)
+	}
+	run(t, ctx, "cancel from the stale page",
+		chromedp.Click(chromedp.CSS(`#order-`+second+` button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#order-`+second+`-error`)),
+		into(chromedp.Text(chromedp.CSS(`#order-`+second+`-error`)), &reason),
+	)
+	if want := "Order " + second + " is cancelled: only a pending order can be cancelled."; reason != want {
+		t.Errorf("the error beside the order: %q, want %q", reason, want)
+	}
+
+	var msg string
+	var invalid chromedp.AttributeResult
+	run(t, ctx, "a guardrail out of bounds",
+		chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/guardrails"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#maxDailyTrades`)),
+		chromedp.Clear(chromedp.CSS(`#maxDailyTrades`)),
+		chromedp.SendKeys(chromedp.CSS(`#maxDailyTrades`), "0"),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/guardrails"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#maxDailyTrades-error`)),
+		into(chromedp.Text(chromedp.CSS(`#maxDailyTrades-error`)), &msg),
+		into(chromedp.AttributeValue(chromedp.CSS(`#maxDailyTrades`), "aria-invalid"), &invalid),
+	)
+	if msg != `Must be an integer from 1 to 100000, got "0".` || invalid.Value != "true" {
+		t.Errorf("the error beside the field: %q, aria-invalid %q", msg, invalid.Value)
+	}
+	run(t, ctx, "save the guardrails",
+		chromedp.Clear(chromedp.CSS(`#maxDailyTrades`)),
+		chromedp.SendKeys(chromedp.CSS(`#maxDailyTrades`), "40"),
+		chromedp.Click(chromedp.CSS(`input[name=stopLossRequired]`)),
+		chromedp.Click(chromedp.CSS(`input[value=crypto]`)),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/guardrails"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+	)
+	_, g := apiCall(t, "GET", base+"/api/v1/brokers/guardrails", key)
+	if g["maxDailyTrades"] != 40.0 || g["stopLossRequired"] != true || fmt.Sprint(g["allowedAssetTypes"]) != "[stock etf fx commodity]" {
+		t.Errorf("the API after saving in the dashboard: %v", g)
 	}
 }

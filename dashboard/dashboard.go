@@ -10,6 +10,11 @@
 //   - Settings → Members: the account's users; administrators invite more;
 //   - Brokers: connect a broker (OAuth, returning here), sync, disconnect,
 //     the portfolio's positions and the sync log;
+//   - Orders: the orders placed through the user's connections, newest
+//     first, 20 a page, with their status, prices, fill and reject
+//     reason; a pending one can be cancelled at its broker;
+//   - Guardrails: the limits every order is checked against, to view and
+//     edit, with the API's rules (brokers.GuardrailsPatch.Check);
 //   - Copy trading: the leaderboard, follows with their controls, and
 //     notifications.
 //
@@ -57,7 +62,8 @@ import (
 var templateFiles embed.FS
 
 // Config configures a [Handler]. The zero value gives the defaults; the
-// broker and copy-trading pages need Brokers and Copy.
+// broker, orders and guardrails pages need Brokers, and the copy-trading
+// pages Copy.
 type Config struct {
 	// Now is the clock of sessions, invitations and the throttle. Default
 	// time.Now.
@@ -82,7 +88,8 @@ type Config struct {
 	// return address start with it. Default the request's own scheme and
 	// host.
 	PublicURL string
-	// Brokers serves the broker pages; nil leaves them out.
+	// Brokers serves the broker, orders and guardrails pages; nil leaves
+	// them out.
 	Brokers *connect.Service
 	// Copy serves the copy-trading pages; nil leaves them out.
 	Copy *copytrading.Service
@@ -133,7 +140,7 @@ func New(db bun.IDB, cfg Config) *Handler {
 		cfg.Usage = billing.NewStore(db).Usage
 	}
 	h := &Handler{db: db, cfg: cfg, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
-	for _, p := range []string{"sign-in", "invite", "usage", "api-keys", "members", "brokers", "connection", "copy-trading", "error"} {
+	for _, p := range []string{"sign-in", "invite", "usage", "api-keys", "members", "brokers", "connection", "orders", "guardrails", "copy-trading", "error"} {
 		h.pages[p] = template.Must(template.New(p+".html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p+".html"))
 	}
 	h.mux.HandleFunc("GET /dashboard/{$}", h.home)
@@ -155,6 +162,10 @@ func New(db bun.IDB, cfg Config) *Handler {
 		h.mux.HandleFunc("GET /dashboard/brokers/{id}", h.connectionPage)
 		h.mux.HandleFunc("POST /dashboard/brokers/{id}/sync", h.syncConnection)
 		h.mux.HandleFunc("POST /dashboard/brokers/{id}/disconnect", h.disconnect)
+		h.mux.HandleFunc("GET /dashboard/orders", h.ordersPage)
+		h.mux.HandleFunc("POST /dashboard/orders/{id}/cancel", h.cancelOrder)
+		h.mux.HandleFunc("GET /dashboard/guardrails", h.guardrailsPage)
+		h.mux.HandleFunc("POST /dashboard/guardrails", h.saveGuardrails)
 	}
 	if cfg.Copy != nil {
 		h.mux.HandleFunc("GET /dashboard/copy-trading", h.copyPage)
@@ -186,7 +197,8 @@ type page struct {
 	Title string
 	User  *billing.User
 	CSRF  string
-	// Brokers and Copy report whether those pages exist, for the menu.
+	// Brokers and Copy report whether those pages exist, for the menu;
+	// Brokers also stands for the orders and guardrails pages.
 	Brokers, Copy bool
 	// Notice is a status line for the top of the page.
 	Notice string

@@ -17,7 +17,7 @@ import (
 var funcs = template.FuncMap{
 	"date":    date,
 	"money":   func(d decimal.Decimal) string { return d.StringFixed(2) },
-	"decimal": func(d decimal.Decimal) string { return d.String() },
+	"decimal": decimalText,
 	"percent": percent,
 	"ratio":   ratio,
 	"count":   count,
@@ -43,6 +43,20 @@ func date(t any) string {
 		}
 	}
 	return ""
+}
+
+// decimalText formats a decimal.Decimal, or a pointer to one (nil gives
+// "–"), in full: 20.125 stays 20.125.
+func decimalText(d any) string {
+	switch d := d.(type) {
+	case decimal.Decimal:
+		return d.String()
+	case *decimal.Decimal:
+		if d != nil {
+			return d.String()
+		}
+	}
+	return "–"
 }
 
 // percent formats a fraction, or a pointer to one, as a percentage with

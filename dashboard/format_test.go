@@ -3,6 +3,8 @@ package dashboard
 import (
 	"math"
 	"testing"
+
+	"github.com/shopspring/decimal"
 )
 
 func TestCount(t *testing.T) {
@@ -34,6 +36,23 @@ func TestFigures(t *testing.T) {
 		}
 		if got := ratio(tt.in); got != tt.ra {
 			t.Errorf("%s: ratio(%v) = %q, want %q", tt.name, tt.in, got, tt.ra)
+		}
+	}
+}
+
+func TestDecimalText(t *testing.T) {
+	d := decimal.RequireFromString("20.125")
+	for _, tt := range []struct {
+		in   any
+		want string
+	}{
+		{d, "20.125"},
+		{&d, "20.125"},
+		{decimal.RequireFromString("57.2786250"), "57.278625"},
+		{(*decimal.Decimal)(nil), "–"},
+	} {
+		if got := decimalText(tt.in); got != tt.want {
+			t.Errorf("decimalText(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -94,12 +94,16 @@ func TestDashboardCSP(t *testing.T) {
 	keys := v.signIn("csp@example.com", "csp password 123")
 	token := v.csrf(keys)
 	for _, path := range []string{"/dashboard/usage", "/dashboard/settings/api-keys", "/dashboard/settings/members",
-		"/dashboard/brokers", "/dashboard/copy-trading"} {
+		"/dashboard/brokers", "/dashboard/orders", "/dashboard/guardrails", "/dashboard/copy-trading"} {
 		s, h, body := v.do(path, nil)
 		if s != http.StatusOK {
 			t.Errorf("GET %s: %d", path, s)
 		}
 		check("GET "+path, s, h, body)
+	}
+	s, h, body = v.do("/dashboard/guardrails", url.Values{"csrf": {token}, "maxDailyTrades": {"0"}})
+	if check("a refused guardrails form", s, h, body); s != http.StatusBadRequest {
+		t.Errorf("a refused guardrails form: %d, want 400", s)
 	}
 	s, h, body = v.do("/dashboard/settings/api-keys", url.Values{"csrf": {token}, "name": {"csp"}})
 	if n := check("a new key", s, h, body); s != http.StatusOK || n == 0 || !strings.Contains(body, `data-copy="new-key"`) {

@@ -2,14 +2,12 @@ package server
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bunrouter"
 
-	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 )
 
@@ -41,7 +39,9 @@ func (s *Server) handleGuardrailsGet(w http.ResponseWriter, req bunrouter.Reques
 // guardrailsPatchParams are the parameters of PATCH
 // /api/v1/brokers/guardrails: only those given change, at least one.
 // allowedAssetTypes is comma-separated; allowedAssetTypes[] may be
-// repeated; both may be given.
+// repeated; both may be given. The rules tagged here are also
+// [brokers.GuardrailsPatch.Check]'s, which words them the same way; the
+// tags make the messages of values that do not parse say the range.
 type guardrailsPatchParams struct {
 	MaxDailyTrades        *int             `query:"maxDailyTrades" validate:"omitnil,min=1,max=100000"`
 	MaxPositionSizePct    *decimal.Decimal `query:"maxPositionSizePct" validate:"omitnil,gt=0,lte=100"`
@@ -50,82 +50,37 @@ type guardrailsPatchParams struct {
 	AllowedAssetTypes     *string          `query:"allowedAssetTypes"`
 	AllowedAssetTypesList []string         `query:"allowedAssetTypes[]"`
 
-	patch []func(*brokers.Guardrails) // the changes, one per parameter given; set by check
+	patch brokers.GuardrailsPatch // the changes; set by check
 }
-
-// pctPlaces is the most decimal places of a guardrail's percentage.
-const pctPlaces = 4
 
 // check returns the changes the parameters ask for, or a 400 naming the
 // first bad one.
 func (p *guardrailsPatchParams) check() error {
-	if v := p.MaxDailyTrades; v != nil {
-		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.MaxDailyTrades = *v })
-	}
-	if v := p.MaxPositionSizePct; v != nil {
-		if err := checkPlaces("maxPositionSizePct", v, pctPlaces); err != nil {
-			return err
-		}
-		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.MaxPositionSizePct = *v })
-	}
-	if v := p.MaxPortfolioRiskPct; v != nil {
-		if err := checkPlaces("maxPortfolioRiskPct", v, pctPlaces); err != nil {
-			return err
-		}
-		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.MaxPortfolioRiskPct = *v })
-	}
-	if v := p.StopLossRequired; v != nil {
-		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.StopLossRequired = *v })
-	}
+	p.patch = brokers.GuardrailsPatch{MaxDailyTrades: p.MaxDailyTrades, MaxPositionSizePct: p.MaxPositionSizePct,
+		MaxPortfolioRiskPct: p.MaxPortfolioRiskPct, StopLossRequired: p.StopLossRequired}
 	if p.AllowedAssetTypes != nil || p.AllowedAssetTypesList != nil {
 		values := p.AllowedAssetTypesList
 		if p.AllowedAssetTypes != nil {
 			values = append(values, *p.AllowedAssetTypes)
 		}
-		types, err := assetTypes(values)
-		if err != nil {
-			return err
+		p.patch.AllowedAssetTypes = []string{}
+		for _, v := range values {
+			p.patch.AllowedAssetTypes = append(p.patch.AllowedAssetTypes, strings.Split(v, ",")...)
 		}
-		p.patch = append(p.patch, func(g *brokers.Guardrails) { g.AllowedAssetTypes = types })
 	}
-	if len(p.patch) == 0 {
+	if p.patch.IsEmpty() {
 		return invalidParam("maxDailyTrades", "give at least one of maxDailyTrades, maxPositionSizePct, "+
 			"maxPortfolioRiskPct, stopLossRequired and allowedAssetTypes")
 	}
-	return nil
+	return p.patch.Check()
 }
 
 // handleGuardrailsPatch serves PATCH /api/v1/brokers/guardrails: only the
 // parameters given change.
 func (s *Server) handleGuardrailsPatch(w http.ResponseWriter, req bunrouter.Request, p *guardrailsPatchParams) error {
-	g, at, err := s.connect.PatchGuardrails(req.Context(), principal(req.Context()).UserID, func(g *brokers.Guardrails) {
-		for _, apply := range p.patch {
-			apply(g)
-		}
-	})
+	g, at, err := s.connect.PatchGuardrails(req.Context(), principal(req.Context()).UserID, p.patch.Apply)
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, newGuardrailsJSON(g, at))
-}
-
-// assetTypes parses the values of allowedAssetTypes[] (repeated) and
-// allowedAssetTypes (comma-separated): known types, at least one, each
-// once, in the order of [brokers.AssetTypes].
-func assetTypes(values []string) ([]string, error) {
-	var given []string
-	for _, v := range values {
-		given = append(given, strings.Split(v, ",")...)
-	}
-	known := brokers.AssetTypes()
-	for _, t := range given {
-		if !slices.Contains(known, t) {
-			return nil, invalidParam("allowedAssetTypes", "unknown asset type %s; the types are %s", tradekit.Quote(t), strings.Join(known, ", "))
-		}
-	}
-	out := slices.DeleteFunc(known, func(t string) bool { return !slices.Contains(given, t) })
-	if len(out) == 0 {
-		return nil, invalidParam("allowedAssetTypes", "give at least one asset type: %s", strings.Join(brokers.AssetTypes(), ", "))
-	}
-	return out, nil
 }
