@@ -78,19 +78,49 @@
 //
 // Order. Orders fill whole at a stored daily close (with the configured
 // slippage and commission), so filled_qty is 0 or qty and
-// partially_filled never happens. Market, limit and stop orders (a stop
+// partially_filled never happens. Simulated: market, limit, stop (it
 // triggers when the close reaches its stop price, then fills at that
-// close) are simulated, with time in force day or gtc (paper orders never
-// expire, so expired_at and expires_at are null); notional market day
-// orders fill notional / price, truncated to 9 places, and show qty null.
-// extended_hours is stored and echoed; it changes nothing, since fills
-// are at daily closes. replaced_by, replaces and replaced_at come from
-// PATCH /v2/orders/{id}. order_class is simple; stop_limit and
-// trailing_stop orders, time in force opg, cls, ioc and fok, order
-// classes bracket, oco, oto and mleg, and short sales answer 422 with
-// Alpaca's JSON error, as does anything else not simulated: nothing is
-// silently dropped. trail_price, trail_percent, hwm, failed_at and
-// position_intent stay null or empty.
+// close), stop_limit (it triggers the same way, is stored as triggered,
+// and from then on fills as a limit order, at later closes too) and
+// trailing_stop orders (trail_price or trail_percent; hwm is the highest
+// close since placement for a sell, the lowest for a buy, starting at
+// the close at placement, and stop_price is hwm − trail_price or
+// hwm × (1 − trail_percent/100) for a sell, hwm + … for a buy, rounded
+// to 9 places; it fills as a stop order at that stop). Time in force
+// day and gtc (paper orders never expire, so expired_at and expires_at
+// are null), and ioc and fok on market and limit orders: the matching
+// pass run at once after placement fills them at the close or cancels
+// them (one and the same, since fills are whole). Notional market day
+// orders fill notional / price, truncated to 9 places, and show qty
+// null. extended_hours is stored and echoed; it changes nothing, since
+// fills are at daily closes. replaced_by, replaces and replaced_at come
+// from PATCH /v2/orders/{id}.
+//
+// order_class simple, bracket, oto and oco. A bracket order is its entry
+// plus two legs, a take-profit limit order at take_profit.limit_price
+// and a stop-loss stop order at stop_loss.stop_price (stop_limit with
+// stop_loss.limit_price), on the other side, of the entry's qty and time
+// in force; an oto order has one of the two legs. The legs are held
+// (status held, client_order_id their id) until the entry fills, then
+// open and meet the same close; when one exit fills the other is
+// cancelled in the same transaction. An oco order (type limit) is a
+// limit order at take_profit.limit_price with one leg, the stop loss, on
+// the same side, both open: when one fills the other is cancelled.
+// Cancelling any order of a class cancels its open and held orders; a
+// rejected entry cancels its legs. legs lists an order's legs on
+// placement, on GET /v2/orders/{id} and :by_client_order_id, and on GET
+// /v2/orders with nested=true (which then leaves the legs out of the
+// list itself); without nested the legs are listed as orders of their
+// own and legs is null. The legs of one order, and an oco order with its
+// leg, count once against qty_available. Orders of a class cannot be
+// replaced (422); bracket and oto orders need qty, day or gtc, regular
+// hours, and exits on either side of each other (a sell's take profit
+// above its stop, a buy's below).
+//
+// Answering 422 with Alpaca's JSON error, as does anything else not
+// simulated, so that nothing is silently dropped: time in force opg and
+// cls (and ioc or fok on stop orders), order class mleg and option legs,
+// and short sales. failed_at and position_intent stay null or empty.
 //
 // Money and quantities are [decimal.Decimal], decoded from the JSON text
 // exactly, whether Alpaca sends a string ("99872.93", as in most bodies)

@@ -383,8 +383,10 @@ func (b *Broker) positionsJSON(ctx context.Context, a account, symbol string) ([
 			CostBasis:     v.Qty.Mul(v.AvgEntryPrice),
 			LastdayPrice:  v.lastday,
 		}
+		seen := map[uuid.UUID]bool{}
 		for _, o := range open {
-			if o.Symbol == v.Symbol && o.Side == string(brokers.Sell) {
+			if o.Symbol == v.Symbol && o.Side == string(brokers.Sell) && !seen[exitGroup(&o)] {
+				seen[exitGroup(&o)] = true
 				p.QtyAvailable = p.QtyAvailable.Sub(o.Qty)
 			}
 		}
@@ -484,13 +486,20 @@ func (b *Broker) handleOrders(w http.ResponseWriter, r *http.Request, a account)
 			}
 		}
 	}
+	switch s := q.Get("nested"); s {
+	case "", "false":
+	case "true":
+		f.Nested = true
+	default:
+		return &tradekit.ParamError{Param: "nested", Msg: "must be true or false"}
+	}
 	list, err := listOrders(r.Context(), b.db, a.ID, f)
 	if err != nil {
 		return err
 	}
-	out := make([]alpaca.OrderJSON, len(list))
-	for i, o := range list {
-		out[i] = orderJSON(o)
+	out, err := ordersJSON(r.Context(), b.db, list, f.Nested)
+	if err != nil {
+		return err
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -459,7 +459,14 @@ func orderJSON(o order) alpaca.OrderJSON {
 		TimeInForce: o.TimeInForce, Status: o.Status,
 		Qty: &o.Qty, Notional: o.Notional, FilledQty: o.FilledQty, FilledAvgPrice: o.FilledAvgPrice,
 		LimitPrice: o.LimitPrice, StopPrice: o.StopPrice, ExtendedHours: o.ExtendedHours,
+		TrailPrice: o.TrailPrice, TrailPercent: o.TrailPercent, HWM: o.HWM,
 		Commission: o.Commission,
+	}
+	if o.legs != nil {
+		out.Legs = make([]alpaca.OrderJSON, len(o.legs))
+		for i, l := range o.legs {
+			out.Legs[i] = orderJSON(l)
+		}
 	}
 	if o.Notional != nil {
 		out.Qty = nil
@@ -479,6 +486,31 @@ func orderJSON(o order) alpaca.OrderJSON {
 		out.Replaces = &s
 	}
 	return out
+}
+
+// ordersJSON returns the orders as Alpaca's JSON; with nested, each
+// bracket, OTO or OCO order with its legs (one more read).
+func ordersJSON(ctx context.Context, db bun.IDB, os []order, nested bool) ([]alpaca.OrderJSON, error) {
+	if nested {
+		var parents []uuid.UUID
+		for _, o := range os {
+			if o.ParentID == nil && o.OrderClass != "" && o.OrderClass != "simple" {
+				parents = append(parents, o.ID)
+			}
+		}
+		legs, err := legsOf(ctx, db, parents)
+		if err != nil {
+			return nil, err
+		}
+		for i := range os {
+			os[i].legs = legs[os[i].ID]
+		}
+	}
+	out := make([]alpaca.OrderJSON, len(os))
+	for i, o := range os {
+		out[i] = orderJSON(o)
+	}
+	return out, nil
 }
 
 // utc returns a copy of *t in UTC, or nil.

@@ -90,9 +90,8 @@
 // missing, unknown, expired or revoked access token; 404 (40410000) for
 // an unknown path or object; 405 (40510000) for a known path with another
 // method; 422 (42210000) for invalid input and for what the paper broker
-// does not simulate (watchlists, options, corporate actions, stop_limit
-// and trailing_stop orders, time in force opg, cls, ioc and fok, order
-// classes bracket, oco, oto and mleg, short sales, changing the account
+// does not simulate (watchlists, options, corporate actions, time in
+// force opg and cls, order class mleg, short sales, changing the account
 // configurations). Package brokers/alpaca's doc lists how each field of
 // the account, positions and orders is simulated.
 //
@@ -104,10 +103,12 @@
 //
 // # Orders
 //
-// POST /v2/orders takes Alpaca's body for market, limit and stop orders,
-// by qty or, for market day orders, by notional, on the symbols of
-// Tradekit assets that have a stored close; time in force day or gtc is
-// kept, and paper orders never expire. An order is open (status new)
+// POST /v2/orders takes Alpaca's body for market, limit, stop,
+// stop_limit and trailing_stop orders, by qty or, for market day orders,
+// by notional, on the symbols of Tradekit assets that have a stored
+// close, of order class simple, bracket, oto or oco (see [Broker.Place]
+// and [Broker.Match]); time in force day or gtc is kept, and paper
+// orders never expire; ioc and fok orders fill at once or are cancelled. An order is open (status new)
 // until the matching engine fills it or the owner cancels it (DELETE
 // /v2/orders/{id}: 204, or 422 "order is not cancelable"), cancels all
 // (DELETE /v2/orders: 207) or replaces it (PATCH /v2/orders/{id}: the old
@@ -136,6 +137,14 @@
 //	stop sell:   when c ≤ stop, at c × (1 − s)
 //	limit buy:   when c ≤ limit, at min(limit, c × (1 + s))
 //	limit sell:  when c ≥ limit, at max(limit, c × (1 − s))
+//	stop_limit:  once c has reached stop (stored: triggered), as a limit order
+//	trailing:    as a stop order, its stop trailing the best close since placement
+//
+// A bracket or OTO order's legs are held until it fills, then open and
+// meet the same close in a second pass; when one exit of a bracket, or
+// one order of an OCO pair, fills, the rest of its group is cancelled in
+// the transaction of the fill. An ioc or fok order that cannot fill at
+// the close is cancelled.
 //
 // A notional order fills a quantity of notional / price, truncated to 9
 // places (it is rejected when that is 0). Prices are rounded half away from zero to 9 places, charging Config.Commission to

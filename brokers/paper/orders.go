@@ -28,6 +28,7 @@ const (
 	statusCanceled = "canceled"
 	statusRejected = "rejected"
 	statusReplaced = "replaced"
+	statusHeld     = "held" // a leg waiting for its parent to fill
 )
 
 // maxClientOrderID is the longest client_order_id, Alpaca's limit.
@@ -83,31 +84,88 @@ func (b *Broker) fillPrice(side string, close decimal.Decimal, limit *decimal.De
 }
 
 // orderFill returns the price at which the open order o fills at the
-// latest close, and whether it fills: a stop order triggers when the
-// close reaches its stop price (a buy's at or above it, a sell's at or
-// below) and then fills as a market order at that close.
-func (b *Broker) orderFill(o *order, close decimal.Decimal) (decimal.Decimal, bool) {
-	if o.Type == "stop" && o.StopPrice != nil {
-		if o.Side == string(brokers.Buy) && close.LessThan(*o.StopPrice) || o.Side == string(brokers.Sell) && close.GreaterThan(*o.StopPrice) {
-			return decimal.Decimal{}, false
+// latest close c, whether it fills, and whether o changed without
+// filling, so that it must be saved (see [markTriggered]).
+//
+// A stop order triggers when c reaches its stop price (a buy's at or
+// above it, a sell's at or below) and then fills as a market order at c;
+// a stop_limit order triggers the same way, is marked triggered, and
+// from then on fills as a limit order. A trailing_stop order first moves
+// its mark (o.HWM) to c when c is beyond it (higher for a sell, lower for
+// a buy) and its stop price with it (see [trailStop]), then fills as a
+// stop order at that stop.
+func (b *Broker) orderFill(o *order, c decimal.Decimal) (price decimal.Decimal, ok, changed bool) {
+	buy := o.Side == string(brokers.Buy)
+	switch o.Type {
+	case "trailing_stop":
+		if o.HWM == nil || buy && c.LessThan(*o.HWM) || !buy && c.GreaterThan(*o.HWM) {
+			m := c
+			o.HWM, changed = &m, true
+			stop := trailStop(o)
+			o.StopPrice = &stop
+		}
+		if buy && c.LessThan(*o.StopPrice) || !buy && c.GreaterThan(*o.StopPrice) {
+			return decimal.Decimal{}, false, changed
+		}
+	case "stop", "stop_limit":
+		if !o.Triggered {
+			if buy && c.LessThan(*o.StopPrice) || !buy && c.GreaterThan(*o.StopPrice) {
+				return decimal.Decimal{}, false, false
+			}
+			o.Triggered, changed = true, o.Type == "stop_limit"
 		}
 	}
-	return b.fillPrice(o.Side, close, o.LimitPrice)
+	price, ok = b.fillPrice(o.Side, c, o.LimitPrice)
+	return price, ok, changed && !ok
+}
+
+// trailStop returns the stop price of the trailing stop o at its mark
+// m = o.HWM, rounded half away from zero to 9 places:
+//
+//	sell: m − trail_price, or m × (1 − trail_percent / 100)
+//	buy:  m + trail_price, or m × (1 + trail_percent / 100)
+func trailStop(o *order) decimal.Decimal {
+	trail := decimal.Zero
+	if o.TrailPrice != nil {
+		trail = *o.TrailPrice
+	} else if o.TrailPercent != nil {
+		trail = o.HWM.Mul(*o.TrailPercent).Div(decimal.NewFromInt(100))
+	}
+	if o.Side == string(brokers.Buy) {
+		return o.HWM.Add(trail).Round(qtyScale)
+	}
+	return o.HWM.Sub(trail).Round(qtyScale)
+}
+
+// exitGroup returns the key under which an open sell counts against a
+// position: the legs of one parent, and an OCO order with its leg, exit
+// one position once, whichever of them fills, so they share a key.
+func exitGroup(o *order) uuid.UUID {
+	if o.ParentID != nil {
+		return *o.ParentID
+	}
+	return o.ID
 }
 
 // Place places an order in the account with the given id, as POST
 // /v2/orders does, and returns it open (status "new"); the matching
-// engine ([Broker.Match]) fills it. Only market and limit orders on
-// symbols of Tradekit assets with a stored price are taken; time in
-// force day or gtc is stored, and paper orders never expire.
+// engine ([Broker.Match]) fills it. Market, limit, stop, stop_limit and
+// trailing_stop orders on symbols of Tradekit assets with a stored price
+// are taken, with time in force day, gtc, ioc or fok (see [Broker.Match]),
+// and order class simple, bracket, oto or oco: the legs of a bracket or
+// OTO order are placed with it, held until it fills; an OCO order is a
+// limit order at take_profit.limit_price and its stop leg, both open.
 //
 // In one transaction, with the account locked, Place refuses (403,
 // Alpaca's code 40310000) a buy whose cost, with the cost of the
 // account's open buys, is more than the cash, and a sell of more than
-// the position less the account's open sells. An order's cost is its
-// quantity at its limit price, or at the fill price of the latest close
-// for a market order, plus the commission. A client_order_id the account
-// used already is a 422 with Alpaca's code 40010001.
+// the position less the account's open sells (the legs of one order, and
+// an OCO order with its leg, count once). An order's cost is its notional,
+// or its quantity at its limit price, or at the fill price of the latest
+// close (of its stop price, when higher) for a market or stop order,
+// plus the commission; held legs cost nothing until they are open. A
+// client_order_id the account used already is a 422 with Alpaca's code
+// 40010001.
 func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (alpaca.OrderJSON, error) {
 	o, last, err := b.newOrder(ctx, accountID, req)
 	if err != nil {
@@ -128,7 +186,15 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
 			return err
 		}
-		return insertOrder(ctx, tx, o)
+		if err := insertOrder(ctx, tx, o); err != nil {
+			return err
+		}
+		for i := range o.legs {
+			if err := insertOrder(ctx, tx, &o.legs[i]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return alpaca.OrderJSON{}, err
@@ -146,25 +212,32 @@ func notSimulated(format string, args ...any) error {
 	return &apiError{http.StatusUnprocessableEntity, codeInvalid, fmt.Sprintf(format, args...) + ": not simulated by the paper broker"}
 }
 
+// param returns the 422 of an invalid field of an order request.
+func param(name, msg string) error { return &tradekit.ParamError{Param: name, Msg: msg} }
+
+// checkPositive refuses a price or quantity that is not positive or has
+// more than 9 decimal places.
+func checkPositive(name string, v *decimal.Decimal) error {
+	if v != nil && (!v.IsPositive() || !fits(*v, qtyScale)) {
+		return param(name, "must be positive, with at most 9 decimal places")
+	}
+	return nil
+}
+
 // checkRequest checks an order request's fields against each other, as
 // Alpaca does, and refuses (422) what the paper broker does not
-// simulate: order classes but simple, trailing_stop and stop_limit
-// orders, and time in force but day and gtc.
+// simulate: multi-leg option orders, short sales, and time in force opg
+// and cls.
 func checkRequest(req alpaca.OrderRequestJSON) error {
-	param := func(name, msg string) error { return &tradekit.ParamError{Param: name, Msg: msg} }
-	positive := func(name string, v *decimal.Decimal) error {
-		if v != nil && (!v.IsPositive() || !fits(*v, qtyScale)) {
-			return param(name, "must be positive, with at most 9 decimal places")
-		}
-		return nil
-	}
 	switch req.OrderClass {
 	case "", "simple":
 		if req.TakeProfit != nil || req.StopLoss != nil {
 			return param("order_class", "take_profit and stop_loss need order_class bracket, oto or oco")
 		}
 	case "bracket", "oto", "oco":
-		return notSimulated("order_class %s", req.OrderClass)
+		if err := checkLegs(req); err != nil {
+			return err
+		}
 	case "mleg":
 		return notSimulated("multi-leg option orders")
 	default:
@@ -186,15 +259,17 @@ func checkRequest(req alpaca.OrderRequestJSON) error {
 		return param("position_intent", "must be buy_to_open, buy_to_close, sell_to_open or sell_to_close")
 	}
 	switch req.Type {
-	case "market", "limit", "stop":
-	case "stop_limit", "trailing_stop":
-		return notSimulated("order type %s", req.Type)
+	case "market", "limit", "stop", "stop_limit", "trailing_stop":
 	default:
 		return param("type", "must be market, limit, stop, stop_limit or trailing_stop")
 	}
 	switch req.TimeInForce {
 	case "day", "gtc":
-	case "opg", "cls", "ioc", "fok", "gtx", "gtd":
+	case "ioc", "fok":
+		if req.Type != "market" && req.Type != "limit" {
+			return notSimulated("time_in_force %s on a %s order", req.TimeInForce, req.Type)
+		}
+	case "opg", "cls", "gtx", "gtd":
 		return notSimulated("time_in_force %s", req.TimeInForce)
 	default:
 		return param("time_in_force", "must be day, gtc, opg, cls, ioc or fok")
@@ -202,11 +277,14 @@ func checkRequest(req alpaca.OrderRequestJSON) error {
 	for _, p := range []struct {
 		name string
 		v    *decimal.Decimal
-	}{{"qty", req.Qty}, {"notional", req.Notional}, {"limit_price", req.LimitPrice}, {"stop_price", req.StopPrice}} {
-		if err := positive(p.name, p.v); err != nil {
+	}{{"qty", req.Qty}, {"notional", req.Notional}, {"limit_price", req.LimitPrice}, {"stop_price", req.StopPrice},
+		{"trail_price", req.TrailPrice}, {"trail_percent", req.TrailPercent}} {
+		if err := checkPositive(p.name, p.v); err != nil {
 			return err
 		}
 	}
+	limit := req.Type == "limit" || req.Type == "stop_limit"
+	stop := req.Type == "stop" || req.Type == "stop_limit"
 	switch {
 	case (req.Qty == nil) == (req.Notional == nil):
 		return param("qty", "qty or notional is required, not both")
@@ -214,16 +292,20 @@ func checkRequest(req alpaca.OrderRequestJSON) error {
 		return notSimulated("notional %s orders", req.Type)
 	case req.Notional != nil && req.TimeInForce != "day":
 		return param("time_in_force", "fractional orders must be DAY orders")
-	case req.Type == "limit" && req.LimitPrice == nil:
-		return param("limit_price", "is required for a limit order")
-	case req.Type != "limit" && req.LimitPrice != nil:
-		return param("limit_price", "is only allowed on a limit order")
-	case req.Type == "stop" && req.StopPrice == nil:
-		return param("stop_price", "is required for a stop order")
-	case req.Type != "stop" && req.StopPrice != nil:
-		return param("stop_price", "is only allowed on a stop order")
-	case req.TrailPrice != nil || req.TrailPercent != nil:
+	case limit && req.LimitPrice == nil:
+		return param("limit_price", "is required for a "+req.Type+" order")
+	case !limit && req.LimitPrice != nil:
+		return param("limit_price", "is only allowed on a limit or stop_limit order")
+	case stop && req.StopPrice == nil:
+		return param("stop_price", "is required for a "+req.Type+" order")
+	case !stop && req.StopPrice != nil:
+		return param("stop_price", "is only allowed on a stop or stop_limit order")
+	case req.Type == "trailing_stop" && (req.TrailPrice == nil) == (req.TrailPercent == nil):
+		return param("trail_price", "trail_price or trail_percent is required for a trailing_stop order, not both")
+	case req.Type != "trailing_stop" && (req.TrailPrice != nil || req.TrailPercent != nil):
 		return param("trail_price", "trail_price and trail_percent are only allowed on a trailing_stop order")
+	case req.TrailPercent != nil && !req.TrailPercent.LessThan(decimal.NewFromInt(100)):
+		return param("trail_percent", "must be below 100")
 	case req.ExtendedHours && (req.Type != "limit" || req.TimeInForce != "day"):
 		return param("extended_hours", "extended hours orders must be DAY limit orders")
 	case len(req.ClientOrderID) > maxClientOrderID:
@@ -232,12 +314,73 @@ func checkRequest(req alpaca.OrderRequestJSON) error {
 	return nil
 }
 
-// newOrder checks req and returns the open order it asks for, and the
-// latest close of its asset.
+// checkLegs checks the take_profit and stop_loss of a bracket, OTO or OCO
+// order request: a bracket and an OCO order take both, an OTO order one;
+// an OCO order is a limit order at take_profit.limit_price; the exits sit
+// on either side of each other (a sell's take profit above its stop, a
+// buy's below); and the order is by qty, day or gtc, in regular hours.
+func checkLegs(req alpaca.OrderRequestJSON) error {
+	tp, sl := req.TakeProfit, req.StopLoss
+	if tp != nil {
+		if tp.LimitPrice == nil {
+			return param("take_profit.limit_price", "is required")
+		}
+		if err := checkPositive("take_profit.limit_price", tp.LimitPrice); err != nil {
+			return err
+		}
+	}
+	if sl != nil {
+		if sl.StopPrice == nil {
+			return param("stop_loss.stop_price", "is required")
+		}
+		if err := checkPositive("stop_loss.stop_price", sl.StopPrice); err != nil {
+			return err
+		}
+		if err := checkPositive("stop_loss.limit_price", sl.LimitPrice); err != nil {
+			return err
+		}
+	}
+	class := req.OrderClass
+	switch {
+	case class != "oto" && (tp == nil || sl == nil):
+		return param("take_profit", "take_profit and stop_loss are required for order_class "+class)
+	case class == "oto" && (tp == nil) == (sl == nil):
+		return param("take_profit", "one of take_profit and stop_loss is required for order_class oto, not both")
+	case class == "oco" && req.Type != "limit":
+		return param("type", "must be limit for order_class oco")
+	case class == "oco" && req.LimitPrice != nil && !req.LimitPrice.Equal(*tp.LimitPrice):
+		return param("limit_price", "must be take_profit.limit_price for order_class oco")
+	case req.Notional != nil:
+		return param("notional", "fractional orders must be simple orders")
+	case req.TimeInForce != "day" && req.TimeInForce != "gtc":
+		return param("time_in_force", "must be day or gtc for order_class "+class)
+	case req.ExtendedHours:
+		return param("extended_hours", "extended hours orders must be simple orders")
+	}
+	exitSell := req.Side == string(brokers.Buy) // the exits of a bracket or OTO order are on the other side
+	if class == "oco" {
+		exitSell = req.Side == string(brokers.Sell)
+	}
+	if tp != nil && sl != nil {
+		if exitSell && !tp.LimitPrice.GreaterThan(*sl.StopPrice) {
+			return param("take_profit.limit_price", "must be above stop_loss.stop_price for sell exits")
+		}
+		if !exitSell && !tp.LimitPrice.LessThan(*sl.StopPrice) {
+			return param("take_profit.limit_price", "must be below stop_loss.stop_price for buy exits")
+		}
+	}
+	return nil
+}
+
+// newOrder checks req and returns the open order it asks for, with its
+// legs, and the latest close of its asset.
 func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, decimal.Decimal, error) {
 	symbol := marketdata.NormalizeSymbol(req.Symbol)
 	if symbol == "" {
 		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
+	}
+	if req.OrderClass == "oco" && req.LimitPrice == nil && req.TakeProfit != nil {
+		req.LimitPrice = req.TakeProfit.LimitPrice // an OCO order is its take-profit limit order
 	}
 	if err := checkRequest(req); err != nil {
 		return nil, decimal.Decimal{}, err
@@ -261,6 +404,7 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 		ID: id, AccountID: accountID, ClientOrderID: req.ClientOrderID, AssetID: &a.ID, Symbol: symbol, AssetClass: assetClass(a),
 		Side: req.Side, Type: req.Type, TimeInForce: req.TimeInForce, Status: statusNew, Qty: decimal.Zero, FilledQty: decimal.Zero,
 		LimitPrice: req.LimitPrice, StopPrice: req.StopPrice, Notional: req.Notional, ExtendedHours: req.ExtendedHours,
+		TrailPrice: req.TrailPrice, TrailPercent: req.TrailPercent,
 		OrderClass: "simple", CreatedAt: now, UpdatedAt: now, SubmittedAt: now,
 	}
 	if req.Qty != nil {
@@ -269,7 +413,56 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = id.String()
 	}
+	if o.Type == "trailing_stop" {
+		m := last.Close
+		stop := trailStop(&order{Side: o.Side, HWM: &m, TrailPrice: o.TrailPrice, TrailPercent: o.TrailPercent})
+		o.HWM, o.StopPrice = &m, &stop
+	}
+	if req.OrderClass == "bracket" || req.OrderClass == "oto" || req.OrderClass == "oco" {
+		o.OrderClass = req.OrderClass
+		o.legs = legOrders(o, req)
+	}
 	return o, last.Close, nil
+}
+
+// legOrders returns the legs of the bracket, OTO or OCO order o that req
+// asks for: the take profit, a limit order at take_profit.limit_price,
+// then the stop loss, a stop order at stop_loss.stop_price (stop_limit
+// with stop_loss.limit_price), each of o's quantity and time in force.
+// The legs of a bracket or OTO order are on the other side of o and held
+// until o fills; an OCO order is its own take profit, so its one leg is
+// the stop loss, on o's side and open at once.
+func legOrders(o *order, req alpaca.OrderRequestJSON) []order {
+	leg := func() order {
+		id := uuid.New()
+		l := *o
+		l.ID, l.ClientOrderID, l.ParentID, l.legs = id, id.String(), &o.ID, nil
+		l.LimitPrice, l.StopPrice, l.TrailPrice, l.TrailPercent, l.HWM = nil, nil, nil, nil, nil
+		l.Status = statusNew
+		if o.OrderClass != "oco" {
+			l.Status = statusHeld
+			l.Side = string(brokers.Sell)
+			if o.Side == string(brokers.Sell) {
+				l.Side = string(brokers.Buy)
+			}
+		}
+		return l
+	}
+	var out []order
+	if req.TakeProfit != nil && o.OrderClass != "oco" {
+		l := leg()
+		l.Type, l.LimitPrice = "limit", req.TakeProfit.LimitPrice
+		out = append(out, l)
+	}
+	if req.StopLoss != nil {
+		l := leg()
+		l.Type, l.StopPrice = "stop", req.StopLoss.StopPrice
+		if req.StopLoss.LimitPrice != nil {
+			l.Type, l.LimitPrice = "stop_limit", req.StopLoss.LimitPrice
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // afford checks that account a can pay for order o or hold what it sells,
@@ -290,9 +483,10 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 			q, _ := x.Notional.QuoRem(price, qtyScale)
 			return q
 		}
-		available := p.Qty
+		available, seen := p.Qty, map[uuid.UUID]bool{}
 		for i := range open {
-			if x := &open[i]; x.Side == string(brokers.Sell) && x.Symbol == o.Symbol {
+			if x := &open[i]; x.Side == string(brokers.Sell) && x.Symbol == o.Symbol && !seen[exitGroup(x)] {
+				seen[exitGroup(x)] = true
 				available = available.Sub(qty(x))
 			}
 		}
@@ -350,7 +544,9 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 }
 
 // Cancel cancels the account's open order id, as DELETE /v2/orders/{id}
-// does, at once. The error wraps [tradekit.ErrNotFound] for an order the
+// does, at once, with the rest of its group: cancelling a bracket, OTO or
+// OCO order or one of its legs cancels every open or held order of that
+// order, as one. The error wraps [tradekit.ErrNotFound] for an order the
 // account does not have, and is a 422 for one that is not open: a cancel
 // racing a fill loses or wins as a whole.
 func (b *Broker) Cancel(ctx context.Context, accountID, id uuid.UUID) error {
@@ -360,14 +556,26 @@ func (b *Broker) Cancel(ctx context.Context, accountID, id uuid.UUID) error {
 	}
 	now := b.clock()
 	o.Status, o.CanceledAt, o.UpdatedAt = statusCanceled, &now, now
-	ok, err := closeOrder(ctx, b.db, &o, "canceled_at")
-	if err != nil {
+	cancel := func(ctx context.Context, db bun.IDB) error {
+		ok, err := closeOrder(ctx, db, &o, "canceled_at")
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return &apiError{http.StatusUnprocessableEntity, codeInvalid, "order is not cancelable"}
+		}
+		return nil
+	}
+	if o.OrderClass == "" || o.OrderClass == "simple" {
+		return cancel(ctx, b.db)
+	}
+	return b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := cancel(ctx, tx); err != nil {
+			return err
+		}
+		_, err := cancelGroup(ctx, tx, exitGroup(&o), o.ID, now)
 		return err
-	}
-	if !ok {
-		return &apiError{http.StatusUnprocessableEntity, codeInvalid, "order is not cancelable"}
-	}
-	return nil
+	})
 }
 
 // Run fills orders until ctx is done: it runs [Broker.Match] every
@@ -390,11 +598,19 @@ func (b *Broker) Run(ctx context.Context) {
 }
 
 // Match fills the open orders that can fill at their asset's latest
-// stored close (see Config.SlippageBps for the price), oldest first, and
-// returns how many it filled. A market order always can; a limit buy
-// when the close is at or below its limit, a limit sell when it is at or
-// above. A fill the account can no longer afford, or a sell of more than
-// it holds, rejects the order instead.
+// stored close (see Config.SlippageBps for the price and
+// [Broker.orderFill] for stops), oldest first, and returns how many it
+// filled. A market order always can; a limit buy when the close is at or
+// below its limit, a limit sell when it is at or above. An ioc or fok
+// order that cannot fill at the close is cancelled (orders fill whole,
+// so the two are the same). A fill the account can no longer afford, or
+// a sell of more than it holds, rejects the order instead.
+//
+// An order with legs settles them in the transaction of its fill: a
+// bracket or OTO order's held legs become open, and Match makes a second
+// pass so that they meet the same close; an OCO order cancels its leg;
+// a leg cancels the rest of its group (the other exit, or an OCO
+// order). A rejected order cancels its held legs.
 //
 // Each fill runs in a transaction that locks the account and moves the
 // order from open to filled only if it is still open, so that an order
@@ -402,12 +618,25 @@ func (b *Broker) Run(ctx context.Context) {
 // Brokers run Match on the database at the same time, and a cancel that
 // races it either wins or loses.
 func (b *Broker) Match(ctx context.Context) (int, error) {
+	filled := 0
+	closes := map[uuid.UUID]*decimal.Decimal{} // nil: no close
+	for range 2 {
+		n, again, err := b.matchPass(ctx, closes)
+		filled += n
+		if err != nil || !again {
+			return filled, err
+		}
+	}
+	return filled, nil
+}
+
+// matchPass is one pass of [Broker.Match] over the open orders; again
+// reports whether a fill opened held legs.
+func (b *Broker) matchPass(ctx context.Context, closes map[uuid.UUID]*decimal.Decimal) (filled int, again bool, err error) {
 	open, err := openOrders(ctx, b.db, uuid.Nil, matchBatch)
 	if err != nil || len(open) == 0 {
-		return 0, err
+		return 0, false, err
 	}
-	closes := map[uuid.UUID]*decimal.Decimal{} // nil: no close
-	filled := 0
 	for i := range open {
 		o := &open[i]
 		if o.AssetID == nil {
@@ -420,26 +649,56 @@ func (b *Broker) Match(ctx context.Context) (int, error) {
 			case err == nil:
 				c = &p.Close
 			case !errors.Is(err, tradekit.ErrNotFound):
-				return filled, err
+				return filled, again, err
 			}
 			closes[*o.AssetID] = c
 		}
 		if c == nil {
 			continue
 		}
-		price, ok := b.orderFill(o, *c)
-		if !ok {
+		price, ok, changed := b.orderFill(o, *c)
+		switch {
+		case !ok && (o.TimeInForce == "ioc" || o.TimeInForce == "fok"):
+			now := b.clock()
+			o.Status, o.CanceledAt, o.UpdatedAt = statusCanceled, &now, now
+			if _, err := closeOrder(ctx, b.db, o, "canceled_at"); err != nil {
+				return filled, again, err
+			}
+			continue
+		case !ok && changed:
+			o.UpdatedAt = b.clock()
+			if err := markTriggered(ctx, b.db, o); err != nil {
+				return filled, again, err
+			}
+			continue
+		case !ok:
 			continue
 		}
 		done, err := b.fillOpen(ctx, o, price)
 		if err != nil {
-			return filled, err
+			return filled, again, err
 		}
 		if done {
 			filled++
+			again = again || o.ParentID == nil && (o.OrderClass == "bracket" || o.OrderClass == "oto")
 		}
 	}
-	return filled, nil
+	return filled, again, nil
+}
+
+// settle settles the group of order o once o has filled or been
+// rejected, in the transaction that closed it: a filled bracket or OTO
+// order opens its held legs; a leg, an OCO order or a rejected order
+// cancels the rest of its group.
+func settle(ctx context.Context, tx bun.IDB, o *order, now time.Time) error {
+	switch {
+	case o.OrderClass == "" || o.OrderClass == "simple":
+		return nil
+	case o.Status == statusFilled && o.ParentID == nil && o.OrderClass != "oco":
+		return activateLegs(ctx, tx, o.ID, now)
+	}
+	_, err := cancelGroup(ctx, tx, exitGroup(o), o.ID, now)
+	return err
 }
 
 // fillOpen fills the open order o at price, or rejects it when the
@@ -456,29 +715,35 @@ func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) 
 			return err
 		}
 		now := b.clock()
+		reject := func() error {
+			o.Status, o.UpdatedAt = statusRejected, now
+			if ok, err := closeOrder(ctx, tx, o); err != nil || !ok {
+				return err
+			}
+			return settle(ctx, tx, o, now)
+		}
 		if o.Notional != nil {
 			o.Qty, _ = o.Notional.QuoRem(price, qtyScale)
 			if !o.Qty.IsPositive() {
-				o.Status, o.UpdatedAt = statusRejected, now
-				_, err := closeOrder(ctx, tx, o)
-				return err
+				return reject()
 			}
 		}
 		cash, h, err := apply(a.Cash, holding{Qty: p.Qty, Avg: p.AvgEntryPrice}, o.Symbol, brokers.Side(o.Side), o.Qty, price, b.commission)
 		if errors.Is(err, tradekit.ErrRejected) || err == nil && (!fits(cash, avgScale) || !fits(h.Avg, avgScale) || !fits(h.Qty, avgScale)) {
-			o.Status, o.UpdatedAt = statusRejected, now
-			_, err := closeOrder(ctx, tx, o)
-			return err
+			return reject()
 		}
 		if err != nil {
 			return err
 		}
 		commission := b.commission
 		o.Status, o.FilledQty, o.FilledAvgPrice, o.Commission, o.FilledAt, o.UpdatedAt = statusFilled, o.Qty, &price, &commission, &now, now
-		if ok, err := closeOrder(ctx, tx, o, "qty", "filled_qty", "filled_avg_price", "commission", "filled_at"); err != nil || !ok {
+		if ok, err := closeOrder(ctx, tx, o, "qty", "filled_qty", "filled_avg_price", "commission", "filled_at", "triggered", "hwm", "stop_price"); err != nil || !ok {
 			return err // filled or cancelled meanwhile: nothing else changes
 		}
 		if err := updateCash(ctx, tx, o.AccountID, cash); err != nil {
+			return err
+		}
+		if err := settle(ctx, tx, o, now); err != nil {
 			return err
 		}
 		filled = true
@@ -519,7 +784,11 @@ func (b *Broker) handleOrder(w http.ResponseWriter, r *http.Request, a account) 
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, orderJSON(o))
+	out, err := ordersJSON(r.Context(), b.db, []order{o}, true)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, out[0])
 }
 
 // handleOrderByClientID answers GET /v2/orders:by_client_order_id.
@@ -531,7 +800,11 @@ func (b *Broker) handleOrderByClientID(w http.ResponseWriter, r *http.Request, a
 	if !ok {
 		return fmt.Errorf("paper: %w", tradekit.ErrNotFound)
 	}
-	return writeJSON(w, http.StatusOK, orderJSON(o))
+	out, err := ordersJSON(r.Context(), b.db, []order{o}, true)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, out[0])
 }
 
 // handleCancel answers DELETE /v2/orders/{id} with 204.
@@ -564,11 +837,26 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 	if old.Status != statusNew {
 		return alpaca.OrderJSON{}, &apiError{http.StatusUnprocessableEntity, codeInvalid, "order is not replaceable: it is " + old.Status}
 	}
-	if req.Trail != nil {
+	if old.OrderClass != "" && old.OrderClass != "simple" {
+		return alpaca.OrderJSON{}, notSimulated("replacing an order of class %s", old.OrderClass)
+	}
+	if req.Trail != nil && old.Type != "trailing_stop" {
 		return alpaca.OrderJSON{}, &tradekit.ParamError{Param: "trail", Msg: "is only allowed on a trailing_stop order"}
 	}
 	nr := alpaca.OrderRequestJSON{Symbol: old.Symbol, Side: old.Side, Type: old.Type, TimeInForce: old.TimeInForce,
-		LimitPrice: old.LimitPrice, StopPrice: old.StopPrice, ExtendedHours: old.ExtendedHours, ClientOrderID: req.ClientOrderID}
+		LimitPrice: old.LimitPrice, StopPrice: old.StopPrice, ExtendedHours: old.ExtendedHours, ClientOrderID: req.ClientOrderID,
+		TrailPrice: old.TrailPrice, TrailPercent: old.TrailPercent}
+	if old.Type == "trailing_stop" {
+		nr.StopPrice = nil // derived from the mark, not asked for
+		if req.Trail != nil && old.TrailPrice != nil {
+			nr.TrailPrice = req.Trail
+		} else if req.Trail != nil {
+			nr.TrailPercent = req.Trail
+		}
+		if req.StopPrice != nil {
+			return alpaca.OrderJSON{}, &tradekit.ParamError{Param: "stop_price", Msg: "is only allowed on a stop or stop_limit order"}
+		}
+	}
 	if old.Notional != nil {
 		nr.Notional = old.Notional
 		if req.Qty != nil {
@@ -671,6 +959,12 @@ func (b *Broker) cancelAll(ctx context.Context, accountID uuid.UUID) ([]alpaca.M
 	for _, o := range open {
 		err := b.Cancel(ctx, accountID, o.ID)
 		var ae *apiError
+		if errors.As(err, &ae) && o.ParentID != nil {
+			// Cancelled already with its group?
+			if c, cerr := orderByID(ctx, b.db, accountID, o.ID); cerr == nil && c.Status == statusCanceled {
+				err = nil
+			}
+		}
 		switch {
 		case err == nil:
 			c, err := orderByID(ctx, b.db, accountID, o.ID)

@@ -189,9 +189,10 @@ func TestOfficialSDK(t *testing.T) {
 
 		// What is not simulated answers 422, never a silent drop.
 		for name, req := range map[string]sdk.PlaceOrderRequest{
-			"bracket":        {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.Day, OrderClass: sdk.Bracket, TakeProfit: &sdk.TakeProfit{LimitPrice: dec("120")}, StopLoss: &sdk.StopLoss{StopPrice: dec("90")}},
-			"trailing_stop":  {Symbol: "ACME", Qty: dec("1"), Side: sdk.Sell, Type: sdk.TrailingStop, TimeInForce: sdk.Day, TrailPercent: dec("5")},
-			"ioc":            {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.IOC},
+			"opg":      {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.OPG},
+			"ioc stop": {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Stop, StopPrice: dec("200"), TimeInForce: sdk.IOC},
+			"notional bracket": {Symbol: "ACME", Notional: dec("100"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.Day, OrderClass: sdk.Bracket,
+				TakeProfit: &sdk.TakeProfit{LimitPrice: dec("120")}, StopLoss: &sdk.StopLoss{StopPrice: dec("90")}},
 			"stop on limit":  {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Limit, LimitPrice: dec("100"), StopPrice: dec("99"), TimeInForce: sdk.Day},
 			"short position": {Symbol: "ACME", Qty: dec("1"), Side: sdk.Sell, Type: sdk.Market, TimeInForce: sdk.Day, PositionIntent: sdk.SellToOpen},
 		} {
@@ -252,6 +253,38 @@ func TestOfficialSDK(t *testing.T) {
 			if open, err := c.GetOrders(sdk.GetOrdersRequest{Status: "open"}); err != nil || len(open) != 0 {
 				t.Errorf("open orders after CancelAllOrders: %+v, %v", open, err)
 			}
+		}
+
+		// A bracket order: the entry fills at the close of 102, its legs
+		// open; the close falls to 89, the stop-loss leg fills and the
+		// take-profit leg is cancelled.
+		br, err := c.PlaceOrder(sdk.PlaceOrderRequest{Symbol: "ACME", Qty: dec("5"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.GTC,
+			OrderClass: sdk.Bracket, TakeProfit: &sdk.TakeProfit{LimitPrice: dec("120")}, StopLoss: &sdk.StopLoss{StopPrice: dec("90")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if br.OrderClass != sdk.Bracket || len(br.Legs) != 2 || br.Legs[0].Status != "held" || br.Legs[0].Type != sdk.Limit ||
+			!br.Legs[0].LimitPrice.Equal(d("120")) || br.Legs[1].Type != sdk.Stop || !br.Legs[1].StopPrice.Equal(d("90")) || br.Legs[1].Side != sdk.Sell {
+			t.Fatalf("the bracket order: %+v", br)
+		}
+		match(t, e.b)
+		if got, err := c.GetOrder(br.ID); err != nil || got.Status != "filled" || len(got.Legs) != 2 || got.Legs[0].Status != "new" || got.Legs[1].Status != "new" {
+			t.Fatalf("the bracket after its entry filled: %+v, %v", got, err)
+		}
+		if p, err := c.GetPosition("ACME"); err != nil || !p.Qty.Equal(d("5")) || !p.QtyAvailable.Equal(d("0")) {
+			t.Errorf("the position under the bracket's exits: %+v, %v", p, err)
+		}
+		mustClose(t, db, "ACME", "2026-03-02", "89")
+		match(t, e.b)
+		nested, err := c.GetOrders(sdk.GetOrdersRequest{Status: "all", Limit: 500, Nested: true, Symbols: []string{"ACME"}, Direction: "desc"})
+		if err != nil || len(nested) == 0 || nested[0].ID != br.ID || len(nested[0].Legs) != 2 {
+			t.Fatalf("the nested orders: %+v, %v", nested, err)
+		}
+		if tp, sl := nested[0].Legs[0], nested[0].Legs[1]; tp.Status != "canceled" || sl.Status != "filled" || !sl.FilledAvgPrice.Equal(d("89")) {
+			t.Errorf("the bracket's legs at a close of 89: take profit %s, stop loss %s at %v", tp.Status, sl.Status, sl.FilledAvgPrice)
+		}
+		if pos, err := c.GetPositions(); err != nil || len(pos) != 0 {
+			t.Errorf("positions after the stop loss: %+v, %v", pos, err)
 		}
 
 		// Not simulated: options, corporate actions, watchlists.

@@ -69,8 +69,12 @@ type order struct {
 	StopPrice      *decimal.Decimal `bun:"stop_price"`
 	Notional       *decimal.Decimal `bun:"notional"` // a notional order's amount; Qty is 0 until it fills
 	ExtendedHours  bool             `bun:"extended_hours"`
-	OrderClass     string           `bun:"order_class"` // "simple", "bracket", "oto"
+	OrderClass     string           `bun:"order_class"` // "simple", "bracket", "oto", "oco"
 	ParentID       *uuid.UUID       `bun:"parent_id"`   // a leg's parent order
+	Triggered      bool             `bun:"triggered"`   // a stop_limit order's stop was reached
+	TrailPrice     *decimal.Decimal `bun:"trail_price"`
+	TrailPercent   *decimal.Decimal `bun:"trail_percent"`
+	HWM            *decimal.Decimal `bun:"hwm"` // a trailing stop's high-water mark (low-water for a buy)
 	Replaces       *uuid.UUID       `bun:"replaces"`
 	ReplacedBy     *uuid.UUID       `bun:"replaced_by"`
 	ReplacedAt     *time.Time       `bun:"replaced_at"`
@@ -80,6 +84,8 @@ type order struct {
 	SubmittedAt    time.Time        `bun:"submitted_at"`
 	FilledAt       *time.Time       `bun:"filled_at"`
 	CanceledAt     *time.Time       `bun:"canceled_at"`
+
+	legs []order // the legs of a bracket, OTO or OCO order, when read with it
 }
 
 // grant is a row of paper_grants: an authorization code, by its hash.
@@ -257,6 +263,7 @@ type orderFilter struct {
 	Limit   int
 	Side    string   // "buy", "sell" or "" for both
 	Symbols []string // nil for all
+	Nested  bool     // legs under their parents only, not listed themselves
 }
 
 // listOrders returns the account's orders that f selects, by submission
@@ -281,6 +288,9 @@ func listOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, f orderFil
 	}
 	if len(f.Symbols) > 0 {
 		q = q.Where("symbol IN (?)", bun.In(f.Symbols))
+	}
+	if f.Nested {
+		q = q.Where("parent_id IS NULL")
 	}
 	if f.Asc {
 		q = q.Order("submitted_at ASC", "seq ASC")
@@ -379,6 +389,61 @@ func closeOrder(ctx context.Context, db bun.IDB, o *order, columns ...string) (b
 		return false, fmt.Errorf("paper: close order %s: %w", o.ID, err)
 	}
 	return n == 1, nil
+}
+
+// legsOf returns the legs of the parent orders ids, by parent, in the
+// order they were placed.
+func legsOf(ctx context.Context, db bun.IDB, ids []uuid.UUID) (map[uuid.UUID][]order, error) {
+	out := map[uuid.UUID][]order{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []order
+	if err := db.NewSelect().Model(&rows).Where("parent_id IN (?)", bun.In(ids)).Order("seq").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("paper: legs: %w", err)
+	}
+	for _, o := range rows {
+		out[*o.ParentID] = append(out[*o.ParentID], o)
+	}
+	return out, nil
+}
+
+// activateLegs moves the held legs of the parent order id to open, once
+// the parent has filled.
+func activateLegs(ctx context.Context, db bun.IDB, parent uuid.UUID, now time.Time) error {
+	_, err := db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusNew).Set("updated_at = ?", now).
+		Where("parent_id = ? AND status = ?", parent, statusHeld).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("paper: activate the legs of %s: %w", parent, err)
+	}
+	return nil
+}
+
+// cancelGroup cancels the open and held orders of the group of parent
+// (the parent and its legs) but except, and returns how many it
+// cancelled.
+func cancelGroup(ctx context.Context, db bun.IDB, parent, except uuid.UUID, now time.Time) (int64, error) {
+	res, err := db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusCanceled).Set("canceled_at = ?", now).Set("updated_at = ?", now).
+		Where("(id = ? OR parent_id = ?) AND id <> ?", parent, parent, except).
+		Where("status IN (?)", bun.In([]string{statusNew, statusHeld})).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("paper: cancel the orders of %s: %w", parent, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("paper: cancel the orders of %s: %w", parent, err)
+	}
+	return n, nil
+}
+
+// markTriggered records that the open order o reached its stop, or moved
+// its trailing mark: its triggered and hwm columns.
+func markTriggered(ctx context.Context, db bun.IDB, o *order) error {
+	_, err := db.NewUpdate().Model(o).Column("triggered", "hwm", "stop_price", "updated_at").WherePK().Where("status = ?", statusNew).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("paper: update order %s: %w", o.ID, err)
+	}
+	return nil
 }
 
 // ---- grants ----
