@@ -75,7 +75,7 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 // evaluateAsset evaluates the candidate alerts of one asset.
 func (s *Service) evaluateAsset(ctx context.Context, cands []candidate) (int, error) {
 	assetID := cands[0].AssetID
-	bars, v, err := s.studies.Bars(ctx, assetID)
+	bars, v, err := s.studies.Bars(ctx, assetID, false) // conditions watch the prices as traded
 	if err != nil {
 		return 0, fmt.Errorf("alerts: bars of %s: %w", assetID, err)
 	}

@@ -649,6 +649,9 @@ type BBValue struct {
 
 // Backtest defines model for Backtest.
 type Backtest struct {
+	// Adjusted whether the prices were back-adjusted for splits and dividends (absent from results stored before it existed)
+	Adjusted *bool `json:"adjusted,omitempty"`
+
 	// Benchmark A tearsheet; fractions, not percent. A figure that divides by zero is null.
 	Benchmark BacktestStats `json:"benchmark"`
 
@@ -1717,6 +1720,9 @@ type Webhook struct {
 	Url    string  `json:"url"`
 }
 
+// Adjusted defines model for Adjusted.
+type Adjusted = bool
+
 // AllocationPct defines model for AllocationPct.
 type AllocationPct = float64
 
@@ -1902,6 +1908,9 @@ type RunBacktestParams struct {
 
 	// Cash the starting cash
 	Cash *float64 `form:"cash,omitempty" json:"cash,omitempty"`
+
+	// Adjusted true (the default): prices back-adjusted for splits and dividends (see the Adjusted parameter), so that a split is no crash and a dividend no loss; false: as traded.
+	Adjusted *bool `form:"adjusted,omitempty" json:"adjusted,omitempty"`
 }
 
 // CreateConnectionParams defines parameters for CreateConnection.
@@ -2106,6 +2115,9 @@ type GetIndicatorSeriesParams struct {
 	// To The last date, included; absent for no bound.
 	To *To `form:"to,omitempty" json:"to,omitempty"`
 
+	// Adjusted true: computed over prices back-adjusted for splits and dividends (CRSP/Yahoo convention: each ex-date multiplies every earlier bar by 1/ratio for a split and 1 - amount/previous close for a dividend; volumes by the split ratios), as listPrices serves them with adjusted=true. Default false: over prices as traded.
+	Adjusted *Adjusted `form:"adjusted,omitempty" json:"adjusted,omitempty"`
+
 	// IfNoneMatch An ETag from an earlier answer; the same version answers 304 with no body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
@@ -2120,6 +2132,15 @@ type GetIndicatorOverlaysParams struct {
 
 	// Timeframes Comma-separated timeframes: 1d, 1w (ISO weeks), 1M (calendar months).
 	Timeframes string `form:"timeframes" json:"timeframes"`
+
+	// Adjusted true: computed over prices back-adjusted for splits and dividends (CRSP/Yahoo convention: each ex-date multiplies every earlier bar by 1/ratio for a split and 1 - amount/previous close for a dividend; volumes by the split ratios), as listPrices serves them with adjusted=true. Default false: over prices as traded.
+	Adjusted *Adjusted `form:"adjusted,omitempty" json:"adjusted,omitempty"`
+}
+
+// GetIndicatorSummaryParams defines parameters for GetIndicatorSummary.
+type GetIndicatorSummaryParams struct {
+	// Adjusted true: computed over prices back-adjusted for splits and dividends (CRSP/Yahoo convention: each ex-date multiplies every earlier bar by 1/ratio for a split and 1 - amount/previous close for a dividend; volumes by the split ratios), as listPrices serves them with adjusted=true. Default false: over prices as traded.
+	Adjusted *Adjusted `form:"adjusted,omitempty" json:"adjusted,omitempty"`
 }
 
 // CreateCustomIndicatorParams defines parameters for CreateCustomIndicator.
@@ -2150,6 +2171,9 @@ type EvaluateCustomIndicatorParams struct {
 
 	// To The last date, included; absent for no bound.
 	To *To `form:"to,omitempty" json:"to,omitempty"`
+
+	// Adjusted true: computed over prices back-adjusted for splits and dividends (CRSP/Yahoo convention: each ex-date multiplies every earlier bar by 1/ratio for a split and 1 - amount/previous close for a dividend; volumes by the split ratios), as listPrices serves them with adjusted=true. Default false: over prices as traded.
+	Adjusted *Adjusted `form:"adjusted,omitempty" json:"adjusted,omitempty"`
 }
 
 // ListBlogPostsParams defines parameters for ListBlogPosts.
@@ -2699,7 +2723,7 @@ type ClientInterface interface {
 	// GetIndicatorSummary The summary indicators at an asset's latest daily bar.
 	//
 	// Corresponds with GET /api/v1/indicators/asset/{assetId}/summary (the `GetIndicatorSummary` operationId).
-	GetIndicatorSummary(ctx context.Context, assetId AssetIdPath, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetIndicatorSummary(ctx context.Context, assetId AssetIdPath, params *GetIndicatorSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCustomIndicators The key owner's custom indicators.
 	//
@@ -3555,8 +3579,8 @@ func (c *Client) GetIndicatorOverlays(ctx context.Context, assetId AssetIdPath, 
 // GetIndicatorSummary The summary indicators at an asset's latest daily bar.
 //
 // Corresponds with GET /api/v1/indicators/asset/{assetId}/summary (the `GetIndicatorSummary` operationId).
-func (c *Client) GetIndicatorSummary(ctx context.Context, assetId AssetIdPath, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetIndicatorSummaryRequest(c.Server, assetId)
+func (c *Client) GetIndicatorSummary(ctx context.Context, assetId AssetIdPath, params *GetIndicatorSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetIndicatorSummaryRequest(c.Server, assetId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4824,6 +4848,18 @@ func NewRunBacktestRequest(server string, params *RunBacktestParams) (*http.Requ
 		if params.Cash != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cash", *params.Cash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "number", Format: "double"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6499,6 +6535,18 @@ func NewGetIndicatorSeriesRequest(server string, assetId AssetIdPath, params *Ge
 
 		}
 
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6579,6 +6627,18 @@ func NewGetIndicatorOverlaysRequest(server string, assetId AssetIdPath, params *
 			}
 		}
 
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6594,7 +6654,7 @@ func NewGetIndicatorOverlaysRequest(server string, assetId AssetIdPath, params *
 }
 
 // NewGetIndicatorSummaryRequest constructs an http.Request for the GetIndicatorSummary method
-func NewGetIndicatorSummaryRequest(server string, assetId AssetIdPath) (*http.Request, error) {
+func NewGetIndicatorSummaryRequest(server string, assetId AssetIdPath, params *GetIndicatorSummaryParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6617,6 +6677,33 @@ func NewGetIndicatorSummaryRequest(server string, assetId AssetIdPath) (*http.Re
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6901,6 +6988,18 @@ func NewEvaluateCustomIndicatorRequest(server string, id IdPath, params *Evaluat
 		if params.To != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "to", *params.To, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9158,7 +9257,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/indicators/asset/{assetId}/summary (the `GetIndicatorSummary` operationId).
-	GetIndicatorSummaryWithResponse(ctx context.Context, assetId AssetIdPath, reqEditors ...RequestEditorFn) (*GetIndicatorSummaryResponse, error)
+	GetIndicatorSummaryWithResponse(ctx context.Context, assetId AssetIdPath, params *GetIndicatorSummaryParams, reqEditors ...RequestEditorFn) (*GetIndicatorSummaryResponse, error)
 
 	// ListCustomIndicatorsWithResponse The key owner's custom indicators.
 	//
@@ -21830,8 +21929,8 @@ func (c *ClientWithResponses) GetIndicatorOverlaysWithResponse(ctx context.Conte
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/indicators/asset/{assetId}/summary (the `GetIndicatorSummary` operationId).
-func (c *ClientWithResponses) GetIndicatorSummaryWithResponse(ctx context.Context, assetId AssetIdPath, reqEditors ...RequestEditorFn) (*GetIndicatorSummaryResponse, error) {
-	rsp, err := c.GetIndicatorSummary(ctx, assetId, reqEditors...)
+func (c *ClientWithResponses) GetIndicatorSummaryWithResponse(ctx context.Context, assetId AssetIdPath, params *GetIndicatorSummaryParams, reqEditors ...RequestEditorFn) (*GetIndicatorSummaryResponse, error) {
+	rsp, err := c.GetIndicatorSummary(ctx, assetId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

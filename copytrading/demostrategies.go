@@ -56,7 +56,7 @@ func publishDemoStrategy(ctx context.Context, db *bun.DB, l DemoLeader, userID u
 		return fmt.Errorf("copytrading: demo strategy of %s: %w", l.Slug, err)
 	}
 	u := backtestdb.Universe{Symbols: l.Symbols}
-	loaded, err := backtestdb.Load(ctx, marketdata.NewStore(db), u)
+	loaded, err := backtestdb.Load(ctx, marketdata.NewStore(db), u, backtestdb.LoadConfig{})
 	if err != nil {
 		return fmt.Errorf("copytrading: demo strategy of %s: %w", l.Slug, err)
 	}

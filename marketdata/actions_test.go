@@ -96,3 +96,75 @@ func TestAdjustedPrices(t *testing.T) {
 		}
 	})
 }
+
+// TestSaveActionsVersion checks that saving actions bumps the asset's
+// price version only when they change, and that AdjustedPriceColumns
+// follows them.
+func TestSaveActionsVersion(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		dir := writeFiles(t, map[string]string{"p.csv": actionBarsCSV})
+		if _, err := marketdata.ImportPricesBulk(ctx, db, dir+"/p.csv", marketdata.BulkOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		st := marketdata.NewStore(db)
+		a, err := st.AssetBySymbol(ctx, "SPLT")
+		if err != nil {
+			t.Fatal(err)
+		}
+		version := func() int64 {
+			t.Helper()
+			v, err := st.PriceVersion(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v.Version
+		}
+		closes := func() []float64 {
+			t.Helper()
+			c, err := st.AdjustedPriceColumns(ctx, a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c.Close
+		}
+		v0 := version()
+		// Without actions: the closes as traded.
+		if diff := cmp.Diff([]float64{100, 102, 25.5, 25}, closes()); diff != "" {
+			t.Errorf("unadjusted closes (-want +got):\n%s", diff)
+		}
+		for _, c := range []struct {
+			kind marketdata.ActionKind
+			csv  string
+		}{{marketdata.Split, splitsCSV}, {marketdata.Dividend, dividendsCSV}} {
+			if _, err := marketdata.ImportActions(ctx, st, c.kind, strings.NewReader(c.csv)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v1 := version()
+		if v1 != v0+2 {
+			t.Errorf("version after two action imports = %d, want %d", v1, v0+2)
+		}
+		// The closes of wantAdjusted.
+		if diff := cmp.Diff([]float64{24.5, 24.99, 24.99, 25}, closes()); diff != "" {
+			t.Errorf("adjusted closes (-want +got):\n%s", diff)
+		}
+		// The same action again changes nothing.
+		if _, err := marketdata.ImportActions(ctx, st, marketdata.Split, strings.NewReader(splitsCSV)); err != nil {
+			t.Fatal(err)
+		}
+		if v := version(); v != v1 {
+			t.Errorf("version after re-importing the same split = %d, want %d", v, v1)
+		}
+		// A new ratio does: 2-for-1, so the first close is 100 * 0.5 * 0.98.
+		if _, err := marketdata.ImportActions(ctx, st, marketdata.Split, strings.NewReader("symbol,date,ratio\nSPLT,2024-01-04,2\n")); err != nil {
+			t.Fatal(err)
+		}
+		if v := version(); v != v1+1 {
+			t.Errorf("version after changing the split = %d, want %d", v, v1+1)
+		}
+		if got := closes()[0]; got != 49 {
+			t.Errorf("first close after the 2-for-1 split = %v, want 49", got)
+		}
+	})
+}

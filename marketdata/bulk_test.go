@@ -243,3 +243,46 @@ func mustDecimal(t *testing.T, s string) string {
 	t.Helper()
 	return decimal.RequireFromString(s).String()
 }
+
+// TestImportPricesBulkSameAssetTwice checks the two write paths on
+// PostgreSQL meeting in one run: rows of a new asset are copied straight
+// into prices in the first file that has it, and a later file with an
+// overlapping date updates it (the later file wins); an asset stored
+// without prices is copied straight too, and one with prices is upserted.
+func TestImportPricesBulkSameAssetTwice(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		// OLD has prices before the run; BARE is stored without any.
+		first := writeFiles(t, map[string]string{"old.csv": "symbol,date,open,high,low,close,volume\nOLD,2024-01-02,1,1,1,1,1\n"})
+		if _, err := marketdata.ImportPricesBulk(ctx, db, filepath.Join(first, "old.csv"), marketdata.BulkOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		st := marketdata.NewStore(db)
+		bare := marketdata.Asset{Symbol: "BARE", Name: "Bare", Type: marketdata.Stock, Currency: "USD",
+			ExchangeID: marketdata.ExchangeID("NYSE"), IsActive: true}
+		if err := st.SaveAsset(ctx, &bare); err != nil {
+			t.Fatal(err)
+		}
+		dir := writeFiles(t, map[string]string{
+			"1.csv": "symbol,date,open,high,low,close,volume\nNEW,2024-01-02,10,11,9,10,100\nNEW,2024-01-03,10,11,9,10,100\n" +
+				"BARE,2024-01-02,5,5,5,5,5\nOLD,2024-01-02,2,2,2,2,2\nOLD,2024-01-03,3,3,3,3,3\n",
+			"2.csv": "symbol,date,open,high,low,close,volume\nNEW,2024-01-03,20,21,19,20,200\nNEW,2024-01-04,20,21,19,20,200\n",
+		})
+		res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Rows != 7 || res.Files != 2 {
+			t.Errorf("imported %d rows from %d files, want 7 from 2", res.Rows, res.Files)
+		}
+		for sym, want := range map[string][]string{
+			"NEW":  {"2024-01-02 10 11 9 10 100", "2024-01-03 20 21 19 20 200", "2024-01-04 20 21 19 20 200"},
+			"BARE": {"2024-01-02 5 5 5 5 5"},
+			"OLD":  {"2024-01-02 2 2 2 2 2", "2024-01-03 3 3 3 3 3"},
+		} {
+			if diff := cmp.Diff(want, stored(t, db, sym)); diff != "" {
+				t.Errorf("%s closes mismatch (-want +got):\n%s", sym, diff)
+			}
+		}
+	})
+}

@@ -10,23 +10,40 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/ohlcv"
 )
 
 // SaveActions upserts the corporate actions: an action of the same asset,
 // kind and date has its value replaced. Each is checked with
 // [Action.Validate] first. Run it on a Store built on a transaction to
 // make it all or nothing.
+//
+// Adjusted series depend on the actions as much as on the prices, so
+// SaveActions bumps the price version (see [PriceVersion]) of every asset
+// whose actions it changed, and announces it as [Store.SavePrices] does:
+// every cache keyed by the price version, in any process, sees the change.
+// Saving an action exactly as stored changes nothing, version included.
 func (s *Store) SaveActions(ctx context.Context, acts []Action) error {
+	var changed []uuid.UUID
+	seen := map[uuid.UUID]bool{}
 	for _, a := range acts {
 		if err := a.Validate(); err != nil {
 			return err
 		}
-		_, err := s.db.NewRaw(`INSERT INTO corporate_actions (asset_id, date, kind, value) VALUES (?, ?, ?, ?)
-			ON CONFLICT (asset_id, kind, date) DO UPDATE SET value = excluded.value`,
+		res, err := s.db.NewRaw(`INSERT INTO corporate_actions (asset_id, date, kind, value) VALUES (?, ?, ?, ?)
+			ON CONFLICT (asset_id, kind, date) DO UPDATE SET value = excluded.value
+			WHERE corporate_actions.value <> excluded.value`,
 			a.AssetID, SQLDate(a.Date), string(a.Kind), a.Value.String()).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("marketdata: save actions: %w", err)
 		}
+		if n, err := res.RowsAffected(); (err != nil || n > 0) && !seen[a.AssetID] {
+			seen[a.AssetID] = true
+			changed = append(changed, a.AssetID)
+		}
+	}
+	if err := s.bumpVersions(ctx, changed); err != nil {
+		return fmt.Errorf("marketdata: save actions: version: %w", err)
 	}
 	return nil
 }
@@ -38,6 +55,12 @@ func (s *Store) Actions(ctx context.Context, assetID uuid.UUID) ([]Action, error
 	if _, err := s.Asset(ctx, assetID); err != nil {
 		return nil, err
 	}
+	return s.actions(ctx, assetID)
+}
+
+// actions returns the corporate actions of the asset, oldest first,
+// without checking that it exists.
+func (s *Store) actions(ctx context.Context, assetID uuid.UUID) ([]Action, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT date, kind, value FROM corporate_actions WHERE asset_id = ?
 		ORDER BY date, kind DESC`, assetID)
 	if err != nil {
@@ -81,6 +104,7 @@ func ImportActions(ctx context.Context, st *Store, kind ActionKind, r io.Reader)
 		return 0, err
 	}
 	ids := map[string]uuid.UUID{}
+	acts := make([]Action, 0, len(recs))
 	for _, rec := range recs {
 		sym := NormalizeSymbol(rec.get("symbol"))
 		id, ok := ids[sym]
@@ -103,9 +127,10 @@ func ImportActions(ctx context.Context, st *Store, kind ActionKind, r io.Reader)
 		if err := a.Validate(); err != nil {
 			return 0, rec.errorf("%s", trimPrefix(err))
 		}
-		if err := st.SaveActions(ctx, []Action{a}); err != nil {
-			return 0, err
-		}
+		acts = append(acts, a)
+	}
+	if err := st.SaveActions(ctx, acts); err != nil {
+		return 0, err
 	}
 	return len(recs), nil
 }
@@ -134,4 +159,25 @@ func (s *Store) AdjustedPrices(ctx context.Context, assetID uuid.UUID, from, to 
 		}
 	}
 	return out, nil
+}
+
+// AdjustedPriceColumns returns the asset's whole daily history as
+// [Store.PriceColumns] does, back-adjusted for its corporate actions: the
+// float64 nearest each price of [Store.AdjustedPrices] (so indicators over
+// it agree with the adjusted price list). An asset without actions gets
+// its columns as traded, from the stored copy. The error wraps
+// [tradekit.ErrNotFound] when the asset does not exist.
+func (s *Store) AdjustedPriceColumns(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, error) {
+	acts, err := s.actions(ctx, assetID)
+	if err != nil {
+		return ohlcv.Series{}, err
+	}
+	if len(acts) == 0 {
+		return s.PriceColumns(ctx, assetID)
+	}
+	all, err := s.Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
+	if err != nil {
+		return ohlcv.Series{}, err
+	}
+	return PriceSeries(Adjust(all, acts)), nil
 }

@@ -33,8 +33,11 @@ import (
 // The method: files are read and cut into chunks of whole lines, which
 // opt.Workers goroutines parse and check ([Price.Validate]) into the
 // database's load format, while one goroutine writes them on one
-// connection, file after file: with COPY into a temporary table and one
-// INSERT … ON CONFLICT per chunk on PostgreSQL, and with one prepared
+// connection, file after file: on PostgreSQL, with COPY straight into
+// prices for a chunk whose assets had no prices before the run (in the
+// first file that has rows for them, so no row can conflict), and
+// otherwise with COPY into a temporary table and one INSERT … ON CONFLICT
+// per chunk; and with one prepared
 // INSERT … SELECT FROM json_each(?) per chunk on SQLite, in transactions
 // of opt.CommitRows rows. Each file is written inside a savepoint, so a
 // bad row (or a date repeated for a symbol within a file) rolls its file
@@ -220,6 +223,13 @@ type bulkAsset struct {
 	days *daySet
 	// file is the index of the file days belong to.
 	file int
+	// fresh is the file (w.file) whose rows may be copied straight into
+	// prices (PostgreSQL): the asset had no prices before the run and
+	// this is the first file with rows for it, so none of them can
+	// conflict (repeats within the file are refused by days). 0: none.
+	fresh int
+	// checked tells whether a stored asset was checked for prices.
+	checked bool
 }
 
 // bulkWriter writes the batches of a bulk import on one connection.
@@ -397,8 +407,19 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			if na.ID != a.id {
 				return fmt.Errorf("%s: the asset was created with id %s meanwhile", sym, na.ID), nil
 			}
-			a.exists = true
+			a.exists, a.checked, a.fresh = true, true, w.file
 			*created = append(*created, sym)
+		}
+		if w.pg && !a.checked {
+			// A stored asset is fresh if it has no prices yet.
+			a.checked = true
+			has, err := w.conn.NewSelect().Table("prices").Where("asset_id = ?", a.id).Exists(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+			if !has {
+				a.fresh = w.file
+			}
 		}
 		if a.file != w.file {
 			a.file, a.days = w.file, &daySet{}
@@ -411,6 +432,19 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			return &ParseError{Line: int(k.line), Msg: fmt.Sprintf("%s %s repeats an earlier row of the file",
 				b.symbols[k.sym], dayEpoch.AddDays(int(k.day)))}, nil
 		}
+	}
+	if w.pg && allFresh(assets, w.file) {
+		// Nothing to update: COPY straight into prices, as a raw load
+		// would. A refusal (which the checks above should make
+		// impossible) fails the file, not the run: its savepoint is
+		// rolled back.
+		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices ("+priceColumns+") FROM STDIN"); err != nil {
+			return fmt.Errorf("copy: %w", err), nil
+		}
+		for _, a := range assets {
+			changed[a.id] = true
+		}
+		return nil, nil
 	}
 	if w.pg {
 		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices_load FROM STDIN"); err != nil {
@@ -448,4 +482,15 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		}
 	}
 	return nil, nil
+}
+
+// allFresh reports whether every asset of a batch of file may have its
+// rows copied straight into prices (see bulkAsset.fresh).
+func allFresh(assets []*bulkAsset, file int) bool {
+	for _, a := range assets {
+		if a.fresh != file {
+			return false
+		}
+	}
+	return true
 }

@@ -338,16 +338,22 @@ func (s *Store) bumpPriceVersions(ctx context.Context, ps []Price) error {
 			ids = append(ids, p.AssetID)
 		}
 	}
+	if err := s.bumpVersions(ctx, ids); err != nil {
+		return fmt.Errorf("marketdata: save prices: version: %w", err)
+	}
+	return nil
+}
+
+// bumpVersions adds one to the price version of the assets ids (distinct)
+// and tells listening [Versions] so, at commit.
+func (s *Store) bumpVersions(ctx context.Context, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	_, err := s.db.NewRaw("UPDATE assets SET prices_version = prices_version + 1, prices_updated_at = ? WHERE id IN (?)",
 		s.now().UTC(), bun.In(ids)).Exec(ctx)
-	if err == nil {
-		err = s.notifyVersions(ctx, ids)
-	}
 	if err != nil {
-		return fmt.Errorf("marketdata: save prices: version: %w", err)
+		return err
 	}
-	return nil
+	return s.notifyVersions(ctx, ids)
 }

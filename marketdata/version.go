@@ -8,8 +8,11 @@ import (
 )
 
 // PriceVersion identifies the state of an asset's prices: Version grows
-// by one each time [Store.SavePrices] changes them, at UpdatedAt (zero
-// before any). Caches of values computed from prices key on it.
+// by one each time [Store.SavePrices] changes them or [Store.SaveActions]
+// changes the asset's corporate actions (which change its adjusted
+// series), at UpdatedAt (zero before any). Caches of values computed from
+// prices, as traded or adjusted, key on it; a cache holding both keeps
+// them under different keys.
 type PriceVersion struct {
 	Version   int64
 	UpdatedAt time.Time

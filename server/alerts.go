@@ -124,11 +124,11 @@ func (s *Server) handleWatchlistGet(w http.ResponseWriter, req bunrouter.Request
 // watchlistAsset returns the detail of one asset of a watchlist, from the
 // indicator service's caches.
 func (s *Server) watchlistAsset(ctx context.Context, item alerts.WatchlistAsset) (watchlistAssetJSON, error) {
-	ls, _, err := s.studies.Latest(ctx, item.AssetID, studies.SummarySpecs, []ohlcv.Timeframe{ohlcv.Daily})
+	ls, _, err := s.studies.Latest(ctx, item.AssetID, false, studies.SummarySpecs, []ohlcv.Timeframe{ohlcv.Daily})
 	if err != nil {
 		return watchlistAssetJSON{}, err
 	}
-	bars, _, err := s.studies.Bars(ctx, item.AssetID)
+	bars, _, err := s.studies.Bars(ctx, item.AssetID, false)
 	if err != nil {
 		return watchlistAssetJSON{}, err
 	}

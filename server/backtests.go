@@ -26,6 +26,9 @@ type backtestParams struct {
 	Index         string   `query:"index"`
 	dateRange
 	Cash float64 `query:"cash" default:"100000" validate:"gte=1,lte=1000000000000"`
+	// Adjusted runs over prices back-adjusted for splits and dividends
+	// (the default), or as traded.
+	Adjusted bool `query:"adjusted" default:"true"`
 
 	compiled *backtest.Compiled // the strategy, set by check
 }
@@ -54,7 +57,7 @@ func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request,
 		u.Symbols = strings.Split(p.Symbols, ",")
 	}
 	cfg := backtest.Config{Cash: p.Cash, From: p.From, To: p.To}
-	loaded, err := backtestdb.Load(ctx, marketdata.NewStore(s.db), u)
+	loaded, err := backtestdb.Load(ctx, marketdata.NewStore(s.db), u, backtestdb.LoadConfig{Unadjusted: !p.Adjusted})
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func TestBacktests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := backtestdb.Load(ctx, marketdata.NewStore(db), backtestdb.Universe{Symbols: []string{"QNTC", "NWSC"}})
+		l, err := backtestdb.Load(ctx, marketdata.NewStore(db), backtestdb.Universe{Symbols: []string{"QNTC", "NWSC"}}, backtestdb.LoadConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

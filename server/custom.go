@@ -108,6 +108,7 @@ type customEvaluateParams struct {
 	ID      uuid.UUID `path:"id"`
 	AssetID uuid.UUID `query:"assetId" validate:"required"`
 	dateRange
+	adjustment
 }
 
 // handleCustomEvaluate serves POST /api/v1/indicators/custom/:id/evaluate.
@@ -123,8 +124,8 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 		return err
 	}
 	// Keyed by the formula's text: an edit is a new entry.
-	doc, err := s.seriesDoc("custom/"+assetID.String()+"/"+c.Formula, v.Version, func() (studies.Output, marketdata.PriceVersion, error) {
-		return s.studies.Evaluate(ctx, c, assetID)
+	doc, err := s.seriesDoc("custom/"+p.basis()+assetID.String()+"/"+c.Formula, v.Version, func() (studies.Output, marketdata.PriceVersion, error) {
+		return s.studies.Evaluate(ctx, c, assetID, p.Adjusted)
 	})
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@ type indicatorSeriesParams struct {
 	Indicator string     `query:"indicator" validate:"required" hint:"one of SMA, EMA, RSI, MACD, BB, ATR"`
 	Params    jsonObject `query:"params"`
 	dateRange
+	adjustment
 
 	spec studies.Spec // of Indicator and Params, set by check
 }
@@ -46,7 +47,7 @@ func (p *indicatorSeriesParams) check() error {
 
 // handleIndicatorSeries serves GET /api/v1/indicators/asset/:assetId.
 func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Request, p *indicatorSeriesParams) error {
-	id, spec, from, to := p.AssetID, p.spec, p.From, p.To
+	id, spec, from, to, adj := p.AssetID, p.spec, p.From, p.To, p.Adjusted
 	v, err := s.studies.PriceVersion(req.Context(), id)
 	if err != nil {
 		return err
@@ -54,14 +55,15 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	if notModified(w, req, requestTag("i", v.Version, req)) {
 		return nil
 	}
-	doc, err := s.seriesDoc("series/"+id.String()+"/"+spec.Key(), v.Version, func() (studies.Output, marketdata.PriceVersion, error) {
-		return s.studies.Series(req.Context(), id, spec, ohlcv.Daily)
+	key := "series/" + p.basis() + id.String() + "/" + spec.Key()
+	doc, err := s.seriesDoc(key, v.Version, func() (studies.Output, marketdata.PriceVersion, error) {
+		return s.studies.Series(req.Context(), id, adj, spec, ohlcv.Daily)
 	})
 	if err != nil {
 		return err
 	}
 	if !from.IsValid() && !to.IsValid() && acceptsGzip(req.Header.Get("Accept-Encoding")) {
-		return s.writeGzipCached(w, "gzip/series/"+id.String()+"/"+spec.Key(), v.Version, func(b []byte) ([]byte, error) {
+		return s.writeGzipCached(w, "gzip/"+key, v.Version, func(b []byte) ([]byte, error) {
 			b = append(b, `{"data":`...)
 			return append(doc.appendWindow(b, from, to), "}\n"...), nil
 		})
@@ -69,6 +71,23 @@ func (s *Server) handleIndicatorSeries(w http.ResponseWriter, req bunrouter.Requ
 	return s.writeAppended(w, func(b []byte) ([]byte, error) {
 		return doc.appendWindow(b, from, to), nil
 	})
+}
+
+// adjustment is the adjusted parameter of the indicator routes: true
+// computes over the prices back-adjusted for splits and dividends
+// (marketdata.Adjust), false (the default) over the prices as traded.
+type adjustment struct {
+	Adjusted bool `query:"adjusted" default:"false"`
+}
+
+// basis is the part of a cache key that tells adjusted series from series
+// as traded; both are cached under the same price version, which saving
+// corporate actions bumps (see package studies).
+func (a adjustment) basis() string {
+	if a.Adjusted {
+		return "adj/"
+	}
+	return ""
 }
 
 // latestJSON is an indicator's value at the latest bar: a number, or an
@@ -83,10 +102,17 @@ func latestJSON(l studies.Latest) any {
 	return float(l.Value)
 }
 
+// indicatorSummaryParams are the parameters of GET
+// /api/v1/indicators/asset/:assetId/summary.
+type indicatorSummaryParams struct {
+	AssetID uuid.UUID `path:"assetId"`
+	adjustment
+}
+
 // handleIndicatorSummary serves GET /api/v1/indicators/asset/:assetId/summary.
-func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
+func (s *Server) handleIndicatorSummary(w http.ResponseWriter, req bunrouter.Request, p *indicatorSummaryParams) error {
 	id := p.AssetID
-	ls, v, err := s.studies.Latest(req.Context(), id, studies.SummarySpecs, []ohlcv.Timeframe{ohlcv.Daily})
+	ls, v, err := s.studies.Latest(req.Context(), id, p.Adjusted, studies.SummarySpecs, []ohlcv.Timeframe{ohlcv.Daily})
 	if err != nil {
 		return err
 	}
@@ -110,6 +136,7 @@ type indicatorOverlayParams struct {
 	AssetID    uuid.UUID `path:"assetId"`
 	Indicators string    `query:"indicators" validate:"required" hint:"a comma-separated list such as RSI,MACD,SMA_50"`
 	Timeframes string    `query:"timeframes" validate:"required" hint:"a comma-separated list such as 1d,1w,1M"`
+	adjustment
 
 	specs []studies.Spec    // of Indicators, set by check
 	tfs   []ohlcv.Timeframe // of Timeframes, set by check
@@ -148,7 +175,7 @@ func (p *indicatorOverlayParams) check() error {
 // GET /api/v1/indicators/asset/:assetId/multi-timeframe.
 func (s *Server) handleIndicatorOverlays(w http.ResponseWriter, req bunrouter.Request, p *indicatorOverlayParams) error {
 	id, specs, tfs := p.AssetID, p.specs, p.tfs
-	ls, v, err := s.studies.Latest(req.Context(), id, specs, tfs)
+	ls, v, err := s.studies.Latest(req.Context(), id, p.Adjusted, specs, tfs)
 	if err != nil {
 		return err
 	}

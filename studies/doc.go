@@ -33,6 +33,18 @@
 // version (marketdata.Store.PriceVersion), which every price write bumps.
 // A request reads that version (one small query), so a change of prices
 // through any server instance invalidates every instance's entries at once.
+//
+// Every method takes adjusted: false computes over the prices as traded,
+// true over the prices back-adjusted for splits and dividends
+// (marketdata.Adjust, the CRSP/Yahoo convention), under cache keys of their
+// own. An adjusted series depends on the corporate actions as well as on
+// the prices; rather than a second version to read and announce, saving
+// actions (marketdata.Store.SaveActions) bumps the asset's price version
+// and sends the same notification a price write does. So the one version
+// stays the key of everything computed from an asset, traded or adjusted,
+// in every instance: a cache can never pair an old adjustment with a new
+// price version. The cost is that a change of actions also recomputes the
+// traded series of that asset, which is rare and cheap.
 // On PostgreSQL, [Service.Watch] saves that query: it keeps the versions in
 // memory and learns of changes from notifications the price writes send,
 // about a millisecond after they commit (see marketdata.Versions for how it
@@ -40,6 +52,6 @@
 //
 //	svc := studies.NewService(db, studies.Config{})
 //	spec, err := studies.ParseSpec("RSI", `{"period":14}`)
-//	out, _, err := svc.Series(ctx, assetID, spec, ohlcv.Daily)
+//	out, _, err := svc.Series(ctx, assetID, true, spec, ohlcv.Daily) // adjusted
 //	year := out.Window(calendar.NewDate(2025, 1, 1), calendar.NewDate(2025, 12, 31))
 package studies

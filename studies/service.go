@@ -23,9 +23,12 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Service computes indicator series of stored assets. It caches each
-// asset's price columns and each computed series (per asset, indicator
-// and parameters) in a bounded LRU, keyed by the asset's price version:
+// Service computes indicator series of stored assets, over their prices
+// as traded or back-adjusted for splits and dividends
+// ([marketdata.Adjust]). It caches each asset's price columns and each
+// computed series (per asset, adjustment, indicator and parameters) in a
+// bounded LRU, keyed by the asset's price version, which saving corporate
+// actions bumps as saving prices does:
 // when prices change, through any instance, the next request sees the new
 // version and recomputes. With [Service.Watch] running on PostgreSQL, the
 // version itself comes from memory, kept current by change notifications,
@@ -79,20 +82,28 @@ func (s *Service) priceVersion(ctx context.Context, assetID uuid.UUID) (marketda
 	return marketdata.NewStore(s.db).PriceVersion(ctx, assetID)
 }
 
-// Bars returns the asset's whole daily history and its price version. The
-// error wraps tradekit.ErrNotFound for an unknown asset.
-func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, marketdata.PriceVersion, error) {
+// Bars returns the asset's whole daily history and its price version:
+// back-adjusted for its corporate actions when adjusted is true
+// ([marketdata.Store.AdjustedPriceColumns]), else as traded. The error
+// wraps tradekit.ErrNotFound for an unknown asset.
+func (s *Service) Bars(ctx context.Context, assetID uuid.UUID, adjusted bool) (ohlcv.Series, marketdata.PriceVersion, error) {
 	v, err := s.priceVersion(ctx, assetID)
 	if err != nil {
 		return ohlcv.Series{}, v, err
 	}
-	key := "bars/" + assetID.String()
+	key := "bars/" + basis(adjusted) + assetID.String()
 	if b, ok := s.cache.Get(key, v.Version); ok {
 		return b.(ohlcv.Series), v, nil
 	}
-	// Read after the version: the prices are at least as new as it, so
-	// nothing stale is ever cached under a newer version.
-	b, err := marketdata.NewStore(s.db).PriceColumns(ctx, assetID)
+	// Read after the version: the prices and actions are at least as new
+	// as it, so nothing stale is ever cached under a newer version.
+	st := marketdata.NewStore(s.db)
+	var b ohlcv.Series
+	if adjusted {
+		b, err = st.AdjustedPriceColumns(ctx, assetID)
+	} else {
+		b, err = st.PriceColumns(ctx, assetID)
+	}
 	if err != nil {
 		return ohlcv.Series{}, v, err
 	}
@@ -100,24 +111,33 @@ func (s *Service) Bars(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, ma
 	return b, v, nil
 }
 
+// basis is the part of a cache key that tells adjusted series from
+// series as traded.
+func basis(adjusted bool) string {
+	if adjusted {
+		return "adj/"
+	}
+	return ""
+}
+
 // barsSize is the memory b holds, for the cache's accounting.
 func barsSize(b ohlcv.Series) int { return b.Len() * (8*5 + 24) }
 
 // Series returns spec computed over the asset's whole history in timeframe
-// tf (see [ohlcv.Series.Resample]), and the price version. Windowing it
-// afterwards (see [Output.Window]) gives values that never depend on the
-// window.
-func (s *Service) Series(ctx context.Context, assetID uuid.UUID, spec Spec, tf ohlcv.Timeframe) (Output, marketdata.PriceVersion, error) {
-	b, v, err := s.Bars(ctx, assetID)
+// tf (see [ohlcv.Series.Resample]), adjusted or not as in [Service.Bars],
+// and the price version. Windowing it afterwards (see [Output.Window])
+// gives values that never depend on the window.
+func (s *Service) Series(ctx context.Context, assetID uuid.UUID, adjusted bool, spec Spec, tf ohlcv.Timeframe) (Output, marketdata.PriceVersion, error) {
+	b, v, err := s.Bars(ctx, assetID, adjusted)
 	if err != nil {
 		return Output{}, v, err
 	}
-	return s.series(assetID, b, v, spec, tf), v, nil
+	return s.series(assetID, adjusted, b, v, spec, tf), v, nil
 }
 
 // series returns spec over b in timeframe tf, from the cache when it can.
-func (s *Service) series(assetID uuid.UUID, b ohlcv.Series, v marketdata.PriceVersion, spec Spec, tf ohlcv.Timeframe) Output {
-	key := "series/" + assetID.String() + "/" + string(tf) + "/" + spec.Key()
+func (s *Service) series(assetID uuid.UUID, adjusted bool, b ohlcv.Series, v marketdata.PriceVersion, spec Spec, tf ohlcv.Timeframe) Output {
+	key := "series/" + basis(adjusted) + assetID.String() + "/" + string(tf) + "/" + spec.Key()
 	if o, ok := s.cache.Get(key, v.Version); ok {
 		return o.(Output)
 	}
@@ -153,10 +173,11 @@ var SummarySpecs = []Spec{
 }
 
 // Latest returns specs at the asset's latest bar in each timeframe of
-// tfs: out[i][j] is specs[j] in tfs[i]. It also returns the price version,
-// whose UpdatedAt is when the prices last changed.
-func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, tfs []ohlcv.Timeframe) ([][]Latest, marketdata.PriceVersion, error) {
-	b, v, err := s.Bars(ctx, assetID)
+// tfs: out[i][j] is specs[j] in tfs[i], over prices adjusted or not as in
+// [Service.Bars]. It also returns the price version, whose UpdatedAt is
+// when the prices (or corporate actions) last changed.
+func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, adjusted bool, specs []Spec, tfs []ohlcv.Timeframe) ([][]Latest, marketdata.PriceVersion, error) {
+	b, v, err := s.Bars(ctx, assetID, adjusted)
 	if err != nil {
 		return nil, v, err
 	}
@@ -164,23 +185,23 @@ func (s *Service) Latest(ctx context.Context, assetID uuid.UUID, specs []Spec, t
 	for i, tf := range tfs {
 		out[i] = make([]Latest, len(specs))
 		for j, spec := range specs {
-			out[i][j] = latest(spec, s.series(assetID, b, v, spec, tf))
+			out[i][j] = latest(spec, s.series(assetID, adjusted, b, v, spec, tf))
 		}
 	}
 	return out, v, nil
 }
 
 // Evaluate evaluates the custom indicator c over the asset's whole daily
-// history: the result's Value holds one value per bar, NaN where the
-// formula is undefined. It also returns the price version the history was
-// read at. The error is c's parse error (a *tradekit.ParamError naming the
-// formula), or as [Service.Bars].
-func (s *Service) Evaluate(ctx context.Context, c CustomIndicator, assetID uuid.UUID) (Output, marketdata.PriceVersion, error) {
+// history, adjusted or not as in [Service.Bars]: the result's Value holds
+// one value per bar, NaN where the formula is undefined. It also returns
+// the price version the history was read at. The error is c's parse error
+// (a *tradekit.ParamError naming the formula), or as [Service.Bars].
+func (s *Service) Evaluate(ctx context.Context, c CustomIndicator, assetID uuid.UUID, adjusted bool) (Output, marketdata.PriceVersion, error) {
 	expr, err := c.Parse()
 	if err != nil {
 		return Output{}, marketdata.PriceVersion{}, err
 	}
-	b, v, err := s.Bars(ctx, assetID)
+	b, v, err := s.Bars(ctx, assetID, adjusted)
 	if err != nil {
 		return Output{}, v, err
 	}

@@ -38,21 +38,35 @@ type Universe struct {
 	Index   string
 }
 
+// LoadConfig tunes [Load]. The zero value reads adjusted prices.
+type LoadConfig struct {
+	// Unadjusted reads the prices as traded. By default Load reads them
+	// back-adjusted for splits and dividends
+	// ([marketdata.Store.AdjustedPriceColumns]): a split's price cliff
+	// would otherwise read as a crash (and trip stop losses), and a
+	// dividend's drop as a loss, while the cash paid is not credited.
+	Unadjusted bool
+}
+
 // Loaded is a universe read from the database.
 type Loaded struct {
-	Assets []backtest.Asset
+	// Adjusted tells whether the prices are back-adjusted for splits and
+	// dividends (see [LoadConfig]).
+	Adjusted bool
+	Assets   []backtest.Asset
 	// Days and Calendar are backtest.Sessions of the assets' exchanges.
 	Days     []calendar.Date
 	Calendar string
 }
 
-// Load reads the universe's assets, their prices and membership, the
+// Load reads the universe's assets, their prices (adjusted unless
+// cfg.Unadjusted) and membership, the
 // prices on a few goroutines: md must be safe for concurrent use (on a
 // *bun.DB, not a transaction). The
 // error is a [*tradekit.ParamError] naming symbols or index when the
 // universe is not given, names an unknown asset or index, or holds more
 // than [MaxAssets] assets.
-func Load(ctx context.Context, md *marketdata.Store, u Universe) (*Loaded, error) {
+func Load(ctx context.Context, md *marketdata.Store, u Universe, cfg LoadConfig) (*Loaded, error) {
 	var assets []marketdata.Asset
 	spans := map[uuid.UUID][]backtest.Span{}
 	switch {
@@ -107,12 +121,16 @@ func Load(ctx context.Context, md *marketdata.Store, u Universe) (*Loaded, error
 		return nil, &tradekit.ParamError{Param: "symbols", Msg: "is required, or index: the assets to trade"}
 	}
 
-	l := &Loaded{Assets: make([]backtest.Asset, len(assets))}
+	l := &Loaded{Assets: make([]backtest.Asset, len(assets)), Adjusted: !cfg.Unadjusted}
+	columns := md.AdjustedPriceColumns
+	if cfg.Unadjusted {
+		columns = md.PriceColumns
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(loaders)
 	for i, a := range assets {
 		g.Go(func() error {
-			bars, err := md.PriceColumns(gctx, a.ID)
+			bars, err := columns(gctx, a.ID)
 			l.Assets[i] = backtest.Asset{Symbol: a.Symbol, Bars: bars, Member: spans[a.ID]}
 			return err
 		})

@@ -34,7 +34,7 @@ func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg b
 	rec := Record{ID: uuid.New(), UserID: userID, StrategyHash: c.Hash(), CreatedAt: now.UTC().Truncate(time.Microsecond),
 		TotalReturn: finite(res.Stats.TotalReturn), SharpeRatio: finite(res.Stats.Sharpe)}
 	doc := document{ID: rec.ID.String(), StrategyHash: rec.StrategyHash, Strategy: c.Strategy, Symbols: []string{},
-		Cash: figure(cfg.Cash), Stats: newStats(res.Stats), Benchmark: newStats(hold.Stats),
+		Adjusted: l.Adjusted, Cash: figure(cfg.Cash), Stats: newStats(res.Stats), Benchmark: newStats(hold.Stats),
 		Equity: make([]equityDay, len(res.Dates)), Trades: make([]trade, len(res.Trades)), CreatedAt: timestamp(rec.CreatedAt)}
 	for _, a := range l.Assets {
 		doc.Symbols = append(doc.Symbols, a.Symbol)
@@ -152,6 +152,7 @@ type document struct {
 	Symbols      []string          `json:"symbols"`
 	Index        *string           `json:"index"`
 	Calendar     *string           `json:"calendar"`
+	Adjusted     bool              `json:"adjusted"`
 	Cash         figure            `json:"cash"`
 	Stats        stats             `json:"stats"`
 	Benchmark    stats             `json:"benchmark"`

@@ -216,7 +216,8 @@ func (e *env) importActions(ctx context.Context, kind string, args []string) err
 	fs, dsn := e.flags("import "+kind, "--file PATH [--db DSN]",
 		"Import "+kind+" from CSV, in one transaction: "+columns+".\n"+
 			"The assets must exist; an action of the same asset and date is updated. Adjusted series\n"+
-			"(adjusted=true in the API) are back-adjusted from these actions.")
+			"(adjusted=true in the API) are back-adjusted from these actions; the profiles of the assets\n"+
+			"whose actions changed are rebuilt afterwards.")
 	file := fs.String("file", "", "`PATH` of the CSV file (header row) (required)")
 	if err := e.parse(fs, args); err != nil {
 		return err
@@ -243,5 +244,9 @@ func (e *env) importActions(ctx context.Context, kind string, args []string) err
 		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
 	}
 	fmt.Fprintf(e.stdout, "imported %s\n", plural(n, strings.TrimSuffix(kind, "s"), kind))
+	// Profiles are computed from adjusted prices: saving actions bumped
+	// the price versions of the assets they changed, so this rebuilds
+	// those.
+	e.buildProfilesAfterImport(ctx, db)
 	return nil
 }

@@ -31,16 +31,17 @@ func (e *env) profilesCmd(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "build" {
 		return errors.New("profiles: give a subcommand: build (see 'tradekit profiles -h')")
 	}
-	fs, dsn := e.flags("profiles build", "[--all] [--shard I/N] [--workers N] [--db DSN]",
+	fs, dsn := e.flags("profiles build", "[--all] [--unadjusted] [--shard I/N] [--workers N] [--db DSN]",
 		"Build the analytics profiles of the assets whose prices changed since their last build (--all: of\n"+
 			"every asset). Shards split the work across processes.")
 	all := fs.Bool("all", false, "rebuild every asset's profile, not only those whose prices changed since")
+	unadjusted := fs.Bool("unadjusted", false, "compute from prices as traded, not back-adjusted for splits and dividends (rebuild with --all after changing it)")
 	shard := fs.String("shard", "", "build only shard `I/N` (I from 0), to split the work across processes")
 	workers := fs.Int("workers", 0, "`N` goroutines loading and computing (default: one per core)")
 	if err := e.parse(fs, args[1:]); err != nil {
 		return err
 	}
-	cfg := profiledb.BuildConfig{All: *all, Workers: *workers,
+	cfg := profiledb.BuildConfig{All: *all, Unadjusted: *unadjusted, Workers: *workers,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
 	if *shard != "" {
 		var err error
@@ -109,7 +110,7 @@ func buildProfilesInBackground(ctx context.Context, db *bun.DB, log *slog.Logger
 func (e *env) buildProfilesAfterImport(ctx context.Context, db *bun.DB) {
 	res, err := buildProfiles(ctx, db, profiledb.BuildConfig{})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "tradekit: warning: the prices are imported, but building profiles failed "+
+		fmt.Fprintf(e.stderr, "tradekit: warning: the import stands, but building profiles failed "+
 			"(run 'tradekit profiles build'): %v\n", err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -51,8 +52,12 @@ type Set struct {
 	Fundamentals []marketdata.Fundamentals
 	Indexes      []marketdata.Index
 	Constituents []marketdata.Constituent
-	// Prices holds every asset's bars, asset by asset, oldest first.
+	// Prices holds every asset's bars, asset by asset, oldest first, as
+	// traded (after the splits of Actions).
 	Prices []marketdata.Price
+	// Actions holds the splits and dividends whose ex-dates fall after
+	// an asset's first bar, asset by asset, oldest first.
+	Actions []marketdata.Action
 }
 
 // market regimes: the common state that sets every asset's drift and
@@ -151,10 +156,11 @@ func Generate(cfg Config) (*Set, error) {
 		}
 		set.Assets = append(set.Assets, a)
 		bars, cl := simulate(rng, sp, a, sessions, cfg.Start, mkt, reg)
+		split := set.addActions(sp, bars) // draws nothing from rng
 		set.Prices = append(set.Prices, bars...)
-		closes[i] = cl
+		closes[i] = cl // as simulated: market caps count the shares a split adds
 		if sp.typ == marketdata.Stock {
-			set.addCompany(rng, sp, a, cl[len(cl)-1].close, cfg.End)
+			set.addCompany(rng, sp, a, cl[len(cl)-1].close, split, cfg.End)
 		}
 	}
 	if err := set.addIndexes(closes, cfg.Start, cfg.End); err != nil {
@@ -286,7 +292,11 @@ func round(x float64, places int32, tick decimal.Decimal) decimal.Decimal {
 }
 
 // addCompany adds the profile and fundamentals of a stock.
-func (set *Set) addCompany(rng *rand.Rand, sp spec, a marketdata.Asset, lastClose float64, end calendar.Date) {
+//
+// lastClose is the simulated last close and split the product of the
+// asset's split ratios: the traded close is lastClose/split, the shares
+// outstanding split times the spec's.
+func (set *Set) addCompany(rng *rand.Rand, sp spec, a marketdata.Asset, lastClose, split float64, end calendar.Date) {
 	var sectorName string
 	for _, sc := range sectorTree {
 		for _, g := range sc.groups {
@@ -318,13 +328,65 @@ func (set *Set) addCompany(rng *rand.Rand, sp spec, a marketdata.Asset, lastClos
 	set.Fundamentals = append(set.Fundamentals, marketdata.Fundamentals{
 		AssetID:       a.ID,
 		PERatio:       decimal.NewFromFloat(pe).Round(2),
-		EPS:           decimal.NewFromFloat(lastClose / pe).Round(2),
+		EPS:           decimal.NewFromFloat(lastClose / split / pe).Round(2),
 		Revenue:       decimal.NewFromFloat(sp.shares * 1e6 * lastClose / sales).Round(-5),
 		MarketCap:     mcap,
 		DividendYield: decimal.NewFromFloat(yield).Round(4),
 		Beta:          decimal.NewFromFloat(sp.rho * sp.vol / 0.16).Round(2),
 		UpdatedAt:     time.Date(end.Year, end.Month, end.Day, 21, 0, 0, 0, time.UTC),
 	})
+}
+
+// addActions applies the asset's splits of splitSpecs to its bars (in
+// place) and adds them and its dividends of dividendSpecs to set.Actions,
+// those with an ex-date after the first bar and not after the last. It
+// returns the product of the split ratios applied (1 without).
+func (set *Set) addActions(sp spec, bars []marketdata.Price) float64 {
+	if len(bars) < 2 {
+		return 1
+	}
+	// exDate returns the first session on or after d, if a bar after the
+	// first has it.
+	exDate := func(d calendar.Date) (int, bool) {
+		i, _ := slices.BinarySearchFunc(bars, d, func(p marketdata.Price, d calendar.Date) int { return p.Date.Compare(d) })
+		return i, i > 0 && i < len(bars)
+	}
+	var acts []marketdata.Action
+	product := 1.0
+	for _, s := range splitSpecs {
+		i, ok := exDate(s.date)
+		if s.symbol != sp.symbol || !ok {
+			continue
+		}
+		ratio := decimal.NewFromInt(s.ratio)
+		tick := decimal.New(1, -sp.decimals)
+		for j := i; j < len(bars); j++ {
+			p := &bars[j]
+			for _, x := range []*decimal.Decimal{&p.Open, &p.High, &p.Low, &p.Close} {
+				*x = decimal.Max(x.DivRound(ratio, sp.decimals), tick) // rounding keeps low <= open, close <= high
+			}
+			p.Volume *= s.ratio
+		}
+		product *= float64(s.ratio)
+		acts = append(acts, marketdata.Action{AssetID: bars[0].AssetID, Date: bars[i].Date, Kind: marketdata.Split, Value: ratio})
+	}
+	for _, dv := range dividendSpecs {
+		if dv.symbol != sp.symbol {
+			continue
+		}
+		amount, raise := decimal.RequireFromString(dv.amount), decimal.RequireFromString(dv.raise)
+		for y := Start.Year; y <= bars[len(bars)-1].Date.Year; y++ {
+			for _, m := range []time.Month{time.February, time.May, time.August, time.November} {
+				if i, ok := exDate(calendar.Date{Year: y, Month: m, Day: 15}); ok {
+					acts = append(acts, marketdata.Action{AssetID: bars[0].AssetID, Date: bars[i].Date, Kind: marketdata.Dividend,
+						Value: amount.Add(raise.Mul(decimal.NewFromInt(int64(y - Start.Year))))})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(acts, func(a, b marketdata.Action) int { return a.Date.Compare(b.Date) })
+	set.Actions = append(set.Actions, acts...)
+	return product
 }
 
 // addIndexes adds the indexes and their membership periods: at every
@@ -412,7 +474,7 @@ func contains(xs []string, s string) bool {
 }
 
 // Load stores set through st: industries, assets, profiles,
-// fundamentals, indexes, constituents and prices, each an upsert on its
+// fundamentals, indexes, constituents, prices and corporate actions, each an upsert on its
 // natural key, so loading the same set twice changes nothing. Run it on a
 // Store built on a transaction to load all or nothing.
 func Load(ctx context.Context, st *marketdata.Store, set *Set) error {
@@ -447,6 +509,9 @@ func Load(ctx context.Context, st *marketdata.Store, set *Set) error {
 		}
 	}
 	if err := st.SavePrices(ctx, set.Prices); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := st.SaveActions(ctx, set.Actions); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	return nil

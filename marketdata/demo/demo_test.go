@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,6 +105,15 @@ func TestPrices(t *testing.T) {
 			t.Errorf("%s: prices from %s to %s, want 10 years ending %s", a.Symbol, first, last, demo.End)
 		}
 		cal, _ := calendar.Lookup(exSymbol[a.ExchangeID])
+		// Returns are measured on the split-adjusted closes: a split's
+		// cliff is not a return.
+		var splits []marketdata.Action
+		for _, act := range set.Actions {
+			if act.AssetID == a.ID && act.Kind == marketdata.Split {
+				splits = append(splits, act)
+			}
+		}
+		adj := marketdata.Adjust(ps, splits)
 		var rets []float64
 		for i, p := range ps {
 			if i > 0 && !p.Date.After(ps[i-1].Date) {
@@ -120,7 +130,7 @@ func TestPrices(t *testing.T) {
 				}
 			}
 			if i > 0 {
-				rets = append(rets, math.Log(p.Close.InexactFloat64()/ps[i-1].Close.InexactFloat64()))
+				rets = append(rets, math.Log(adj[i].Close.InexactFloat64()/adj[i-1].Close.InexactFloat64()))
 			}
 		}
 		if a.Type != marketdata.FX && a.Type != marketdata.Crypto {
@@ -322,4 +332,50 @@ func TestIsLoaded(t *testing.T) {
 			t.Error("IsLoaded is false after Load")
 		}
 	})
+}
+
+// TestActions checks the demo's corporate actions: SHPX's 3-for-1 split is
+// a cliff in the traded closes and none in the adjusted ones, and the
+// dividend payers pay every quarter.
+func TestActions(t *testing.T) {
+	set := mustGenerate(t, demo.Config{})
+	bySymbol := map[string][]marketdata.Action{}
+	prices := map[uuid.UUID][]marketdata.Price{}
+	for _, p := range set.Prices {
+		prices[p.AssetID] = append(prices[p.AssetID], p)
+	}
+	sym := map[uuid.UUID]string{}
+	for _, a := range set.Assets {
+		sym[a.ID] = a.Symbol
+	}
+	for _, a := range set.Actions {
+		if err := a.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		bySymbol[sym[a.AssetID]] = append(bySymbol[sym[a.AssetID]], a)
+	}
+	split := bySymbol["SHPX"]
+	if len(split) != 1 || split[0].Kind != marketdata.Split || split[0].Date != calendar.NewDate(2021, 6, 1) || split[0].Value.String() != "3" {
+		t.Fatalf("SHPX actions %+v, want a 3-for-1 split ex 2021-06-01", split)
+	}
+	if n := len(bySymbol["WSFT"]); n != 1 {
+		t.Errorf("WSFT has %d actions, want 1 split", n)
+	}
+	// 2016 to 2026-10-30: 43 quarters (the November 2026 one is after the end).
+	for _, s := range []string{"NRGD", "TKUS"} {
+		if n := len(bySymbol[s]); n != 43 {
+			t.Errorf("%s has %d dividends, want 43", s, n)
+		}
+	}
+	ps := prices[split[0].AssetID]
+	i := slices.IndexFunc(ps, func(p marketdata.Price) bool { return p.Date == split[0].Date })
+	move := func(ps []marketdata.Price) float64 {
+		return ps[i].Close.InexactFloat64() / ps[i-1].Close.InexactFloat64()
+	}
+	if m := move(ps); m < 0.25 || m > 0.45 {
+		t.Errorf("SHPX traded close moves by %v at the split, want about 1/3", m)
+	}
+	if m := move(marketdata.Adjust(ps, split)); m < 0.85 || m > 1.15 {
+		t.Errorf("SHPX adjusted close moves by %v at the split, want no cliff", m)
+	}
 }

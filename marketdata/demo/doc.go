@@ -27,6 +27,13 @@
 // of every year, so their membership changes over time and is stored
 // with effective dates.
 //
+// A few corporate actions show how adjusted series work: SHPX splits
+// 3-for-1 (ex 2021-06-01) and WSFT 2-for-1 (ex 2023-03-15), so their
+// traded prices drop by the ratio at the ex-date and their back-adjusted
+// prices follow the simulated path; NRGD and the ETF TKUS pay quarterly
+// dividends (declared only: their traded prices are the simulated ones).
+// [Set].Actions lists them, and [Load] stores them.
+//
 // # Method
 //
 // Prices follow a regime-switching geometric Brownian motion with

@@ -1,6 +1,9 @@
 package demo
 
-import "github.com/tradekit/tradekit/marketdata"
+import (
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/calendar"
+)
 
 // sector and group are nodes of the demo industry tree.
 type sector struct {
@@ -179,4 +182,31 @@ var indexSpecs = []struct {
 		[]string{"ASX", "JPX", "HKEX"}, 8},
 	{"TKXGL25", "Tradekit Demo Global 25", "The 25 largest demo stocks worldwide by US-dollar market capitalisation, rebalanced every January (synthetic).",
 		nil, 25},
+}
+
+// splitSpecs are the demo's stock splits: each takes effect on the
+// asset's first session on or after date, and divides the prices
+// simulated from then on by ratio (volumes multiplied), so the traded
+// series shows the cliff a real split leaves and the back-adjusted series
+// is the simulated path again (to the tick).
+var splitSpecs = []struct {
+	symbol string
+	date   calendar.Date
+	ratio  int64
+}{
+	{"SHPX", calendar.Date{Year: 2021, Month: 6, Day: 1}, 3},  // 3-for-1
+	{"WSFT", calendar.Date{Year: 2023, Month: 3, Day: 15}, 2}, // 2-for-1
+}
+
+// dividendSpecs are the demo's cash dividends: paid every quarter, ex on
+// the asset's first session on or after the 15th of February, May, August
+// and November, of amount (per share, in the asset's currency) raised by
+// raise every January after 2016. They are declared, not simulated: the
+// traded prices are the simulated ones, and only adjusted series feel them.
+var dividendSpecs = []struct {
+	symbol        string
+	amount, raise string
+}{
+	{"NRGD", "0.12", "0.01"}, // a gold miner, in CAD
+	{"TKUS", "0.55", "0.03"}, // the US ETF, in USD
 }

@@ -20,13 +20,20 @@ import (
 )
 
 // BuildConfig configures [Build]. The zero value builds, on every core,
-// the profiles of the assets whose prices changed since their stored
-// profile, with the engine's default [Config].
+// the profiles of the assets whose prices (or corporate actions) changed
+// since their stored profile, over adjusted prices, with the engine's
+// default [Config].
 type BuildConfig struct {
 	// Config holds the engine's parameters.
 	Config profiles.Config
 	// All rebuilds every asset's profile, changed or not.
 	All bool
+	// Unadjusted computes from the prices as traded. By default profiles
+	// are computed from the prices back-adjusted for splits and dividends
+	// (marketdata.Store.AdjustedPriceColumns), so that a split is not a
+	// crash and a dividend not a loss. The stored profiles do not record
+	// which: after changing it, rebuild with All.
+	Unadjusted bool
 	// Workers is the number of goroutines loading prices and computing
 	// profiles. Default runtime.GOMAXPROCS(0).
 	Workers int
@@ -237,7 +244,11 @@ func (b *builder) load(ctx context.Context) ([]loaded, error) {
 			if err != nil {
 				return err
 			}
-			cols, err := b.prices.PriceColumns(gctx, a.ID)
+			columns := b.prices.AdjustedPriceColumns
+			if b.cfg.Unadjusted {
+				columns = b.prices.PriceColumns
+			}
+			cols, err := columns(gctx, a.ID)
 			if err != nil {
 				return err
 			}

@@ -8,8 +8,9 @@
 //		profiledb.BuildConfig{})                   // All: true to rebuild every asset
 //	fmt.Println(res)                              // profiles: 3 built, 64 up to date, …
 //
-// It reads every asset's price version, then its closes
-// (marketdata.Store.PriceColumns), on GOMAXPROCS goroutines; every asset
+// It reads every asset's price version, then its prices back-adjusted
+// for splits and dividends (marketdata.Store.AdjustedPriceColumns; as
+// traded with BuildConfig.Unadjusted), on GOMAXPROCS goroutines; every asset
 // with prices is a peer, so the profiles.Universe is built once over the whole
 // database. The assets to build are those whose stored profile was built
 // from another price version (or that have none), in the shard asked for
@@ -20,7 +21,9 @@
 // so one transaction. Assets with fewer than profiles.MinBars bars are listed in
 // [BuildResult].Short, those the engine refuses in Failed; neither fails
 // the build. The version is read before the prices, so a profile is never
-// labelled with a version newer than its data. Correlations are as fresh
+// labelled with a version newer than its data. Saving corporate actions
+// bumps the price version too, so a new split or dividend rebuilds the
+// asset's profile like new prices do. Correlations are as fresh
 // as the build that computed them: an incremental build does not redo an
 // unchanged asset whose peers changed (BuildConfig.All does).
 //

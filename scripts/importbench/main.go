@@ -52,14 +52,15 @@ func main() {
 	gz := flag.Bool("gz", false, "gzip the input")
 	dbs := flag.String("db", "sqlite,postgres", "databases to measure")
 	pg := flag.String("pg", "", "admin DSN of a PostgreSQL server to use (default: start a throwaway one)")
+	baseline := flag.String("baseline", "", "`PATH` of another tradekit binary (say, built from main) to time in the same run, on PostgreSQL, for a before/after comparison")
 	flag.Parse()
-	if err := run(*symbols, *bars, *layout, *gz, *dbs, *pg); err != nil {
+	if err := run(*symbols, *bars, *layout, *gz, *dbs, *pg, *baseline); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(symbols, bars int, layout string, gz bool, dbs, pgDSN string) error {
+func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string) error {
 	work, err := os.MkdirTemp("", "importbench-")
 	if err != nil {
 		return err
@@ -110,10 +111,16 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN string) error {
 				defer srv.Close()
 				admin = srv.DSN("postgres")
 			}
-			for _, name := range []string{"bench_import", "bench_raw"} {
+			for _, name := range []string{"bench_import", "bench_raw", "bench_base"} {
 				psql(admin, "DROP DATABASE IF EXISTS "+name)
 				if err := psql(admin, "CREATE DATABASE "+name); err != nil {
 					return err
+				}
+			}
+			var base time.Duration
+			if baseline != "" {
+				if _, base, err = timeImport(baseline, input, withDB(admin, "bench_base")); err != nil {
+					return fmt.Errorf("baseline: %w", err)
 				}
 			}
 			if imp, impOnly, err = timeImport(bin, input, withDB(admin, "bench_import")); err != nil {
@@ -130,6 +137,10 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN string) error {
 				return err
 			}
 			rawT = time.Since(start)
+			if baseline != "" {
+				fmt.Printf("%-10s  %12s  %12s  %10s  %6.2f×\n", "(baseline)", "", base.Round(time.Millisecond),
+					rawT.Round(time.Millisecond), float64(base)/float64(rawT))
+			}
 		default:
 			return fmt.Errorf("unknown database %q", db)
 		}
