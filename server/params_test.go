@@ -61,8 +61,9 @@ func TestAmbiguousParams(t *testing.T) {
 		if n := countRows(t, db, "broker_orders"); n != 0 {
 			t.Errorf("%d orders placed", n)
 		}
+		// The repeated maxDailyTrades changed nothing: the defaults hold.
 		g := ts.call(t, "GET", "/api/v1/brokers/guardrails", alice).object(t)
-		if g["updatedAt"] != nil {
+		if g["maxDailyTrades"] != 25.0 {
 			t.Errorf("guardrails changed: %v", g)
 		}
 	})
