@@ -12,6 +12,9 @@
 //     the portfolio's positions and the sync log;
 //   - Copy trading: the leaderboard, follows with their controls, and
 //     notifications.
+//   - Watchlists, Alerts and Webhooks: watchlists with each asset's latest
+//     close, change and indicator summary; alerts with their firings;
+//     webhooks (the signing secret shown once) with their deliveries.
 //
 // It is server-rendered HTML (html/template, embedded), usable without
 // JavaScript and on a phone; every form reports errors beside its fields.
@@ -48,16 +51,19 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/studies"
 )
 
 //go:embed templates/*.html
 var templateFiles embed.FS
 
 // Config configures a [Handler]. The zero value gives the defaults; the
-// broker and copy-trading pages need Brokers and Copy.
+// broker and copy-trading pages need Brokers and Copy, and the watchlist,
+// alert and webhook pages need Alerts.
 type Config struct {
 	// Now is the clock of sessions, invitations and the throttle. Default
 	// time.Now.
@@ -86,6 +92,12 @@ type Config struct {
 	Brokers *connect.Service
 	// Copy serves the copy-trading pages; nil leaves them out.
 	Copy *copytrading.Service
+	// Alerts serves the watchlist, alert and webhook pages; nil leaves
+	// them out.
+	Alerts *alerts.Service
+	// Studies computes the indicator summaries of watchlists. Default: a
+	// new studies.Service on the database.
+	Studies *studies.Service
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -163,6 +175,7 @@ func New(db bun.IDB, cfg Config) *Handler {
 		h.mux.HandleFunc("POST /dashboard/copy-trading/follows/{id}/unfollow", h.unfollow)
 		h.mux.HandleFunc("POST /dashboard/copy-trading/notifications/{id}/read", h.markRead)
 	}
+	h.alertRoutes()
 	return h
 }
 
@@ -188,6 +201,8 @@ type page struct {
 	CSRF  string
 	// Brokers and Copy report whether those pages exist, for the menu.
 	Brokers, Copy bool
+	// Alerts reports whether the watchlist, alert and webhook pages exist.
+	Alerts bool
 	// Notice is a status line for the top of the page.
 	Notice string
 	// Errors maps a form field's name, or "form" for the whole form, to
@@ -206,6 +221,7 @@ type page struct {
 // Content-Security-Policy with a nonce of its own.
 func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
 	p.Brokers, p.Copy = h.cfg.Brokers != nil, h.cfg.Copy != nil
+	p.Alerts = h.cfg.Alerts != nil
 	p.Nonce = newNonce()
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy(p.Nonce))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
