@@ -49,18 +49,26 @@ func insertDeliveries(ctx context.Context, db bun.IDB, n Notification, hooks []u
 	if len(hooks) == 0 {
 		return nil
 	}
-	body := payloadOf(n)
-	ds := make([]Delivery, len(hooks))
-	for i, h := range hooks {
-		ds[i] = Delivery{ID: uuid.New(), WebhookID: h, NotificationID: n.ID, Kind: n.Kind, Payload: body,
-			Status: Pending, NextAttemptAt: now, CreatedAt: now}
-	}
+	ds := appendDeliveries(nil, n, hooks, now)
 	_, err := db.NewInsert().Model(&ds).
 		On("CONFLICT (webhook_id, notification_id) DO NOTHING").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("alerts: insert deliveries: %w", err)
 	}
 	return nil
+}
+
+// appendDeliveries appends to ds the pending deliveries of n to hooks.
+func appendDeliveries(ds []Delivery, n Notification, hooks []uuid.UUID, now time.Time) []Delivery {
+	if len(hooks) == 0 {
+		return ds
+	}
+	body := payloadOf(n)
+	for _, h := range hooks {
+		ds = append(ds, Delivery{ID: uuid.New(), WebhookID: h, NotificationID: n.ID, Kind: n.Kind, Payload: body,
+			Status: Pending, NextAttemptAt: now, CreatedAt: now})
+	}
+	return ds
 }
 
 // FanOut writes the deliveries of the notifications of every kind but

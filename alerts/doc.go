@@ -35,14 +35,19 @@
 // once (the default in the API), which then becomes triggered. Bars
 // revised in place (same date) are not new and are not evaluated again.
 //
-// A firing is one transaction that moves the watermark from the value
-// the pass read to the new one (an UPDATE … WHERE checked_version = old,
-// which only one of several concurrent passes can win), inserts the
-// notification (kind "alert"), a row keyed by (alert, bar date) whose
+// A pass reads each asset's bars once, parses each distinct condition once
+// and evaluates it once per asset, however many alerts share it. It then
+// records the outcomes in batches, one transaction each. An alert fires
+// only if that transaction moves its watermark from the value the pass
+// read to the new one (an UPDATE … WHERE checked_version = old …
+// RETURNING id, one statement per group of alerts alike, which only one
+// of several concurrent passes can win); with it the transaction inserts
+// the notification (kind "alert"), a row keyed by (alert, bar date) whose
 // primary key refuses a second firing for the bar, and the deliveries to
 // webhooks. Everything a firing writes is therefore written exactly once
 // across any number of instances. Alerts that do not fire have their
-// watermarks advanced in one statement per asset.
+// watermarks advanced in one statement per group moving to the same
+// version and bar.
 //
 // Passes run on every price change: on PostgreSQL [Service.Run] listens
 // on marketdata.PricesChannel, the channel SavePrices notifies in its

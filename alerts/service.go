@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/alerts/webhook"
-	"github.com/tradekit/tradekit/studies"
 )
 
 // Transport sends webhook requests. [webhook.Client] is the one to use: it
@@ -36,10 +35,6 @@ type Config struct {
 	// Limits returns how many watchlists and alerts the user's plan
 	// allows.
 	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
-	// Studies reads the bars alerts are evaluated on and the indicator
-	// summaries of watchlists. Default: a new studies.Service on the
-	// database.
-	Studies *studies.Service
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
 	// refusing private destinations.
 	Transport Transport
@@ -66,11 +61,10 @@ type Config struct {
 // concurrent use; any number of Services on one PostgreSQL database (one
 // per instance) fire each alert and deliver each notification once.
 type Service struct {
-	db      *bun.DB
-	cfg     Config
-	log     *slog.Logger
-	studies *studies.Service
-	tr      Transport
+	db  *bun.DB
+	cfg Config
+	log *slog.Logger
+	tr  Transport
 
 	wakeEval    chan struct{}
 	wakeDeliver chan struct{}
@@ -87,9 +81,6 @@ func New(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = func(context.Context, uuid.UUID) (int, int, error) { return 0, 0, nil }
-	}
-	if cfg.Studies == nil {
-		cfg.Studies = studies.NewService(db, studies.Config{Logger: cfg.Logger})
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = &webhook.Client{}
@@ -109,7 +100,7 @@ func New(db *bun.DB, cfg Config) *Service {
 	if cfg.RetryFor <= 0 {
 		cfg.RetryFor = 24 * time.Hour
 	}
-	return &Service{db: db, cfg: cfg, log: cfg.Logger, studies: cfg.Studies, tr: cfg.Transport,
+	return &Service{db: db, cfg: cfg, log: cfg.Logger, tr: cfg.Transport,
 		wakeEval: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1)}
 }
 

@@ -17,6 +17,9 @@
 //     edit, with the API's rules (brokers.GuardrailsPatch.Check);
 //   - Copy trading: the leaderboard, follows with their controls, and
 //     notifications.
+//   - Watchlists, Alerts and Webhooks: watchlists with each asset's latest
+//     close, change and indicator summary; alerts with their firings;
+//     webhooks (the signing secret shown once) with their deliveries.
 //
 // It is server-rendered HTML (html/template, embedded), usable without
 // JavaScript and on a phone; every form reports errors beside its fields.
@@ -53,17 +56,19 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/studies"
 )
 
 //go:embed templates/*.html
 var templateFiles embed.FS
 
 // Config configures a [Handler]. The zero value gives the defaults; the
-// broker, orders and guardrails pages need Brokers, and the copy-trading
-// pages Copy.
+// broker, orders and guardrails pages need Brokers, the copy-trading
+// pages Copy, and the watchlist, alert and webhook pages Alerts.
 type Config struct {
 	// Now is the clock of sessions, invitations and the throttle. Default
 	// time.Now.
@@ -93,6 +98,12 @@ type Config struct {
 	Brokers *connect.Service
 	// Copy serves the copy-trading pages; nil leaves them out.
 	Copy *copytrading.Service
+	// Alerts serves the watchlist, alert and webhook pages; nil leaves
+	// them out.
+	Alerts *alerts.Service
+	// Studies computes the indicator summaries of watchlists. Default: a
+	// new studies.Service on the database.
+	Studies *studies.Service
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -174,6 +185,7 @@ func New(db bun.IDB, cfg Config) *Handler {
 		h.mux.HandleFunc("POST /dashboard/copy-trading/follows/{id}/unfollow", h.unfollow)
 		h.mux.HandleFunc("POST /dashboard/copy-trading/notifications/{id}/read", h.markRead)
 	}
+	h.alertRoutes()
 	return h
 }
 
@@ -200,6 +212,8 @@ type page struct {
 	// Brokers and Copy report whether those pages exist, for the menu;
 	// Brokers also stands for the orders and guardrails pages.
 	Brokers, Copy bool
+	// Alerts reports whether the watchlist, alert and webhook pages exist.
+	Alerts bool
 	// Notice is a status line for the top of the page.
 	Notice string
 	// Errors maps a form field's name, or "form" for the whole form, to
@@ -218,6 +232,7 @@ type page struct {
 // Content-Security-Policy with a nonce of its own.
 func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
 	p.Brokers, p.Copy = h.cfg.Brokers != nil, h.cfg.Copy != nil
+	p.Alerts = h.cfg.Alerts != nil
 	p.Nonce = newNonce()
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy(p.Nonce))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -62,7 +62,7 @@ type Config struct {
 	// local use only.
 	AllowPrivateWebhooks bool
 	// Alerts tunes alert evaluation and webhook deliveries; its Now,
-	// Logger, Limits, Studies and Transport are set by New.
+	// Logger, Limits and Transport are set by New.
 	Alerts alerts.Config
 	// Metrics serves GET /metrics (Prometheus text format, no API key) on
 	// [Server.Handler]. The metrics are collected either way; see
@@ -166,10 +166,10 @@ func New(cfg Config, db *bun.DB) *Server {
 }
 
 // newAlerts returns the alerts service: the plan's counts from billing,
-// bars from the indicator service's cache, and a webhook client that
-// refuses private destinations unless the configuration allows them.
+// and a webhook client that refuses private destinations unless the
+// configuration allows them.
 func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
-	cfg.Now, cfg.Logger, cfg.Studies, cfg.Observe = s.now, s.log, s.studies, s.metrics.alertsObserver()
+	cfg.Now, cfg.Logger, cfg.Observe = s.now, s.log, s.metrics.alertsObserver()
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
 		p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err
