@@ -84,8 +84,8 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 		}
 		var p billing.Plan
 		if slug != "" {
-			if p, err = st.Plan(ctx, slug); err != nil {
-				return fmt.Errorf("keys create: --plan: %w", err)
+			if p, err = planBySlug(ctx, st, slug); err != nil {
+				return fail("--plan", err)
 			}
 		}
 		switch {

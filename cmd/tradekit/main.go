@@ -37,28 +37,60 @@ commands:
   profiles build [--all] [--shard I/N] [--workers N] [--db DSN]
                build the analytics profiles of the assets whose prices changed (--all: every asset)
 
+Every command also takes --verbose: on an error, print the whole chain of its causes.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	status := runMain(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "tradekit:", err)
-		os.Exit(1)
+	os.Exit(status)
+}
+
+// runMain runs the command line args as [run] does and returns the exit
+// status: 0 on success; else 1, after writing the error to stderr on one
+// line, "tradekit: " and the error's message for users (see [cmdError]),
+// or with --verbose its whole chain.
+func runMain(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	err := e.run(ctx, args)
+	if err == nil {
+		return 0
 	}
+	msg := err.Error()
+	if e.verbose() {
+		msg = chain(err)
+	}
+	fmt.Fprintln(stderr, "tradekit: "+oneLine(msg))
+	return 1
 }
 
 // run runs the command line args; getenv reads the environment. Help
 // asked for with -h, --help or help, at any level, is printed to stdout
-// and is no error.
+// and is no error. An error's message starts with the command's name.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	env := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	err := env.dispatch(ctx, args)
+	return (&env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}).run(ctx, args)
+}
+
+// run runs the command line args, as the function run does.
+func (e *env) run(ctx context.Context, args []string) error {
+	err := e.dispatch(ctx, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
+	if e.fs != nil {
+		err = withCommand(strings.TrimPrefix(e.fs.Name(), "tradekit "), err)
+	}
 	return err
+}
+
+// verbose reports whether the command was given --verbose.
+func (e *env) verbose() bool {
+	if e.fs == nil {
+		return false
+	}
+	f := e.fs.Lookup("verbose")
+	return f != nil && f.Value.String() == "true"
 }
 
 // dispatch runs the command args names.
@@ -117,6 +149,9 @@ type env struct {
 	getenv         func(string) string
 	stdin          io.Reader // passwords are read from it, never from flags
 	stdout, stderr io.Writer
+	// fs is the flag set of the command that runs, once it has made it
+	// (see [env.flags]): it names the command and holds --verbose.
+	fs *flagSet
 }
 
 // flagSet is the flags of one command, with what its help prints.
@@ -127,10 +162,12 @@ type flagSet struct {
 	synopsis, about string
 }
 
-// flags returns a flag set for the command name with the --db flag.
-// synopsis and about are printed by its help (see [env.parse]).
+// flags returns a flag set for the command name with the --db and
+// --verbose flags, and makes it the command's (see [env.fs]). synopsis
+// and about are printed by its help (see [env.parse]).
 func (e *env) flags(name, synopsis, about string) (*flagSet, *string) {
 	fs := &flagSet{FlagSet: flag.NewFlagSet("tradekit "+name, flag.ContinueOnError), synopsis: synopsis, about: about}
+	e.fs = fs
 	// parse reports errors on one line and prints help to stdout itself.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -139,6 +176,7 @@ func (e *env) flags(name, synopsis, about string) (*flagSet, *string) {
 		def = database.DefaultDSN
 	}
 	dsn := fs.String("db", def, "the database: a postgres:// `DSN` or a SQLite file path (env TRADEKIT_DB)")
+	fs.Bool("verbose", false, "on an error, print the whole chain of its causes, not only its message")
 	return fs, dsn
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
 )
 
@@ -58,7 +59,7 @@ func (e *env) readPassword(cmd string) (string, error) {
 	}
 	h, err := billing.HashPassword(strings.TrimRight(line, "\r\n"), billing.DefaultPasswordParams())
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", cmd, err)
+		return "", fail(cmd, err)
 	}
 	return h, nil
 }
@@ -97,20 +98,20 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 		if *accountOf != "" {
 			of, err := st.UserByEmail(ctx, *accountOf)
 			if err != nil {
-				return fmt.Errorf("--account-of: %w", err)
+				return fail("--account-of", err)
 			}
 			u.AccountID, u.PlanID = of.AccountID, of.PlanID
 		} else {
-			p, err := st.Plan(ctx, *plan)
+			p, err := planBySlug(ctx, st, *plan)
 			if err != nil {
-				return err
+				return fail("--plan", err)
 			}
 			u.PlanID = p.ID
 		}
 		return st.CreateUser(ctx, &u, time.Now())
 	})
 	if err != nil {
-		return fmt.Errorf("users create: %w", err)
+		return fail("users create", err)
 	}
 	fmt.Fprintf(e.stdout, "created user %s (%s, account %s, admin %t)\n", u.Email, u.ID, u.AccountID, u.IsAdmin)
 	return nil
@@ -137,7 +138,7 @@ func (e *env) usersSetPassword(ctx context.Context, args []string) error {
 		err = billing.NewStore(db).SetPassword(ctx, u.ID, hash)
 	}
 	if err != nil {
-		return fmt.Errorf("users set-password: %w", err)
+		return fail("users set-password", err)
 	}
 	fmt.Fprintf(e.stdout, "set the password of %s\n", u.Email)
 	return nil
@@ -155,13 +156,16 @@ func (e *env) usersList(ctx context.Context, args []string) error {
 		return errors.New("users list: --account-of is required")
 	}
 	db, of, err := e.openUser(ctx, *dsn, *accountOf)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return fail("users list: --account-of", err)
+	}
 	if err != nil {
-		return fmt.Errorf("users list: --account-of: %w", err)
+		return fail("users list", err)
 	}
 	defer db.Close()
 	members, err := billing.NewStore(db).Members(ctx, of.AccountID)
 	if err != nil {
-		return fmt.Errorf("users list: %w", err)
+		return fail("users list", err)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EMAIL\tNAME\tROLE\tPASSWORD\tCREATED")
@@ -176,4 +180,26 @@ func (e *env) usersList(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Email, m.Name, role, pw, m.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
+}
+
+// planBySlug returns the plan of slug. When there is none, the error
+// lists the plans there are.
+func planBySlug(ctx context.Context, st *billing.Store, slug string) (billing.Plan, error) {
+	p, err := st.Plan(ctx, slug)
+	if !errors.Is(err, tradekit.ErrNotFound) {
+		return p, err
+	}
+	plans, perr := st.Plans(ctx)
+	if perr != nil || len(plans) == 0 {
+		return p, err
+	}
+	slugs := make([]string, len(plans))
+	for i, p := range plans {
+		slugs[i] = p.Slug
+	}
+	list := slugs[0]
+	if n := len(slugs); n > 1 {
+		list = strings.Join(slugs[:n-1], ", ") + " or " + slugs[n-1]
+	}
+	return billing.Plan{}, tradekit.Errorf(tradekit.ErrNotFound, "%s: want %s", userMessage(err), list)
 }

@@ -65,12 +65,12 @@ func TestUsersErrors(t *testing.T) {
 		want  string
 	}{
 		{"", []string{"users"}, "create, set-password or list"},
-		{"long enough password\n", []string{"users", "create", "--email", "a@b.c", "--account-of", "ghost@b.c"}, `--account-of: billing: user "ghost@b.c": not found`},
+		{"long enough password\n", []string{"users", "create", "--email", "a@b.c", "--account-of", "ghost@b.c"}, `users create: --account-of: user "ghost@b.c" not found`},
 		{"", []string{"users", "list"}, "--account-of is required"},
 		{"", []string{"users", "create", "--email", "a@b.c"}, "give the password on standard input"},
 		{"short\n", []string{"users", "create", "--email", "a@b.c"}, "password: must be at least 12 characters"},
 		{"long enough password\n", []string{"users", "create", "--email", "nope"}, "--email is required"},
-		{"long enough password\n", []string{"users", "set-password", "--email", "ghost@b.c"}, `user "ghost@b.c": not found`},
+		{"long enough password\n", []string{"users", "set-password", "--email", "ghost@b.c"}, `users set-password: user "ghost@b.c" not found`},
 	} {
 		_, _, err := cliIn(t, env, tt.stdin, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
