@@ -49,6 +49,8 @@ func TestErrorsForUsers(t *testing.T) {
 			`tradekit: users create: --account-of: billing: user "ghost@example.com" not found`},
 		{"short\n", []string{"users", "create", "--email", "a@example.com"},
 			"tradekit: users create: password: must be at least 12 characters, not 5"},
+		{"", []string{"users", "set-role", "--email", "ghost@example.com", "--role", "admin"},
+			`tradekit: users set-role: user "ghost@example.com" not found`},
 		{"", []string{"import", "prices", "--symbol", "X", "--file", prices, "--exchange", "ZZZ"},
 			"tradekit: import prices: " + prices + `: nothing imported: unknown exchange "ZZZ"`},
 		{"", []string{"migrate", "extra"}, `tradekit: migrate: unexpected argument "extra"`},

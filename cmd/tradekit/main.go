@@ -28,6 +28,7 @@ commands:
   keys delete  revoke an API key (--id, --db)
   users create        create a dashboard user; the password is read from stdin (--email, --name, --plan, --admin, --account-of, --db)
   users set-password  set a user's dashboard password, read from stdin (--email, --db)
+  users set-role      make a user an administrator of their account, or a member (--email, --role, --db)
   users list          list the users of an account (--account-of, --db)
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
   import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]

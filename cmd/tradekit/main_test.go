@@ -188,6 +188,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "create", "-h"}, []string{"usage: tradekit keys create", "--email EMAIL", "--name NAME", "--admin"}},
 		{[]string{"keys", "list", "-h"}, []string{"usage: tradekit keys list --email EMAIL"}},
 		{[]string{"keys", "delete", "-h"}, []string{"usage: tradekit keys delete --id ID"}},
+		{[]string{"users", "-h"}, []string{"usage: tradekit users <subcommand>", "set-role", "set-password"}},
+		{[]string{"users", "set-role", "-h"}, []string{"usage: tradekit users set-role --email EMAIL --role admin|member", "--role ROLE"}},
 		{[]string{"import", "-h"}, []string{"usage: tradekit import <kind>", "prices", "fundamentals"}},
 		{[]string{"import", "--help"}, []string{"usage: tradekit import <kind>"}},
 		{[]string{"import", "prices", "-h"}, []string{"usage: tradekit import prices --symbol SYM --file PATH", "--exchange SYMBOL", `(default stock)`}},
