@@ -21,9 +21,10 @@ import (
 func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--log-format text|json]\n"+
 		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
-		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N]",
+		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--exit-with-parent]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
-			"--no-seed), and serve the API until SIGINT or SIGTERM.")
+			"--no-seed), and serve the API until SIGINT or SIGTERM. Under go run, it also stops when go run\n"+
+			"exits (Linux); for a server in the background, build the binary: go build -o bin/tradekit ./cmd/tradekit.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
 	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
 		"the OAuth callback (default http://ADDR)")
@@ -35,6 +36,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	paperSignups := fs.Int("paper-signups-per-hour", paper.DefaultSignupLimit, "how many paper accounts one client address (an IP, or an IPv6 /64) may open\n"+
 		"in a UTC hour, `N`; 0 no limit (behind a reverse proxy every client is the proxy)")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
+	exitWithParent := fs.Bool("exit-with-parent", false, "stop, as on SIGTERM, when the process that started serve exits (Linux only). On by\n"+
+		"default when that process is go run, so that stopping go run by its PID stops the server;\n"+
+		"--exit-with-parent=false turns that off")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -63,6 +67,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: --log-format must be text or json, got %q", *logFormat)
 	}
 	log := slog.New(h)
+	if err := watchParent(fs, *exitWithParent, log); err != nil {
+		return err
+	}
 	if !*noSeed {
 		if err := e.seedIfEmpty(ctx, *dsn, log); err != nil {
 			return err
