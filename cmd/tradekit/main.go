@@ -18,10 +18,12 @@ import (
 	"github.com/tradekit/tradekit/internal/database"
 )
 
+// usage is the help of tradekit; {serve flags} stands for the flags of
+// serve, which [env.usage] reads from serve's own flag set.
 const usage = `usage: tradekit <command> [flags]
 
 commands:
-  serve        serve the API (--addr, --db, --no-seed, --log-format)
+  serve        serve the API ({serve flags})
   migrate      apply pending database migrations (--db)
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
@@ -40,6 +42,55 @@ commands:
 
 Every command also takes --verbose: on an error, print the whole chain of its causes.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
+
+// usageWidth is the width the list of serve's flags is wrapped at in
+// [usage].
+const usageWidth = 100
+
+// usage returns the help of tradekit: [usage] with the flags of serve as
+// serve itself defines them, so that the two cannot disagree. --verbose,
+// which every command takes, is left to the help's last lines.
+func (e *env) usage() string {
+	var names []string
+	for _, f := range e.flagsOf("serve") {
+		if f.Name != "verbose" {
+			names = append(names, "--"+f.Name)
+		}
+	}
+	names[len(names)-1] += "; 'tradekit serve -h' says what each does"
+	const indent = "               " // under the commands' descriptions
+	var b strings.Builder
+	line := len(indent) + len("serve the API (")
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(",")
+			if line+2+len(n) > usageWidth {
+				b.WriteString("\n" + indent)
+				line = len(indent)
+			} else {
+				b.WriteString(" ")
+				line++
+			}
+			line++
+		}
+		b.WriteString(n)
+		line += len(n)
+	}
+	return strings.Replace(usage, "{serve flags}", b.String(), 1)
+}
+
+// flagsOf returns the flags of the command args names, such as "serve" or
+// "keys", "create", as its help lists them: it asks the command for its
+// help, and prints that nowhere.
+func (e *env) flagsOf(args ...string) []*flag.Flag {
+	probe := &env{getenv: e.getenv, stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	probe.dispatch(context.Background(), append(slices.Clip(args), "-h"))
+	var fl []*flag.Flag
+	if probe.fs != nil {
+		probe.fs.VisitAll(func(f *flag.Flag) { fl = append(fl, f) })
+	}
+	return fl
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -97,7 +148,7 @@ func (e *env) verbose() bool {
 // dispatch runs the command args names.
 func (e *env) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, usage)
+		fmt.Fprintln(e.stderr, e.usage())
 		return errors.New("no command given")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -120,11 +171,11 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 			// tradekit help keys create: the help of that command.
 			return e.dispatch(ctx, append(slices.Clip(rest), "-h"))
 		}
-		return e.help(usage)
+		return e.help(e.usage())
 	case "-h", "-help", "--help":
-		return e.help(usage)
+		return e.help(e.usage())
 	default:
-		fmt.Fprintln(e.stderr, usage)
+		fmt.Fprintln(e.stderr, e.usage())
 		return fmt.Errorf("unknown command %q", cmd)
 	}
 }

@@ -361,3 +361,74 @@ func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
 		t.Errorf("a %gs statement on the server's handle: error %v, want a timeout", long, err)
 	}
 }
+
+// TestTopLevelHelpListsEveryFlag compares each command of `tradekit -h`
+// with its own help: the flags the top-level entry names are those the
+// command's help lists, --verbose aside, which the top level mentions
+// once for all.
+func TestTopLevelHelpListsEveryFlag(t *testing.T) {
+	top, _, err := cli2(t, nil, "-h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(top, "Every command also takes --verbose") {
+		t.Errorf("tradekit -h does not mention --verbose:\n%s", top)
+	}
+	flagName := regexp.MustCompile(`--[a-z][a-z-]*`)
+	helpFlag := regexp.MustCompile(`(?m)^  (--[a-z][a-z-]*)`)
+	entries := 0
+	// An entry starts at a line indented by two spaces and goes on over
+	// the lines indented further.
+	var entry []string
+	check := func() {
+		if len(entry) == 0 {
+			return
+		}
+		defer func() { entry = nil }()
+		head, _, _ := strings.Cut(strings.TrimSpace(entry[0]), "  ") // the command, or the command and its synopsis
+		var cmd []string
+		for _, w := range strings.Fields(head) {
+			if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") {
+				break
+			}
+			w, _, _ = strings.Cut(w, "|") // import industries|assets|…: the first stands for all
+			cmd = append(cmd, w)
+		}
+		listed := map[string]bool{}
+		for _, f := range flagName.FindAllString(strings.Join(entry, " "), -1) {
+			listed[f] = true
+		}
+		help, _, err := cli2(t, nil, append(cmd, "-h")...)
+		if err != nil {
+			t.Errorf("%v -h: %v", cmd, err)
+			return
+		}
+		has := map[string]bool{}
+		for _, m := range helpFlag.FindAllStringSubmatch(help, -1) {
+			has[m[1]] = true
+		}
+		entries++
+		for f := range has {
+			if !listed[f] && f != "--verbose" {
+				t.Errorf("tradekit -h does not list %s of %q, which '%s -h' shows", f, strings.Join(cmd, " "), strings.Join(cmd, " "))
+			}
+		}
+		for f := range listed {
+			if !has[f] {
+				t.Errorf("tradekit -h lists %s for %q, which '%s -h' does not have", f, strings.Join(cmd, " "), strings.Join(cmd, " "))
+			}
+		}
+	}
+	_, commands, _ := strings.Cut(top, "commands:\n")
+	commands, _, _ = strings.Cut(commands, "\n\n")
+	for _, line := range strings.Split(commands, "\n") {
+		if !strings.HasPrefix(line, "   ") {
+			check()
+		}
+		entry = append(entry, line)
+	}
+	check()
+	if entries < 12 {
+		t.Errorf("checked %d commands of tradekit -h, want every one:\n%s", entries, top)
+	}
+}
