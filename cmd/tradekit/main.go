@@ -260,7 +260,7 @@ func (e *env) printHelp(fs *flagSet) {
 		if name != "" {
 			fmt.Fprintf(&b, " %s", strings.ToUpper(name))
 		}
-		fmt.Fprintf(&b, "\n        %s", text)
+		fmt.Fprintf(&b, "\n        %s", strings.ReplaceAll(text, "\n", "\n        "))
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 			fmt.Fprintf(&b, " (default %s)", f.DefValue)
 		}
