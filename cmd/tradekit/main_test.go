@@ -182,7 +182,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"serve", "-h"}, []string{"usage: tradekit serve", "--addr HOST:PORT", "--no-seed", "--db DSN", "--exit-with-parent",
 			"go build -o bin/tradekit ./cmd/tradekit",
 			// a flag's text of several lines stays indented under the flag
-			"On by\n        default when that process is go run"}},
+			"On by\n        default when that process is go run", "--sync-interval DURATION"}},
 		{[]string{"migrate", "--help"}, []string{"usage: tradekit migrate [--db DSN]"}},
 		{[]string{"seed", "-h"}, []string{"usage: tradekit seed", "SYNTHETIC"}},
 		{[]string{"keys", "-h"}, []string{"usage: tradekit keys <subcommand>", "create", "list", "delete"}},

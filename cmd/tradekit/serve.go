@@ -29,7 +29,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
 		"the OAuth callback (default http://ADDR)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
-	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, e.g. `15m`; 0 never")
+	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, a `DURATION` such as 15m; 0 never")
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
 	paperCommission := fs.String("paper-commission", "0", "the paper broker's commission per filled order, in `USD`")
