@@ -57,13 +57,17 @@ func (e *env) usage() string {
 			names = append(names, "--"+f.Name)
 		}
 	}
-	names[len(names)-1] += "; 'tradekit serve -h' says what each does"
+	names = append(names, "'tradekit serve -h' says what each does")
 	const indent = "               " // under the commands' descriptions
 	var b strings.Builder
 	line := len(indent) + len("serve the API (")
 	for i, n := range names {
 		if i > 0 {
-			b.WriteString(",")
+			sep := ","
+			if i == len(names)-1 {
+				sep = ";"
+			}
+			b.WriteString(sep)
 			if line+2+len(n) > usageWidth {
 				b.WriteString("\n" + indent)
 				line = len(indent)
