@@ -103,7 +103,7 @@ func (s *Store) Reinvite(ctx context.Context, admin User, userID uuid.UUID, now 
 		var u User
 		err := tx.NewSelect().Model(&u).Where("id = ? AND account_id = ?", userID, admin.AccountID).Scan(ctx)
 		if err != nil {
-			return notFound(err, "member %s", userID)
+			return notFound(err, "member")
 		}
 		if u.PasswordHash != nil {
 			return fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrConflict, "%s has set a password already: they sign in with it", u.Email))

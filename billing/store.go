@@ -36,12 +36,13 @@ func (s *Store) Plans(ctx context.Context) ([]Plan, error) {
 }
 
 // Plan returns the plan with the given slug. The error wraps
-// [tradekit.ErrNotFound] when there is none.
+// [tradekit.ErrNotFound] when there is none; its [*tradekit.Error] says
+// so to users.
 func (s *Store) Plan(ctx context.Context, slug string) (Plan, error) {
 	var p Plan
 	err := s.db.NewSelect().Model(&p).Where("slug = ?", slug).Scan(ctx)
 	if err != nil {
-		return Plan{}, notFound(err, "plan %q", slug)
+		return Plan{}, notFound(err, "plan %s", tradekit.Quote(slug))
 	}
 	return p, nil
 }
@@ -59,12 +60,12 @@ func (s *Store) PlanOf(ctx context.Context, userID uuid.UUID) (Plan, error) {
 
 // UserByEmail returns the user with the given email, compared
 // case-insensitively. The error wraps [tradekit.ErrNotFound] when there is
-// none.
+// none; its [*tradekit.Error] says so to users.
 func (s *Store) UserByEmail(ctx context.Context, email string) (User, error) {
 	var u User
 	err := s.db.NewSelect().Model(&u).Where("email = ?", normalizeEmail(email)).Scan(ctx)
 	if err != nil {
-		return User{}, notFound(err, "user %q", email)
+		return User{}, notFound(err, "user %s", tradekit.Quote(email))
 	}
 	return u, nil
 }
@@ -119,7 +120,8 @@ func (s *Store) SignIn(ctx context.Context, email, password string, p PasswordPa
 
 // CreateUser stores u, giving it an id if it has none, an account of its
 // own if it has none and, if it has no creation time, now. The error
-// wraps [tradekit.ErrConflict] when the email is taken.
+// wraps [tradekit.ErrConflict] when the email is taken; its
+// [*tradekit.Error] says so to users.
 func (s *Store) CreateUser(ctx context.Context, u *User, now time.Time) error {
 	if u.ID == uuid.Nil {
 		u.ID = uuid.New()
@@ -133,7 +135,7 @@ func (s *Store) CreateUser(ctx context.Context, u *User, now time.Time) error {
 	u.Email = normalizeEmail(u.Email)
 	if _, err := s.db.NewInsert().Model(u).Exec(ctx); err != nil {
 		if database.IsUniqueViolation(err) {
-			return fmt.Errorf("billing: user %q: %w", u.Email, tradekit.ErrConflict)
+			return fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrConflict, "user %s exists already", tradekit.Quote(u.Email)))
 		}
 		return fmt.Errorf("billing: create user: %w", err)
 	}
@@ -182,14 +184,14 @@ func (s *Store) Keys(ctx context.Context, userID uuid.UUID) ([]APIKey, error) {
 // wraps [tradekit.ErrNotFound] when there is no such key, and
 // [tradekit.ErrConflict] when the key is already revoked: then nothing
 // changes, and the key is returned with the error, its RevokedAt telling
-// since when.
+// since when. Both errors hold a [*tradekit.Error] that says so to users.
 func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID, now time.Time) (APIKey, error) {
 	var k APIKey
 	if err := s.db.NewSelect().Model(&k).Where("id = ?", id).Scan(ctx); err != nil {
 		return APIKey{}, notFound(err, "key %s", id)
 	}
 	already := func() (APIKey, error) {
-		return k, fmt.Errorf("billing: key %s is already revoked: %w", id, tradekit.ErrConflict)
+		return k, fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrConflict, "key %s is already revoked", id))
 	}
 	if k.RevokedAt != nil {
 		return already()
@@ -276,12 +278,14 @@ func (s *Store) touchKeys(ctx context.Context, times map[uuid.UUID]time.Time) er
 	return nil
 }
 
-// notFound wraps sql.ErrNoRows as [tradekit.ErrNotFound] and any other
-// error as it is.
+// notFound turns sql.ErrNoRows into a [*tradekit.Error] of kind
+// [tradekit.ErrNotFound] whose message, "<what> not found", is written for
+// users, and wraps any other error as it is. Quote what users typed with
+// [tradekit.Quote].
 func notFound(err error, format string, args ...any) error {
 	what := fmt.Sprintf(format, args...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("billing: %s: %w", what, tradekit.ErrNotFound)
+		return fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrNotFound, "%s not found", what))
 	}
 	return fmt.Errorf("billing: %s: %w", what, err)
 }

@@ -62,7 +62,7 @@ type ImportResult struct {
 func ImportPrices(ctx context.Context, st *Store, spec PriceImport, bars []Price) (ImportResult, error) {
 	var res ImportResult
 	if len(bars) == 0 {
-		return res, fmt.Errorf("marketdata: no prices to import for %q: %w", spec.Symbol, tradekit.ErrInvalid)
+		return res, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrInvalid, "no prices to import for %s", tradekit.Quote(spec.Symbol)))
 	}
 	a, err := st.AssetBySymbol(ctx, spec.Symbol)
 	switch {
@@ -126,8 +126,11 @@ func newAsset(ctx context.Context, st *Store, spec PriceImport) (Asset, error) {
 		}
 	}
 	e, err := st.ExchangeBySymbol(ctx, ex)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return Asset{}, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrInvalid, "unknown exchange %s", tradekit.Quote(ex)))
+	}
 	if err != nil {
-		return Asset{}, fmt.Errorf("marketdata: unknown exchange %q: %w", ex, tradekit.ErrInvalid)
+		return Asset{}, err
 	}
 	a.ExchangeID = e.ID
 	if err := st.SaveAsset(ctx, &a); err != nil {
@@ -191,7 +194,7 @@ func ImportReference(ctx context.Context, st *Store, kind ReferenceKind, r io.Re
 	case RefFundamentals:
 		required = []string{"symbol", "peratio", "eps", "revenue", "marketcap", "dividendyield", "beta", "updatedat"}
 	default:
-		return 0, fmt.Errorf("marketdata: unknown reference kind %q: %w", kind, tradekit.ErrInvalid)
+		return 0, fmt.Errorf("marketdata: %w", tradekit.Errorf(tradekit.ErrInvalid, "unknown reference kind %s", tradekit.Quote(string(kind))))
 	}
 	recs, err := readRecords(r, f, required...)
 	if err != nil {

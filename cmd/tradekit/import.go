@@ -100,7 +100,7 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	defer f.Close()
 	bars, err := marketdata.ReadPricesCSV(f)
 	if err != nil {
-		return fmt.Errorf("import prices: %s: %w", *file, err)
+		return fail("import prices: "+*file, err)
 	}
 	db, err := e.open(ctx, *dsn)
 	if err != nil {
@@ -115,7 +115,7 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("import prices: %s: nothing imported: %w", *file, err)
+		return fail("import prices: "+*file+": nothing imported", err)
 	}
 	created := ""
 	if res.Created {
@@ -166,7 +166,7 @@ func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("import %s: %s: nothing imported: %w", kind, *file, err)
+		return fail("import "+string(kind)+": "+*file+": nothing imported", err)
 	}
 	fmt.Fprintf(e.stdout, "imported %s of %s\n", plural(n, "record", "records"), kind)
 	return nil

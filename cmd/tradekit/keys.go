@@ -84,8 +84,8 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 		}
 		var p billing.Plan
 		if slug != "" {
-			if p, err = st.Plan(ctx, slug); err != nil {
-				return fmt.Errorf("keys create: --plan: %w", err)
+			if p, err = planBySlug(ctx, st, slug); err != nil {
+				return fail("--plan", err)
 			}
 		}
 		switch {
@@ -94,7 +94,11 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 			if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 				return err
 			}
-			out = append(out, fmt.Sprintf("created user %s on plan %s", u.Email, p.Slug))
+			out = append(out, fmt.Sprintf("created user %s on plan %s, %s of its own account", u.Email, p.Slug, roleName(u.IsAdmin)))
+			if !u.IsAdmin {
+				out = append(out, "note: a member cannot manage keys or members in the dashboard; make it an administrator with "+
+					setRoleCommand(u.Email, "admin"))
+			}
 		case (slug != "" && p.ID != u.PlanID) || (*admin && !u.IsAdmin):
 			if slug != "" {
 				u.PlanID = p.ID
@@ -103,7 +107,12 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 			if err := st.UpdateUser(ctx, u); err != nil {
 				return err
 			}
-			out = append(out, fmt.Sprintf("updated user %s (plan %s, admin %t)", u.Email, slug, u.IsAdmin))
+			if slug == "" {
+				if p, err = st.PlanOf(ctx, u.ID); err != nil {
+					return err
+				}
+			}
+			out = append(out, fmt.Sprintf("updated user %s: plan %s, %s", u.Email, p.Slug, roleName(u.IsAdmin)))
 		}
 		k, key, err := st.CreateKey(ctx, u.ID, strings.TrimSpace(*name), time.Now())
 		if err != nil {

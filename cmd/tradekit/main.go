@@ -18,56 +18,147 @@ import (
 	"github.com/tradekit/tradekit/internal/database"
 )
 
+// usage is the help of tradekit; {serve flags} stands for the flags of
+// serve, which [env.usage] reads from serve's own flag set.
 const usage = `usage: tradekit <command> [flags]
 
 commands:
-  serve        serve the API (--addr, --db, --no-seed, --log-format, --metrics, --metrics-addr)
+  serve        serve the API ({serve flags})
   migrate      apply pending database migrations (--db)
   keys create  create an API key, and its user if new (--email, --name, --plan, --admin, --db)
   keys list    list a user's API keys (--email, --db)
   keys delete  revoke an API key (--id, --db)
   users create        create a dashboard user; the password is read from stdin (--email, --name, --plan, --admin, --account-of, --db)
   users set-password  set a user's dashboard password, read from stdin (--email, --db)
+  users set-role      make a user an administrator of their account, or a member (--email, --role, --db)
   users list          list the users of an account (--account-of, --db)
   paper apps create   register a third-party app with the paper broker (--name, --redirect-uri, --db)
   paper apps list     list the apps registered with the paper broker (--db)
   paper apps delete   unregister an app and revoke its tokens (--id, --db)
   seed         load the deterministic demo data set; prices are SYNTHETIC (--db)
-  import prices --symbol SYM --file PATH [--name NAME] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
-               import daily OHLCV from CSV, creating the asset when unknown; re-imports update
+  import prices [--symbol SYM] --file PATH [--name NAME] [--workers N] [--type stock] [--currency USD] [--exchange SYMBOL] [--db DSN]
+               import daily OHLCV from CSV, creating assets when unknown; re-imports update. Without --symbol:
+               a CSV with a symbol column, a directory of SYMBOL.csv, .gz of either, or Polygon flat files
+  import splits|dividends --file PATH [--db DSN]
+               import corporate actions: symbol,date,ratio or symbol,exDate,amount
   import industries|assets|indexes|constituents|profiles|fundamentals --file PATH [--format csv|json] [--db DSN]
                import reference data from CSV or JSON (see marketdata/IMPORT.md)
-  profiles build [--all] [--shard I/N] [--workers N] [--db DSN]
+  profiles build [--all] [--shard I/N] [--workers N] [--unadjusted] [--db DSN]
                build the analytics profiles of the assets whose prices changed (--all: every asset)
 
+Every command also takes --verbose: on an error, print the whole chain of its causes.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
+
+// usageWidth is the width the list of serve's flags is wrapped at in
+// [usage].
+const usageWidth = 100
+
+// usage returns the help of tradekit: [usage] with the flags of serve as
+// serve itself defines them, so that the two cannot disagree. --verbose,
+// which every command takes, is left to the help's last lines.
+func (e *env) usage() string {
+	var names []string
+	for _, f := range e.flagsOf("serve") {
+		if f.Name != "verbose" {
+			names = append(names, "--"+f.Name)
+		}
+	}
+	names = append(names, "'tradekit serve -h' says what each does")
+	const indent = "               " // under the commands' descriptions
+	var b strings.Builder
+	line := len(indent) + len("serve the API (")
+	for i, n := range names {
+		if i > 0 {
+			sep := ","
+			if i == len(names)-1 {
+				sep = ";"
+			}
+			b.WriteString(sep)
+			if line+2+len(n) > usageWidth {
+				b.WriteString("\n" + indent)
+				line = len(indent)
+			} else {
+				b.WriteString(" ")
+				line++
+			}
+			line++
+		}
+		b.WriteString(n)
+		line += len(n)
+	}
+	return strings.Replace(usage, "{serve flags}", b.String(), 1)
+}
+
+// flagsOf returns the flags of the command args names, such as "serve" or
+// "keys", "create", as its help lists them: it asks the command for its
+// help, and prints that nowhere.
+func (e *env) flagsOf(args ...string) []*flag.Flag {
+	probe := &env{getenv: e.getenv, stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}
+	probe.dispatch(context.Background(), append(slices.Clip(args), "-h"))
+	var fl []*flag.Flag
+	if probe.fs != nil {
+		probe.fs.VisitAll(func(f *flag.Flag) { fl = append(fl, f) })
+	}
+	return fl
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	status := runMain(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(os.Stderr, "tradekit:", err)
-		os.Exit(1)
+	os.Exit(status)
+}
+
+// runMain runs the command line args as [run] does and returns the exit
+// status: 0 on success; else 1, after writing the error to stderr on one
+// line, "tradekit: " and the error's message for users (see [cmdError]),
+// or with --verbose its whole chain.
+func runMain(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	err := e.run(ctx, args)
+	if err == nil {
+		return 0
 	}
+	msg := err.Error()
+	if e.verbose() {
+		msg = chain(err)
+	}
+	fmt.Fprintln(stderr, "tradekit: "+oneLine(msg))
+	return 1
 }
 
 // run runs the command line args; getenv reads the environment. Help
 // asked for with -h, --help or help, at any level, is printed to stdout
-// and is no error.
+// and is no error. An error's message starts with the command's name.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	env := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	err := env.dispatch(ctx, args)
+	return (&env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}).run(ctx, args)
+}
+
+// run runs the command line args, as the function run does.
+func (e *env) run(ctx context.Context, args []string) error {
+	err := e.dispatch(ctx, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
+	if e.fs != nil {
+		err = withCommand(strings.TrimPrefix(e.fs.Name(), "tradekit "), err)
+	}
 	return err
+}
+
+// verbose reports whether the command was given --verbose.
+func (e *env) verbose() bool {
+	if e.fs == nil {
+		return false
+	}
+	f := e.fs.Lookup("verbose")
+	return f != nil && f.Value.String() == "true"
 }
 
 // dispatch runs the command args names.
 func (e *env) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		fmt.Fprintln(e.stderr, usage)
+		fmt.Fprintln(e.stderr, e.usage())
 		return errors.New("no command given")
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
@@ -92,11 +183,11 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 			// tradekit help keys create: the help of that command.
 			return e.dispatch(ctx, append(slices.Clip(rest), "-h"))
 		}
-		return e.help(usage)
+		return e.help(e.usage())
 	case "-h", "-help", "--help":
-		return e.help(usage)
+		return e.help(e.usage())
 	default:
-		fmt.Fprintln(e.stderr, usage)
+		fmt.Fprintln(e.stderr, e.usage())
 		return fmt.Errorf("unknown command %q", cmd)
 	}
 }
@@ -122,6 +213,9 @@ type env struct {
 	getenv         func(string) string
 	stdin          io.Reader // passwords are read from it, never from flags
 	stdout, stderr io.Writer
+	// fs is the flag set of the command that runs, once it has made it
+	// (see [env.flags]): it names the command and holds --verbose.
+	fs *flagSet
 }
 
 // flagSet is the flags of one command, with what its help prints.
@@ -132,10 +226,12 @@ type flagSet struct {
 	synopsis, about string
 }
 
-// flags returns a flag set for the command name with the --db flag.
-// synopsis and about are printed by its help (see [env.parse]).
+// flags returns a flag set for the command name with the --db and
+// --verbose flags, and makes it the command's (see [env.fs]). synopsis
+// and about are printed by its help (see [env.parse]).
 func (e *env) flags(name, synopsis, about string) (*flagSet, *string) {
 	fs := &flagSet{FlagSet: flag.NewFlagSet("tradekit "+name, flag.ContinueOnError), synopsis: synopsis, about: about}
+	e.fs = fs
 	// parse reports errors on one line and prints help to stdout itself.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -144,6 +240,7 @@ func (e *env) flags(name, synopsis, about string) (*flagSet, *string) {
 		def = database.DefaultDSN
 	}
 	dsn := fs.String("db", def, "the database: a postgres:// `DSN` or a SQLite file path (env TRADEKIT_DB)")
+	fs.Bool("verbose", false, "on an error, print the whole chain of its causes, not only its message")
 	return fs, dsn
 }
 
@@ -175,7 +272,7 @@ func (e *env) printHelp(fs *flagSet) {
 		if name != "" {
 			fmt.Fprintf(&b, " %s", strings.ToUpper(name))
 		}
-		fmt.Fprintf(&b, "\n        %s", text)
+		fmt.Fprintf(&b, "\n        %s", strings.ReplaceAll(text, "\n", "\n        "))
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 			fmt.Fprintf(&b, " (default %s)", f.DefValue)
 		}

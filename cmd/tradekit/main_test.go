@@ -179,7 +179,10 @@ func TestHelp(t *testing.T) {
 		{[]string{"help"}, []string{"usage: tradekit <command>"}},
 		{[]string{"help", "keys", "create"}, []string{"usage: tradekit keys create --email EMAIL", "--plan SLUG"}},
 		{[]string{"help", "import"}, []string{"usage: tradekit import <kind>"}},
-		{[]string{"serve", "-h"}, []string{"usage: tradekit serve", "--addr HOST:PORT", "--no-seed", "--db DSN"}},
+		{[]string{"serve", "-h"}, []string{"usage: tradekit serve", "--addr HOST:PORT", "--no-seed", "--db DSN", "--exit-with-parent",
+			"go build -o bin/tradekit ./cmd/tradekit",
+			// a flag's text of several lines stays indented under the flag
+			"On by\n        default when that process is go run", "--sync-interval DURATION"}},
 		{[]string{"migrate", "--help"}, []string{"usage: tradekit migrate [--db DSN]"}},
 		{[]string{"seed", "-h"}, []string{"usage: tradekit seed", "SYNTHETIC"}},
 		{[]string{"keys", "-h"}, []string{"usage: tradekit keys <subcommand>", "create", "list", "delete"}},
@@ -188,6 +191,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"keys", "create", "-h"}, []string{"usage: tradekit keys create", "--email EMAIL", "--name NAME", "--admin"}},
 		{[]string{"keys", "list", "-h"}, []string{"usage: tradekit keys list --email EMAIL"}},
 		{[]string{"keys", "delete", "-h"}, []string{"usage: tradekit keys delete --id ID"}},
+		{[]string{"users", "-h"}, []string{"usage: tradekit users <subcommand>", "set-role", "set-password"}},
+		{[]string{"users", "set-role", "-h"}, []string{"usage: tradekit users set-role --email EMAIL --role admin|member", "--role ROLE"}},
 		{[]string{"import", "-h"}, []string{"usage: tradekit import <kind>", "prices", "fundamentals"}},
 		{[]string{"import", "--help"}, []string{"usage: tradekit import <kind>"}},
 		{[]string{"import", "prices", "-h"}, []string{"usage: tradekit import prices --symbol SYM --file PATH", "--exchange SYMBOL", `(default stock)`}},
@@ -356,5 +361,76 @@ func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
 	var ne net.Error
 	if _, err := api.ExecContext(ctx, "SELECT pg_sleep(?)", long); !errors.As(err, &ne) || !ne.Timeout() {
 		t.Errorf("a %gs statement on the server's handle: error %v, want a timeout", long, err)
+	}
+}
+
+// TestTopLevelHelpListsEveryFlag compares each command of `tradekit -h`
+// with its own help: the flags the top-level entry names are those the
+// command's help lists, --verbose aside, which the top level mentions
+// once for all.
+func TestTopLevelHelpListsEveryFlag(t *testing.T) {
+	top, _, err := cli2(t, nil, "-h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(top, "Every command also takes --verbose") {
+		t.Errorf("tradekit -h does not mention --verbose:\n%s", top)
+	}
+	flagName := regexp.MustCompile(`--[a-z][a-z-]*`)
+	helpFlag := regexp.MustCompile(`(?m)^  (--[a-z][a-z-]*)`)
+	entries := 0
+	// An entry starts at a line indented by two spaces and goes on over
+	// the lines indented further.
+	var entry []string
+	check := func() {
+		if len(entry) == 0 {
+			return
+		}
+		defer func() { entry = nil }()
+		head, _, _ := strings.Cut(strings.TrimSpace(entry[0]), "  ") // the command, or the command and its synopsis
+		var cmd []string
+		for _, w := range strings.Fields(head) {
+			if strings.HasPrefix(w, "-") || strings.HasPrefix(w, "[") {
+				break
+			}
+			w, _, _ = strings.Cut(w, "|") // import industries|assets|…: the first stands for all
+			cmd = append(cmd, w)
+		}
+		listed := map[string]bool{}
+		for _, f := range flagName.FindAllString(strings.Join(entry, " "), -1) {
+			listed[f] = true
+		}
+		help, _, err := cli2(t, nil, append(cmd, "-h")...)
+		if err != nil {
+			t.Errorf("%v -h: %v", cmd, err)
+			return
+		}
+		has := map[string]bool{}
+		for _, m := range helpFlag.FindAllStringSubmatch(help, -1) {
+			has[m[1]] = true
+		}
+		entries++
+		for f := range has {
+			if !listed[f] && f != "--verbose" {
+				t.Errorf("tradekit -h does not list %s of %q, which '%s -h' shows", f, strings.Join(cmd, " "), strings.Join(cmd, " "))
+			}
+		}
+		for f := range listed {
+			if !has[f] {
+				t.Errorf("tradekit -h lists %s for %q, which '%s -h' does not have", f, strings.Join(cmd, " "), strings.Join(cmd, " "))
+			}
+		}
+	}
+	_, commands, _ := strings.Cut(top, "commands:\n")
+	commands, _, _ = strings.Cut(commands, "\n\n")
+	for _, line := range strings.Split(commands, "\n") {
+		if !strings.HasPrefix(line, "   ") {
+			check()
+		}
+		entry = append(entry, line)
+	}
+	check()
+	if entries < 12 {
+		t.Errorf("checked %d commands of tradekit -h, want every one:\n%s", entries, top)
 	}
 }

@@ -56,7 +56,7 @@ func (e *env) profilesCmd(ctx context.Context, args []string) error {
 	defer db.Close()
 	res, err := buildProfiles(ctx, db, cfg)
 	if err != nil {
-		return fmt.Errorf("profiles build: %w", err)
+		return fail("profiles build", err)
 	}
 	fmt.Fprintln(e.stdout, res)
 	return nil

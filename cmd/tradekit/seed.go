@@ -52,10 +52,10 @@ func loadDemo(ctx context.Context, db *bun.DB) (*demo.Set, error) {
 		return demo.Load(ctx, st, set)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
+		return nil, fail("seed", err)
 	}
 	if err := loadDemoLeaders(ctx, db); err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
+		return nil, fail("seed", err)
 	}
 	return set, nil
 }

@@ -22,15 +22,17 @@ import (
 func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--allow-private-webhooks] [--log-format text|json]\n"+
 		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
-		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--metrics | --metrics-addr HOST:PORT]",
+		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--metrics | --metrics-addr HOST:PORT]\n"+
+		"               [--exit-with-parent]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
-			"--no-seed), and serve the API until SIGINT or SIGTERM.")
+			"--no-seed), and serve the API until SIGINT or SIGTERM. Under go run, it also stops when go run\n"+
+			"exits (Linux); for a server in the background, build the binary: go build -o bin/tradekit ./cmd/tradekit.")
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
 	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
 		"the OAuth callback (default http://ADDR)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
 	allowPrivateWebhooks := fs.Bool("allow-private-webhooks", false, "let webhooks reach loopback, private and link-local addresses (tests and local use only)")
-	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, e.g. `15m`; 0 never")
+	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, a `DURATION` such as 15m; 0 never")
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
 	paperCommission := fs.String("paper-commission", "0", "the paper broker's commission per filled order, in `USD`")
@@ -40,6 +42,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	metrics := fs.Bool("metrics", false, "serve GET /metrics (Prometheus text format, no API key) on the API's listener")
 	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics alone on its own listener at `HOST:PORT` instead, e.g. one\n"+
 		"that only the scraper's network reaches")
+	exitWithParent := fs.Bool("exit-with-parent", false, "stop, as on SIGTERM, when the process that started serve exits (Linux only). On by\n"+
+		"default when that process is go run, so that stopping go run by its PID stops the server;\n"+
+		"--exit-with-parent=false turns that off")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -71,6 +76,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: --log-format must be text or json, got %q", *logFormat)
 	}
 	log := slog.New(h)
+	if err := watchParent(fs, *exitWithParent, log); err != nil {
+		return err
+	}
 	if !*noSeed {
 		if err := e.seedIfEmpty(ctx, *dsn, log); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
 )
 
@@ -20,6 +21,7 @@ const usersUsage = `usage: tradekit users <subcommand> [flags]
 subcommands:
   create        create a user who signs in to the dashboard (--email, --name, --plan, --admin, --account-of, --db)
   set-password  set a user's dashboard password (--email, --db)
+  set-role      make a user an administrator of their account, or a member (--email, --role, --db)
   list          list the users of an account (--account-of, --db)
 
 The password is read from the first line of standard input, never from a flag
@@ -27,12 +29,15 @@ The password is read from the first line of standard input, never from a flag
 
   printf '%s\n' "$PASSWORD" | tradekit users create --email ada@example.com --admin
 
+A user made by 'tradekit keys create' exists already: give it a password with
+set-password, and make it an administrator with set-role.
+
 Run 'tradekit users <subcommand> -h' for a subcommand's flags.`
 
 // users runs `tradekit users`.
 func (e *env) users(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("users: give a subcommand: create, set-password or list (see 'tradekit users -h')")
+		return errors.New("users: give a subcommand: create, set-password, set-role or list (see 'tradekit users -h')")
 	}
 	if isHelp(args[0]) {
 		return e.help(usersUsage)
@@ -42,10 +47,12 @@ func (e *env) users(ctx context.Context, args []string) error {
 		return e.usersCreate(ctx, rest)
 	case "set-password":
 		return e.usersSetPassword(ctx, rest)
+	case "set-role":
+		return e.usersSetRole(ctx, rest)
 	case "list":
 		return e.usersList(ctx, rest)
 	default:
-		return fmt.Errorf("users: unknown subcommand %q: want create, set-password or list", sub)
+		return fmt.Errorf("users: unknown subcommand %q: want create, set-password, set-role or list", sub)
 	}
 }
 
@@ -58,7 +65,7 @@ func (e *env) readPassword(cmd string) (string, error) {
 	}
 	h, err := billing.HashPassword(strings.TrimRight(line, "\r\n"), billing.DefaultPasswordParams())
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", cmd, err)
+		return "", fail(cmd, err)
 	}
 	return h, nil
 }
@@ -91,29 +98,134 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	var u billing.User
+	var p billing.Plan
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		st := billing.NewStore(tx)
 		u = billing.User{Email: *email, Name: *name, IsAdmin: *admin, PasswordHash: &hash}
 		if *accountOf != "" {
 			of, err := st.UserByEmail(ctx, *accountOf)
 			if err != nil {
-				return fmt.Errorf("--account-of: %w", err)
+				return fail("--account-of", err)
 			}
 			u.AccountID, u.PlanID = of.AccountID, of.PlanID
-		} else {
-			p, err := st.Plan(ctx, *plan)
-			if err != nil {
+			if p, err = st.PlanOf(ctx, of.ID); err != nil {
 				return err
+			}
+		} else {
+			var err error
+			if p, err = planBySlug(ctx, st, *plan); err != nil {
+				return fail("--plan", err)
 			}
 			u.PlanID = p.ID
 		}
 		return st.CreateUser(ctx, &u, time.Now())
 	})
-	if err != nil {
-		return fmt.Errorf("users create: %w", err)
+	if errors.Is(err, tradekit.ErrConflict) {
+		return existingUser(ctx, db, *email, err)
 	}
-	fmt.Fprintf(e.stdout, "created user %s (%s, account %s, admin %t)\n", u.Email, u.ID, u.AccountID, u.IsAdmin)
+	if err != nil {
+		return fail("users create", err)
+	}
+	fmt.Fprintf(e.stdout, "created user %s (%s, account %s, plan %s, admin %t)\n", u.Email, u.ID, u.AccountID, p.Slug, u.IsAdmin)
 	return nil
+}
+
+// existingUser returns the error of users create for the email of a user
+// who exists, err: it says what that user has and which commands change
+// it.
+func existingUser(ctx context.Context, db bun.IDB, email string, err error) error {
+	st := billing.NewStore(db)
+	u, uerr := st.UserByEmail(ctx, email)
+	if uerr != nil {
+		return fail("users create", err)
+	}
+	has := []string{roleName(u.IsAdmin), "no password"}
+	if p, err := st.PlanOf(ctx, u.ID); err == nil {
+		has = append([]string{"plan " + p.Slug}, has...)
+	}
+	setPassword := "'tradekit users set-password --email " + u.Email + "'"
+	todo := []string{"set its password with " + setPassword}
+	if u.PasswordHash != nil {
+		has[len(has)-1] = "a password"
+		todo = []string{"change its password with " + setPassword}
+	}
+	if !u.IsAdmin {
+		todo = append(todo, "make it an administrator with "+setRoleCommand(u.Email, "admin"))
+	}
+	return fail("users create", tradekit.Errorf(tradekit.ErrConflict, "user %s exists already (%s): %s",
+		tradekit.Quote(u.Email), strings.Join(has, ", "), strings.Join(todo, "; ")))
+}
+
+// usersSetRole runs `tradekit users set-role`.
+func (e *env) usersSetRole(ctx context.Context, args []string) error {
+	fs, dsn := e.flags("users set-role", "--email EMAIL --role admin|member [--db DSN]",
+		"Make the user of EMAIL an administrator of their account, who creates and deletes the account's\n"+
+			"API keys and invites members in the dashboard, or a member, who sees them. Running servers apply it\n"+
+			"at the user's next page.")
+	email := fs.String("email", "", "the user's `EMAIL` (required)")
+	role := fs.String("role", "", "the `ROLE`: admin (or administrator) or member (required)")
+	if err := e.parse(fs, args); err != nil {
+		return err
+	}
+	if *email == "" {
+		return errors.New("users set-role: --email is required")
+	}
+	var admin bool
+	switch strings.ToLower(*role) {
+	case "admin", "administrator":
+		admin = true
+	case "member":
+	default:
+		return fmt.Errorf("users set-role: --role must be admin or member, got %q", *role)
+	}
+	db, u, err := e.openUser(ctx, *dsn, *email)
+	if err != nil {
+		return fail("users set-role", err)
+	}
+	defer db.Close()
+	st := billing.NewStore(db)
+	if u.IsAdmin == admin {
+		fmt.Fprintf(e.stdout, "%s is %s of its account already; nothing changed\n", u.Email, article(roleName(admin)))
+		return nil
+	}
+	if u, err = st.SetAdmin(ctx, u.ID, admin); err != nil {
+		return fail("users set-role", err)
+	}
+	fmt.Fprintf(e.stdout, "%s is now %s of its account\n", u.Email, article(roleName(admin)))
+	if admin {
+		return nil
+	}
+	members, err := st.Members(ctx, u.AccountID)
+	if err != nil {
+		return fail("users set-role", err)
+	}
+	if len(members) == 0 || !members[0].IsAdmin { // administrators come first
+		fmt.Fprintln(e.stdout, "note: the account has no administrator left: nobody can manage its keys or members in the dashboard")
+	}
+	return nil
+}
+
+// roleName names the role of a user who is an administrator of their
+// account if admin is true, else a member, as users list shows it.
+func roleName(admin bool) string {
+	if admin {
+		return "administrator"
+	}
+	return "member"
+}
+
+// article returns role with its indefinite article: "an administrator".
+func article(role string) string {
+	if strings.HasPrefix(role, "a") {
+		return "an " + role
+	}
+	return "a " + role
+}
+
+// setRoleCommand returns the command line, quoted, that gives the user of
+// email the role.
+func setRoleCommand(email, role string) string {
+	return "'tradekit users set-role --email " + email + " --role " + role + "'"
 }
 
 // usersSetPassword runs `tradekit users set-password`.
@@ -137,7 +249,7 @@ func (e *env) usersSetPassword(ctx context.Context, args []string) error {
 		err = billing.NewStore(db).SetPassword(ctx, u.ID, hash)
 	}
 	if err != nil {
-		return fmt.Errorf("users set-password: %w", err)
+		return fail("users set-password", err)
 	}
 	fmt.Fprintf(e.stdout, "set the password of %s\n", u.Email)
 	return nil
@@ -155,25 +267,47 @@ func (e *env) usersList(ctx context.Context, args []string) error {
 		return errors.New("users list: --account-of is required")
 	}
 	db, of, err := e.openUser(ctx, *dsn, *accountOf)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return fail("users list: --account-of", err)
+	}
 	if err != nil {
-		return fmt.Errorf("users list: --account-of: %w", err)
+		return fail("users list", err)
 	}
 	defer db.Close()
 	members, err := billing.NewStore(db).Members(ctx, of.AccountID)
 	if err != nil {
-		return fmt.Errorf("users list: %w", err)
+		return fail("users list", err)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "EMAIL\tNAME\tROLE\tPASSWORD\tCREATED")
 	for _, m := range members {
-		role, pw := "member", "none (invited)"
-		if m.IsAdmin {
-			role = "administrator"
-		}
+		role, pw := roleName(m.IsAdmin), "none (invited)"
 		if m.PasswordHash != nil {
 			pw = "set"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.Email, m.Name, role, pw, m.CreatedAt.UTC().Format(time.RFC3339))
 	}
 	return tw.Flush()
+}
+
+// planBySlug returns the plan of slug. When there is none, the error
+// lists the plans there are.
+func planBySlug(ctx context.Context, st *billing.Store, slug string) (billing.Plan, error) {
+	p, err := st.Plan(ctx, slug)
+	if !errors.Is(err, tradekit.ErrNotFound) {
+		return p, err
+	}
+	plans, perr := st.Plans(ctx)
+	if perr != nil || len(plans) == 0 {
+		return p, err
+	}
+	slugs := make([]string, len(plans))
+	for i, p := range plans {
+		slugs[i] = p.Slug
+	}
+	list := slugs[0]
+	if n := len(slugs); n > 1 {
+		list = strings.Join(slugs[:n-1], ", ") + " or " + slugs[n-1]
+	}
+	return billing.Plan{}, tradekit.Errorf(tradekit.ErrNotFound, "%s: want %s", userMessage(err), list)
 }

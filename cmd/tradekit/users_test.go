@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,16 +65,115 @@ func TestUsersErrors(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"", []string{"users"}, "create, set-password or list"},
-		{"long enough password\n", []string{"users", "create", "--email", "a@b.c", "--account-of", "ghost@b.c"}, `--account-of: billing: user "ghost@b.c": not found`},
+		{"", []string{"users"}, "create, set-password, set-role or list"},
+		{"long enough password\n", []string{"users", "create", "--email", "a@b.c", "--account-of", "ghost@b.c"}, `users create: --account-of: user "ghost@b.c" not found`},
 		{"", []string{"users", "list"}, "--account-of is required"},
 		{"", []string{"users", "create", "--email", "a@b.c"}, "give the password on standard input"},
 		{"short\n", []string{"users", "create", "--email", "a@b.c"}, "password: must be at least 12 characters"},
 		{"long enough password\n", []string{"users", "create", "--email", "nope"}, "--email is required"},
-		{"long enough password\n", []string{"users", "set-password", "--email", "ghost@b.c"}, `user "ghost@b.c": not found`},
+		{"long enough password\n", []string{"users", "set-password", "--email", "ghost@b.c"}, `users set-password: user "ghost@b.c" not found`},
 	} {
 		_, _, err := cliIn(t, env, tt.stdin, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+// TestAdminPathForExistingUser is the newcomer's path of README: a key
+// made by keys create makes a member; users create for that email says
+// what to run instead; set-password and set-role make it an administrator
+// who signs in. No output names an empty plan.
+func TestAdminPathForExistingUser(t *testing.T) {
+	emptyPlan := regexp.MustCompile(`plan( [,)]|,|$)`)
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		ctx := context.Background()
+		db := dbtest.MustOpen(t, dsn)
+		st := billing.NewStore(db)
+		var all []string // every output, checked for an empty plan at the end
+
+		out, err := cli(t, env, "keys", "create", "--email", "you@example.com", "--name", "laptop", "--plan", "pro")
+		all = append(all, out)
+		if err != nil || !strings.Contains(out, "created user you@example.com on plan pro, member of its own account\n") ||
+			!strings.Contains(out, "'tradekit users set-role --email you@example.com --role admin'") {
+			t.Fatalf("keys create: %v\n%s", err, out)
+		}
+
+		_, stderr, status := cliMain(t, env, "a long passphrase\n", "users", "create", "--email", "You@Example.com", "--admin", "--plan", "pro")
+		want := `tradekit: users create: user "you@example.com" exists already (plan pro, member, no password): ` +
+			`set its password with 'tradekit users set-password --email you@example.com'; ` +
+			`make it an administrator with 'tradekit users set-role --email you@example.com --role admin'` + "\n"
+		if status != 1 || stderr != want {
+			t.Errorf("users create for an existing user: status %d, stderr\n%s want\n%s", status, stderr, want)
+		}
+
+		if out, _, err = cliIn(t, env, "a long passphrase\n", "users", "set-password", "--email", "you@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, out)
+		out, err = cli(t, env, "users", "set-role", "--email", "YOU@example.com", "--role", "admin")
+		all = append(all, out)
+		if err != nil || out != "you@example.com is now an administrator of its account\n" {
+			t.Errorf("set-role admin: %v\n%s", err, out)
+		}
+		u, err := st.SignIn(ctx, "you@example.com", "a long passphrase", billing.DefaultPasswordParams())
+		if err != nil || !u.IsAdmin {
+			t.Fatalf("sign in after set-role admin: %+v, %v; want an administrator", u, err)
+		}
+		out, err = cli(t, env, "users", "set-role", "--email", "you@example.com", "--role", "administrator")
+		if err != nil || out != "you@example.com is an administrator of its account already; nothing changed\n" {
+			t.Errorf("set-role admin again: %v\n%s", err, out)
+		}
+
+		// keys create --admin on an existing user without --plan used to
+		// print "plan ,".
+		out, err = cli(t, env, "keys", "create", "--email", "other@example.com", "--name", "ci", "--plan", "business")
+		all = append(all, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err = cli(t, env, "keys", "create", "--email", "other@example.com", "--name", "ci2", "--admin")
+		all = append(all, out)
+		if err != nil || !strings.HasPrefix(out, "updated user other@example.com: plan business, administrator\n") {
+			t.Errorf("keys create --admin for an existing user: %v\n%s", err, out)
+		}
+		out, _, err = cliIn(t, env, "bob's password 12\n", "users", "create", "--email", "bob@example.com", "--account-of", "you@example.com")
+		all = append(all, out)
+		if err != nil || !strings.Contains(out, "plan pro, admin false") {
+			t.Errorf("users create --account-of: %v\n%s", err, out)
+		}
+
+		// Demoting the last administrator is allowed, with a note.
+		out, err = cli(t, env, "users", "set-role", "--email", "you@example.com", "--role", "member")
+		if err != nil || out != "you@example.com is now a member of its account\n"+
+			"note: the account has no administrator left: nobody can manage its keys or members in the dashboard\n" {
+			t.Errorf("set-role member: %v\n%s", err, out)
+		}
+		if u, _ := st.UserByEmail(ctx, "you@example.com"); u.IsAdmin {
+			t.Error("still an administrator after set-role member")
+		}
+		for _, out := range all {
+			if emptyPlan.MatchString(out) {
+				t.Errorf("an empty plan in:\n%s", out)
+			}
+		}
+	})
+}
+
+func TestUsersSetRoleErrors(t *testing.T) {
+	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"users", "set-role", "--role", "admin"}, "users set-role: --email is required"},
+		{[]string{"users", "set-role", "--email", "a@b.c"}, `users set-role: --role must be admin or member, got ""`},
+		{[]string{"users", "set-role", "--email", "a@b.c", "--role", "owner"}, `users set-role: --role must be admin or member, got "owner"`},
+		{[]string{"users", "set-role", "--email", "a@b.c", "--role", "admin"}, `users set-role: user "a@b.c" not found`},
+	} {
+		_, err := cli(t, env, tt.args...)
+		if err == nil || err.Error() != tt.want {
 			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
 		}
 	}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/tradekit/tradekit"
+)
+
+// cliMain runs the CLI in process as main does and returns its stdout,
+// its stderr and its exit status.
+func cliMain(t *testing.T, env map[string]string, stdin string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	status = runMain(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), status
+}
+
+// TestErrorsForUsers checks the stderr of representative failures: one
+// line, "tradekit: ", the command, and the message written for users,
+// which names no package; --verbose shows the chain behind it.
+func TestErrorsForUsers(t *testing.T) {
+	env := map[string]string{"TRADEKIT_DB": filepath.Join(t.TempDir(), "x.db")}
+	missing := uuid.NewString()
+	prices := writeFile(t, "p.csv", "date,open,high,low,close,volume\n2026-01-02,1,2,0.5,1,10\n")
+	tests := []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"keys", "list", "--email", "nobody@example.com"},
+			`tradekit: keys list: user "nobody@example.com" not found`},
+		{"", []string{"keys", "list", "--email", "nobody@example.com", "--verbose"},
+			`tradekit: keys list: billing: user "nobody@example.com" not found`},
+		{"", []string{"keys", "delete", "--id", missing},
+			"tradekit: keys delete: key " + missing + " not found"},
+		{"", []string{"keys", "create", "--email", "a@example.com", "--name", "x", "--plan", "gold"},
+			`tradekit: keys create: --plan: plan "gold" not found: want free, pro or business`},
+		{"long enough password\n", []string{"users", "create", "--email", "a@example.com", "--account-of", "ghost@example.com"},
+			`tradekit: users create: --account-of: user "ghost@example.com" not found`},
+		{"long enough password\n", []string{"users", "create", "--email", "a@example.com", "--account-of", "ghost@example.com", "--verbose"},
+			`tradekit: users create: --account-of: billing: user "ghost@example.com" not found`},
+		{"short\n", []string{"users", "create", "--email", "a@example.com"},
+			"tradekit: users create: password: must be at least 12 characters, not 5"},
+		{"", []string{"users", "set-role", "--email", "ghost@example.com", "--role", "admin"},
+			`tradekit: users set-role: user "ghost@example.com" not found`},
+		{"", []string{"import", "prices", "--symbol", "X", "--file", prices, "--exchange", "ZZZ"},
+			"tradekit: import prices: " + prices + `: nothing imported: unknown exchange "ZZZ"`},
+		{"", []string{"migrate", "extra"}, `tradekit: migrate: unexpected argument "extra"`},
+		{"", []string{"keys", "frob"}, `tradekit: keys: unknown subcommand "frob": want create, list or delete`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, status := cliMain(t, env, tt.stdin, tt.args...)
+			if status != 1 || stderr != tt.want+"\n" {
+				t.Errorf("status %d, stderr %q; want 1 and the one line %q", status, stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestWithCommand checks that an error a command returns as a lower layer
+// made it gets the command's name, and one that names it already does
+// not get it twice.
+func TestWithCommand(t *testing.T) {
+	pkg := fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrNotFound, "user %s not found", tradekit.Quote("x")))
+	tests := []struct {
+		err        error
+		msg, chain string
+	}{
+		{pkg, `keys list: user "x" not found`, `keys list: billing: user "x" not found`},
+		{fail("keys list", pkg), `keys list: user "x" not found`, `keys list: billing: user "x" not found`},
+		{fail("keys list", fail("--email", pkg)), `keys list: --email: user "x" not found`, `keys list: --email: billing: user "x" not found`},
+		{errors.New("keys list: --email is required"), "keys list: --email is required", "keys list: --email is required"},
+		{errors.New("database: ping: refused"), "keys list: database: ping: refused", "keys list: database: ping: refused"},
+		{fmt.Errorf("--email: %w", &tradekit.ParamError{Param: "email", Msg: "is too long"}), "keys list: email: is too long",
+			"keys list: --email: email: is too long"},
+	}
+	for _, tt := range tests {
+		err := withCommand("keys list", tt.err)
+		if err.Error() != tt.msg || chain(err) != tt.chain {
+			t.Errorf("withCommand(%q):\n message %q, want %q\n chain   %q, want %q", tt.err, err, tt.msg, chain(err), tt.chain)
+		}
+		if !errors.Is(err, tt.err) {
+			t.Errorf("withCommand(%q) does not wrap it", tt.err)
+		}
+	}
+	if err := withCommand("keys list", nil); err != nil {
+		t.Errorf("withCommand(nil) = %v", err)
+	}
+	if got := oneLine("a\nb\r\nc\rd"); got != "a b c d" {
+		t.Errorf("oneLine = %q", got)
+	}
+}
