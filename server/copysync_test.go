@@ -135,8 +135,18 @@ func TestCopyTradingAutoSync(t *testing.T) {
 			}
 			time.Sleep(25 * time.Millisecond)
 		}
-		if !strings.HasPrefix(kinds(), "leader_trade copy_stopped") && !strings.HasPrefix(kinds(), "copy_stopped leader_trade") {
-			t.Errorf("notifications after the stop: %s", kinds())
+		// The stop and the fill's leader_trade may be recorded a moment
+		// apart: wait for both, newest first.
+		stopped := func(k string) bool {
+			return strings.HasPrefix(k, "leader_trade copy_stopped") || strings.HasPrefix(k, "copy_stopped leader_trade")
+		}
+		deadline = time.Now().Add(10 * time.Second)
+		for k := kinds(); !stopped(k); k = kinds() {
+			if time.Now().After(deadline) {
+				t.Errorf("notifications after the stop: %s", k)
+				break
+			}
+			time.Sleep(25 * time.Millisecond)
 		}
 		time.Sleep(500 * time.Millisecond) // every engine has had its passes
 		if l := ts.call(t, "GET", orders, bob).list(t); len(l) != 2 {
