@@ -1,27 +1,41 @@
 // Package server serves Tradekit as the /api/v1 HTTP JSON interface of the
 // API specification, on uptrace/bunrouter.
 //
-// Every route is listed in one function, [Server.Handler]. Handlers are thin:
-// they parse and validate parameters, call a domain package and write the
-// envelope: {"data": …} for a resource or a list, {"data": […], "meta":
-// {total, page, limit}} for a paginated list. Handlers return errors and
-// never write error statuses themselves: errors.go is the one place where
-// the error kinds of package tradekit become HTTP statuses and the
-// {"error": {"code", "message", "details"}} envelope.
+// Every /api/v1 route is listed in one table, [Server.routeTable], with the
+// struct that declares its parameters; one strict decoder (params.go)
+// checks them before the handler runs. Handlers are thin: they call a
+// domain service and write the envelope: {"data": …} for a resource or a
+// list, {"data": […], "meta": {total, page, limit}} for a paginated list.
+// Handlers return errors and never write error statuses themselves:
+// errors.go is the one place where the error kinds of package tradekit
+// become HTTP statuses and the {"error": {"code", "message", "details"}}
+// envelope.
 //
-// Every request passes, outermost first, through:
+// Every request passes, outermost first, through the layers that
+// [Server.Handler] stacks:
 //
-//   - the request log: an id (the caller's X-Request-Id when it is sane,
-//     else a new one) returned in X-Request-Id and written in the request's
-//     slog line with method, path, status, bytes and duration; panics are
-//     recovered here as 500 INTERNAL without leaking anything;
-//   - authentication (Authorization: Bearer tk_…) on every /api/v1 route
-//     but the public ones (the roadmap), through billing.Authenticator;
-//   - the rate limit of the key owner's plan, per minute and per day,
-//     shared by every instance on the same database, reported on every
-//     response in X-RateLimit-Limit, X-RateLimit-Remaining and
-//     X-RateLimit-Reset (Unix seconds) for the tighter window; a spent
-//     window answers 429 RATE_LIMITED with Retry-After.
+//   - tracing (trace.go): a span per request when a TracerProvider is set;
+//   - the request log (middleware.go): an id (the caller's X-Request-Id
+//     when it is sane, else a new one) returned in X-Request-Id and written
+//     in the request's slog line with method, route, status, bytes and
+//     duration, and the request's metrics; panics are recovered here as
+//     500 INTERNAL without leaking anything;
+//   - the body policy (body.go): multipart refused with 415, bodies over
+//     64 KiB with 413, before anything else reads them;
+//   - the screen (screen.go): oversized headers, control characters or
+//     invalid UTF-8 in the path or query, malformed query strings and
+//     bodies under /api/v1 are refused before routing, and the path is
+//     given to the router escaped one way;
+//   - the mounts (trading.go): /paper/ to the paper broker, /dashboard/ to
+//     the dashboard, /metrics when enabled, the rest to the router;
+//   - gzip (gzip.go) of the API's JSON answers for clients that take it;
+//   - the router, and for each /api/v1 route: authentication
+//     (Authorization: Bearer tk_…) but on the public ones (the roadmap),
+//     through billing.Authenticator; the rate limit of the key owner's
+//     plan, per minute and per day, shared by every instance on the same
+//     database, reported in X-RateLimit-* and the IETF draft's
+//     RateLimit-Policy and RateLimit headers, a spent window answering 429
+//     RATE_LIMITED with Retry-After; then the parameters' decoder.
 //
 // When the database cannot be reached, requests that need it answer 503
 // UNAVAILABLE with Retry-After, as does /readyz; the server keeps running
