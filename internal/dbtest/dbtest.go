@@ -35,6 +35,7 @@ var (
 func Main(m *testing.M) {
 	mainCalled = true
 	code := m.Run()
+	removeTemplates()
 	if shared != nil {
 		shared.Close()
 	}
@@ -70,6 +71,7 @@ func EachDSN[T Runner[T]](t T, fn func(t T, dsn string)) {
 func SQLiteDSN(tb testing.TB) string {
 	tb.Helper()
 	dsn := filepath.Join(tb.TempDir(), "tradekit.db")
+	sqliteCopy(tb, dsn)
 	MustOpen(tb, dsn)
 	return dsn
 }
@@ -77,7 +79,9 @@ func SQLiteDSN(tb testing.TB) string {
 // SQLite returns a fresh migrated SQLite database, closed when the test ends.
 func SQLite(tb testing.TB) *bun.DB {
 	tb.Helper()
-	return MustOpen(tb, filepath.Join(tb.TempDir(), "tradekit.db"))
+	path := filepath.Join(tb.TempDir(), "tradekit.db")
+	sqliteCopy(tb, path)
+	return MustOpen(tb, path)
 }
 
 // Postgres returns a fresh migrated PostgreSQL database, closed and dropped
@@ -137,7 +141,8 @@ func Unavailable(tb testing.TB, err error) {
 }
 
 // createDatabase creates a database with a random name on the server of
-// adminDSN, migrates it and returns its DSN.
+// adminDSN, a copy of the process's migrated template, and returns its
+// DSN.
 func createDatabase(tb testing.TB, adminDSN string) string {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -147,10 +152,23 @@ func createDatabase(tb testing.TB, adminDSN string) string {
 		Unavailable(tb, err)
 	}
 	defer admin.Close()
-	b := make([]byte, 6)
-	rand.Read(b)
-	name := "tk_test_" + hex.EncodeToString(b)
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+	template, err := pgTemplateName(adminDSN, func(name string) error {
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			return err
+		}
+		db, err := database.Open(ctx, withDatabase(adminDSN, name), database.Options{})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = database.Migrate(ctx, db)
+		return err
+	})
+	if err != nil {
+		tb.Fatalf("dbtest: the PostgreSQL template: %v", err)
+	}
+	name := "tk_test_" + randomHex(6)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE "+template); err != nil {
 		tb.Fatalf("dbtest: %v", err)
 	}
 	tb.Cleanup(func() {
@@ -166,6 +184,13 @@ func createDatabase(tb testing.TB, adminDSN string) string {
 	dsn := withDatabase(adminDSN, name)
 	MustOpen(tb, dsn)
 	return dsn
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // withDatabase replaces the database name in a PostgreSQL DSN.
