@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,20 +30,39 @@ func mustGenerate(tb testing.TB, cfg demo.Config) *demo.Set {
 	return set
 }
 
+// defaultSet is the set of the default configuration, generated once for
+// the tests that only read it (a generation takes seconds under the race
+// detector).
+var defaultSet = sync.OnceValues(func() (*demo.Set, error) { return demo.Generate(demo.Config{}) })
+
+// mustDefault returns [defaultSet]; the caller must not change it.
+func mustDefault(tb testing.TB) *demo.Set {
+	tb.Helper()
+	set, err := defaultSet()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return set
+}
+
 func TestDeterministic(t *testing.T) {
-	a := mustGenerate(t, demo.Config{})
+	a := mustDefault(t)
 	b := mustGenerate(t, demo.Config{Rand: rand.New(rand.NewPCG(demo.Seed1, demo.Seed2))})
 	if diff := cmp.Diff(a, b); diff != "" {
 		t.Fatalf("two generations differ (-first +second):\n%s", diff)
 	}
-	c := mustGenerate(t, demo.Config{Rand: rand.New(rand.NewPCG(1, 2))})
-	if cmp.Equal(a.Prices[:100], c.Prices[:100]) {
+	// Another seed, over a short range (a generation of the whole range
+	// takes seconds, more under the race detector).
+	start := calendar.Date{Year: 2026, Month: 9, Day: 1}
+	d := mustGenerate(t, demo.Config{Start: start})
+	c := mustGenerate(t, demo.Config{Start: start, Rand: rand.New(rand.NewPCG(1, 2))})
+	if cmp.Equal(d.Prices[:100], c.Prices[:100]) {
 		t.Error("another seed gave the same prices")
 	}
 }
 
 func TestUniverse(t *testing.T) {
-	set := mustGenerate(t, demo.Config{})
+	set := mustDefault(t)
 	if len(set.Assets) < 60 {
 		t.Errorf("%d assets, want at least 60", len(set.Assets))
 	}
@@ -82,7 +102,7 @@ func TestUniverse(t *testing.T) {
 // at least ten years per asset, and volatility in a realistic range with
 // clustering.
 func TestPrices(t *testing.T) {
-	set := mustGenerate(t, demo.Config{})
+	set := mustDefault(t)
 	byAsset := map[uuid.UUID][]marketdata.Price{}
 	for _, p := range set.Prices {
 		if err := p.Validate(); err != nil {
@@ -221,7 +241,7 @@ func sqAutocorr(r []float64) float64 {
 // TestIndexMembershipChanges checks that every index changes over time and
 // has its stated size on every rebalance.
 func TestIndexMembershipChanges(t *testing.T) {
-	set := mustGenerate(t, demo.Config{})
+	set := mustDefault(t)
 	for _, x := range set.Indexes {
 		var periods []marketdata.Constituent
 		for _, c := range set.Constituents {
@@ -338,7 +358,7 @@ func TestIsLoaded(t *testing.T) {
 // a cliff in the traded closes and none in the adjusted ones, and the
 // dividend payers pay every quarter.
 func TestActions(t *testing.T) {
-	set := mustGenerate(t, demo.Config{})
+	set := mustDefault(t)
 	bySymbol := map[string][]marketdata.Action{}
 	prices := map[uuid.UUID][]marketdata.Price{}
 	for _, p := range set.Prices {
