@@ -3,6 +3,7 @@ package connect
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,9 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit/brokers"
 )
@@ -36,74 +35,94 @@ type book struct {
 	Trades int
 }
 
-// bookHead is a portfolio read with the count of its user's accepted
-// orders since a time, in one statement.
+// bookHead is a connection's ledger as one statement reads it: the
+// portfolio, the count of its user's accepted orders since a time, and
+// its positions and open orders as JSON arrays.
 type bookHead struct {
 	Portfolio `bun:",extend"`
-	Trades    int `bun:"trades,scanonly"`
+	Trades    int    `bun:"trades,scanonly"`
+	Held      string `bun:"held,scanonly"`
+	Open      string `bun:"open,scanonly"`
 }
 
+// bookPosition is a position as bookHead's JSON holds it.
+type bookPosition struct {
+	Symbol        string           `json:"symbol"`
+	AssetID       *uuid.UUID       `json:"asset_id"`
+	Quantity      decimal.Decimal  `json:"quantity"`
+	AverageCost   decimal.Decimal  `json:"average_cost"`
+	BrokerValue   *decimal.Decimal `json:"broker_value"`
+	StopLossPrice *decimal.Decimal `json:"stop_loss_price"`
+}
+
+// bookOrder is an open order as bookHead's JSON holds it.
+type bookOrder struct {
+	ID            uuid.UUID         `json:"id"`
+	AssetID       uuid.UUID         `json:"asset_id"`
+	Symbol        string            `json:"symbol"`
+	Side          brokers.Side      `json:"side"`
+	Type          brokers.OrderType `json:"type"`
+	Quantity      decimal.Decimal   `json:"quantity"`
+	StopLossPrice *decimal.Decimal  `json:"stop_loss_price"`
+	ReservedPrice *decimal.Decimal  `json:"reserved_price"`
+	LedgerQty     decimal.Decimal   `json:"ledger_qty"`
+}
+
+// Each dialect's expressions of bookHead's JSON arrays, with the
+// portfolio as p; the open orders' take their status as an argument.
+var (
+	pgHeld = `(SELECT coalesce(json_agg(x), '[]') FROM (SELECT symbol, asset_id, quantity, average_cost,
+		broker_value, stop_loss_price FROM portfolio_positions WHERE portfolio_id = p.id) x)`
+	pgOpen = `(SELECT coalesce(json_agg(x), '[]') FROM (SELECT id, asset_id, symbol, side, type, quantity,
+		stop_loss_price, reserved_price, ledger_qty FROM broker_orders WHERE connection_id = p.connection_id AND status = ?) x)`
+	sqliteHeld = `(SELECT json_group_array(json_object('symbol', symbol, 'asset_id', asset_id, 'quantity', quantity,
+		'average_cost', average_cost, 'broker_value', broker_value, 'stop_loss_price', stop_loss_price))
+		FROM portfolio_positions WHERE portfolio_id = p.id)`
+	sqliteOpen = `(SELECT json_group_array(json_object('id', id, 'asset_id', asset_id, 'symbol', symbol, 'side', side,
+		'type', type, 'quantity', quantity, 'stop_loss_price', stop_loss_price, 'reserved_price', reserved_price,
+		'ledger_qty', ledger_qty)) FROM broker_orders WHERE connection_id = p.connection_id AND status = ?)`
+)
+
 // book reads the ledger of the connection, and the count of the user's
-// orders accepted (not rejected) since since: on a database, with its
-// three reads at once; in a transaction, one after the other. The error
-// is errNoLedger when the connection has no portfolio yet.
+// orders accepted (not rejected) since since, in one statement, so that
+// what it returns is one state of the ledger even when fills are being
+// recorded meanwhile (a fill moves an order out of the open ones and
+// into a position at once). The positions are in symbol order. The
+// error is errNoLedger when the connection has no portfolio yet.
 func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since time.Time) (book, error) {
-	// Each read fills its own variable; they are put together after.
+	heldExpr, openExpr := pgHeld, pgOpen
+	if s.db.Dialect().Name() == dialect.SQLite {
+		heldExpr, openExpr = sqliteHeld, sqliteOpen
+	}
 	var head bookHead
-	var positions []Position
-	var open []Order
-	reads := []func(ctx context.Context) error{
-		func(ctx context.Context) error {
-			err := s.db.NewSelect().Model(&head).Where("connection_id = ?", connectionID).
-				ColumnExpr("?TableAlias.*").
-				ColumnExpr("(SELECT count(*) FROM broker_orders WHERE user_id = ? AND status <> ? AND created_at >= ?) AS trades",
-					userID, brokers.Rejected, since.UTC()).Scan(ctx)
-			if errors.Is(err, sql.ErrNoRows) {
-				return errNoLedger
-			}
-			if err != nil {
-				return fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
-			}
-			return nil
-		},
-		func(ctx context.Context) error {
-			positions = []Position{}
-			err := s.db.NewSelect().Model(&positions).
-				Where("portfolio_id = (SELECT id FROM portfolios WHERE connection_id = ?)", connectionID).Order("symbol").Scan(ctx)
-			if err != nil {
-				return fmt.Errorf("connect: the ledger's positions of %s: %w", connectionID, err)
-			}
-			return nil
-		},
-		func(ctx context.Context) error {
-			err := s.db.NewSelect().Model(&open).
-				Column("id", "asset_id", "symbol", "side", "type", "quantity", "stop_loss_price", "reserved_price", "ledger_qty").
-				Where("connection_id = ? AND status = ?", connectionID, brokers.Pending).Scan(ctx)
-			if err != nil {
-				return fmt.Errorf("connect: the open orders of %s: %w", connectionID, err)
-			}
-			return nil
-		},
+	err := s.db.NewSelect().Model(&head).ModelTableExpr("portfolios AS p").ColumnExpr("p.*").
+		ColumnExpr("(SELECT count(*) FROM broker_orders WHERE user_id = ? AND status <> ? AND created_at >= ?) AS trades",
+			userID, brokers.Rejected, since.UTC()).
+		ColumnExpr(heldExpr+" AS held").
+		ColumnExpr(openExpr+" AS open", brokers.Pending).
+		Where("p.connection_id = ?", connectionID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return book{}, errNoLedger
 	}
-	if _, ok := s.db.(*bun.DB); !ok {
-		for _, read := range reads {
-			if err := read(ctx); err != nil {
-				return book{}, err
-			}
-		}
-	} else {
-		// No read cancels another: modernc.org/sqlite leaves a connection
-		// whose query was cancelled mid-rows on its old snapshot.
-		var g errgroup.Group
-		for _, read := range reads {
-			g.Go(func() error { return read(ctx) })
-		}
-		if err := g.Wait(); err != nil {
-			return book{}, err
-		}
+	if err != nil {
+		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
 	}
-	b := book{Portfolio: head.Portfolio, Open: open, Trades: head.Trades}
-	b.Positions = positions
+	var held []bookPosition
+	var open []bookOrder
+	if err := errors.Join(json.Unmarshal([]byte(head.Held), &held), json.Unmarshal([]byte(head.Open), &open)); err != nil {
+		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
+	}
+	b := book{Portfolio: head.Portfolio, Trades: head.Trades, Open: make([]Order, len(open))}
+	b.Positions = make([]Position, len(held))
+	for i, p := range held {
+		b.Positions[i] = Position{PortfolioID: head.ID, Symbol: p.Symbol, AssetID: p.AssetID, Quantity: p.Quantity,
+			AverageCost: p.AverageCost, BrokerValue: p.BrokerValue, StopLossPrice: p.StopLossPrice}
+	}
+	sort.Slice(b.Positions, func(i, j int) bool { return b.Positions[i].Symbol < b.Positions[j].Symbol })
+	for i, o := range open {
+		b.Open[i] = Order{ID: o.ID, AssetID: o.AssetID, Symbol: o.Symbol, Side: o.Side, Type: o.Type, Quantity: o.Quantity,
+			StopLossPrice: o.StopLossPrice, ReservedPrice: o.ReservedPrice, LedgerQty: o.LedgerQty}
+	}
 	return b, nil
 }
 

@@ -202,7 +202,8 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 	var g brokers.Guardrails
 	var cc brokers.Context
 	var assetErr, connErr error
-	// No read cancels another (see [Store.book]).
+	// No read cancels another: modernc.org/sqlite leaves a connection
+	// whose query was cancelled mid-rows on its old snapshot.
 	var reads errgroup.Group
 	reads.Go(func() error {
 		p.Asset, assetErr = s.readAsset(ctx, in.AssetID)
