@@ -143,13 +143,17 @@ func startServer(t *testing.T, db *bun.DB) string {
 	key := make([]byte, 32)
 	rand.Read(key)
 	base := "http://" + ts.Listener.Addr().String()
-	s := server.New(server.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	s := server.New(server.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Passwords: testPasswords,
 		Brokers: server.BrokersConfig{SecretKey: key, PublicURL: base, SyncInterval: time.Hour}}, db)
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	t.Cleanup(ts.Close)
 	return base
 }
+
+// testPasswords are cheap Argon2id parameters for the tests' password
+// hashes and sign-ins, whose cost is not what the tests check.
+var testPasswords = billing.PasswordParams{Memory: 64, Time: 1, Threads: 1}
 
 // mustUser stores a pro-plan user with a password, in the account of
 // accountOf when that is not nil.
@@ -161,7 +165,7 @@ func mustUser(t *testing.T, db bun.IDB, email, password string, admin bool, acco
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := billing.HashPassword(password, billing.DefaultPasswordParams())
+	h, err := billing.HashPassword(password, testPasswords)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 func TestWatchlistRoutes(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "watch@example.com", "free")
 		r := send(t, h, "POST", "/api/v1/watchlists?name=Tech", key)
 		if r.status != 200 {
@@ -94,7 +94,7 @@ func TestAlertAndWebhookRoutes(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustOrderAssets(t, db)
-		srv := server.New(server.Config{Logger: quietLogger(), AllowPrivateWebhooks: true}, db)
+		srv := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, AllowPrivateWebhooks: true}, db)
 		h := srv.Handler()
 		key := mustKey(t, db, "alerts@example.com", "free")
 		rcv := &hookReceiver{}
@@ -166,7 +166,7 @@ func TestAlertAndWebhookRoutes(t *testing.T) {
 
 func TestWebhookRefusesLoopbackByDefault(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "ssrf@example.com", "free")
 	r := send(t, h, "POST", "/api/v1/webhooks?url="+url.QueryEscape("http://127.0.0.1:9/x"), key)
 	if r.status != 400 || r.errorCode() != "VALIDATION_ERROR" {

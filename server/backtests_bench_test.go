@@ -36,7 +36,7 @@ func BenchmarkBacktestAPI(b *testing.B) {
 			symbols = append(symbols, a.Symbol)
 		}
 		key, _ := benchKey(b, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		path := "/api/v1/backtests?" + query("entry", "crossover(sma(close, 50), sma(close, 200))",
 			"exit", "crossunder(sma(close, 50), sma(close, 200))", "maxPositions", "10", "stopLossPct", "10",
 			"commissionBps", "5", "slippageBps", "5", "symbols", strings.Join(symbols, ","))

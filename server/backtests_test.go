@@ -33,7 +33,7 @@ func TestBacktests(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key, other := mustKey(t, db, "quant@example.com", "pro"), mustKey(t, db, "other@example.com", "pro")
 
 		def := []string{"entry", "crossover(sma(close, 10), sma(close, 30))", "exit", "crossunder(sma(close,10), sma(close,30))",

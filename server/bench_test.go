@@ -81,7 +81,7 @@ func benchURL(b *testing.B, client *http.Client, method, url, key string) {
 func BenchmarkRequest(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		key, p := benchKey(b, db)
-		s := server.New(server.Config{Logger: quietLogger()}, db)
+		s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db)
 		h := s.Handler()
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/billing/plans", nil)
 		req.Header.Set("Authorization", "Bearer "+key)

@@ -96,7 +96,7 @@ func TestMultipartBodyRefused(t *testing.T) {
 	db := dbtest.SQLite(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // before the server starts; os.TempDir reads it
-	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 	defer srv.Close()
 
 	for _, path := range bodyPaths {
@@ -132,7 +132,7 @@ func TestMultipartBodyRefused(t *testing.T) {
 // exactly the limit is read and a normal sign-in still works.
 func TestBodyLimit(t *testing.T) {
 	db := dbtest.SQLite(t)
-	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 	defer srv.Close()
 	const form = "application/x-www-form-urlencoded"
 	big := "email=" + strings.Repeat("a", 100<<10)

@@ -75,7 +75,7 @@ func startTradingWith(tb testing.TB, db *bun.DB, cfg server.BrokersConfig) tradi
 	}
 	c := &clock{}
 	cfg.PublicURL = "http://" + ts.Listener.Addr().String()
-	s := server.New(server.Config{Logger: quietLogger(), Now: c.now, Brokers: cfg}, db)
+	s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Now: c.now, Brokers: cfg}, db)
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	tb.Cleanup(func() {
@@ -416,7 +416,7 @@ func TestBrokerConnectionErrors(t *testing.T) {
 // refuses connections, saying what to set.
 func TestBrokerConnectionsNeedSecretKey(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger(), Brokers: server.BrokersConfig{PublicURL: "http://127.0.0.1:1"}}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Brokers: server.BrokersConfig{PublicURL: "http://127.0.0.1:1"}}, db).Handler()
 	key := mustKey(t, db, "nokey@example.com", "pro")
 	r := send(t, h, "POST", "/api/v1/brokers/connections?"+query("provider", "paper", "redirectUrl", appURL), key)
 	if r.status != 503 || !strings.Contains(r.errorMessage(), "TRADEKIT_SECRET_KEY") {

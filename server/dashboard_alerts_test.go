@@ -28,7 +28,7 @@ func mustDashboardUserOn(tb testing.TB, db bun.IDB, email, plan, password string
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := billing.HashPassword(password, billing.DefaultPasswordParams())
+	h, err := billing.HashPassword(password, testPasswords)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func (v *visitor) post(path, token string, form url.Values, want int) (http.Head
 func TestDashboardWatchlists(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
-		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 		defer srv.Close()
 		mustDashboardUserOn(t, db, "watch@example.com", "free", "watch password 1") // 1 watchlist
 		v := newVisitor(t, srv.URL)
@@ -168,7 +168,7 @@ func TestDashboardAlertsAndWebhooks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustOrderAssets(t, db)
-		s := server.New(server.Config{Logger: quietLogger(), AllowPrivateWebhooks: true}, db)
+		s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, AllowPrivateWebhooks: true}, db)
 		srv := httptest.NewServer(s.Handler())
 		defer srv.Close()
 		rcv := &hookReceiver{}

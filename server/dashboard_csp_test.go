@@ -67,7 +67,7 @@ func checkCSP(t *testing.T, what string, h http.Header, body string) (nonce stri
 // styles, and no policy allows 'unsafe-inline' scripts.
 func TestDashboardCSP(t *testing.T) {
 	db := dbtest.SQLite(t)
-	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 	defer srv.Close()
 	mustDashboardUser(t, db, "csp@example.com", true, "csp password 123")
 	v := newVisitor(t, srv.URL)

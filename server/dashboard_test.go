@@ -30,7 +30,7 @@ func mustDashboardUser(tb testing.TB, db bun.IDB, email string, admin bool, pass
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := billing.HashPassword(password, billing.DefaultPasswordParams())
+	h, err := billing.HashPassword(password, testPasswords)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func (v *visitor) signIn(email, password string) string {
 // refusing a key deleted in the dashboard.
 func TestDashboardKeys(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger()}, db).Handler())
+		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 		defer srv.Close()
 		mustDashboardUser(t, db, "admin@example.com", true, "admin password 1")
 		mustDashboardUser(t, db, "user@example.com", false, "user password 12")
@@ -161,7 +161,7 @@ func TestDashboardKeys(t *testing.T) {
 		if _, _, again := v.do("/dashboard/settings/api-keys", nil); strings.Contains(again, key) || !strings.Contains(again, key[:11]) {
 			t.Error("the keys page shows the full key again, or not its prefix")
 		}
-		api := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		api := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		if r := get(t, api, "/api/v1/billing/plans", key); r.status != 200 {
 			t.Fatalf("the new key against the API: %d", r.status)
 		}
@@ -205,7 +205,7 @@ func TestDashboardKeys(t *testing.T) {
 // another address, and the Secure cookie behind a TLS-terminating proxy.
 func TestDashboardSignInThrottleAndTLS(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	mustDashboardUser(t, db, "eve@example.com", true, "eve's password!")
@@ -244,7 +244,7 @@ func TestDashboardSignInThrottleAndTLS(t *testing.T) {
 // not.
 func TestDashboardSignInAddressThrottle(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	mustDashboardUser(t, db, "ada@example.com", true, "ada's password!")
 	const sprayer = "[2001:db8:1:2::1]:4000"
 	// All but the last failure as the dashboard records them, which

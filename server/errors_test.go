@@ -25,7 +25,7 @@ var internals = regexp.MustCompile(`\b(marketdata|studies|profiles|billing|knowl
 func TestClientMessages(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "messages@example.com", "business")
 		missing := uuid.NewString()
 		for i := 0; i < 100; i++ {
@@ -70,7 +70,7 @@ func TestClientMessages(t *testing.T) {
 func TestCorruptProfile(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "corrupt@example.com", "pro")
 		for _, body := range []string{`{"regimePatterns":{"current":`, `{"regimePatterns":5}`, `{"a":}`} {
 			err := profiledb.NewStore(db).Save(context.Background(), []profiledb.Record{{AssetID: mdIDs.acme,

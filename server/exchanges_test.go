@@ -14,7 +14,7 @@ import (
 // list, by id and by symbol; and that an exchange that has them keeps them.
 func TestExchangeAbsentValuesAreNull(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "exchanges@example.com", "pro")
 
 		var fromList map[string]any

@@ -17,7 +17,7 @@ import (
 
 func TestGuardrails(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		alice := mustKey(t, db, "alice@example.com", "pro")
 		bob := mustKey(t, db, "bob@example.com", "pro")
 		const path = "/api/v1/brokers/guardrails"
@@ -89,7 +89,7 @@ func TestGuardrails(t *testing.T) {
 // fields sent at once both hold.
 func TestGuardrailsConcurrentPatches(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "race@example.com", "business")
 		for i := range 10 {
 			n := 2 + i

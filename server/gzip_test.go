@@ -20,7 +20,7 @@ import (
 func TestGzip(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "gzip@example.com", "business")
 		fetch := func(path, accept string) *httptest.ResponseRecorder {
 			req := httptest.NewRequest("GET", path, nil)

@@ -31,10 +31,10 @@ func BenchmarkIndicators(b *testing.B) {
 		// PostgreSQL keeps price versions current from notifications.
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		srv := server.New(server.Config{Logger: quietLogger()}, db)
+		srv := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db)
 		go srv.Maintain(ctx)
 		cached := srv.Handler()
-		uncached := server.New(server.Config{Logger: quietLogger(), CacheBytes: 1, Studies: studies.Config{CacheBytes: 1}}, db).Handler()
+		uncached := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, CacheBytes: 1, Studies: studies.Config{CacheBytes: 1}}, db).Handler()
 		waitWatching(b, db, srv.Studies())
 
 		create := send(b, cached, "POST", "/api/v1/indicators/custom?"+url.Values{

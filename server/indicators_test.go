@@ -90,7 +90,7 @@ func seriesPath(indicator, params, from, to string) string {
 func TestIndicatorSeries(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		w := mustWalkAsset(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "series@example.com", "business")
 
 		macd, sig, hist := indicators.MACD(w.close, 12, 26, 9)
@@ -153,7 +153,7 @@ func TestIndicatorSeries(t *testing.T) {
 func TestIndicatorSeriesErrors(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustWalkAsset(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "errors@example.com", "business")
 		base := "/api/v1/indicators/asset/" + indAsset.String()
 		tests := []struct {
@@ -194,7 +194,7 @@ func TestIndicatorSeriesErrors(t *testing.T) {
 func TestIndicatorSummaryAndOverlays(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		w := mustWalkAsset(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "summary@example.com", "business")
 		last := len(w.close) - 1
 		lastOf := func(x []float64) float64 { return x[len(x)-1] }
@@ -286,7 +286,7 @@ func TestIndicatorCacheInvalidation(t *testing.T) {
 		key := mustKey(t, db, "cache@example.com", "business")
 		path := seriesPath("SMA", `{"period":3}`, "", "")
 		for _, watch := range []bool{false, true} {
-			srv := server.New(server.Config{Logger: quietLogger()}, db)
+			srv := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db)
 			h := srv.Handler()
 			if watch {
 				ctx, cancel := context.WithCancel(context.Background())
@@ -329,7 +329,7 @@ func TestIndicatorCacheInvalidation(t *testing.T) {
 func TestCustomIndicators(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		w := mustWalkAsset(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		alice := mustKey(t, db, "alice@example.com", "pro")
 		bob := mustKey(t, db, "bob@example.com", "pro")
 		q := func(kv ...string) string {
@@ -439,7 +439,7 @@ func TestCustomIndicators(t *testing.T) {
 // have distinct names, another user's and deleted ones aside.
 func TestCustomIndicatorNamesUnique(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		alice := mustKey(t, db, "alice@example.com", "pro")
 		bob := mustKey(t, db, "bob@example.com", "pro")
 		create := func(key, name string) response {

@@ -58,7 +58,7 @@ func checkKeys(tb testing.TB, what string, obj map[string]any, present, absent [
 
 func TestRoadmapIsPublic(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		r := get(t, h, "/api/v1/roadmap", "")
 		items := r.list(t)
 		if r.header.Get("X-RateLimit-Limit") != "" {
@@ -85,7 +85,7 @@ func TestRoadmapIsPublic(t *testing.T) {
 
 func TestBlog(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "blog@example.com", "pro")
 
 		if r := get(t, h, "/api/v1/knowledge/blog/posts", ""); r.status != 401 {
@@ -158,7 +158,7 @@ func TestBlog(t *testing.T) {
 
 func TestGlossary(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "glossary@example.com", "pro")
 
 		terms := get(t, h, "/api/v1/knowledge/glossary/terms", key).list(t)

@@ -54,7 +54,7 @@ func BenchmarkPricesYear(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		key, _ := benchKey(b, db)
 		a := mustPriceHistory(b, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		benchLoopback(b, h, "GET", "/api/v1/market-data/prices/asset/"+a.ID.String()+"?from=2024-01-01&to=2024-12-31", key)
 	})
 }

@@ -313,7 +313,7 @@ func TestMarketDataEndpoints(t *testing.T) {
 
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
-		h := server.New(server.Config{Logger: quietLogger(), Now: func() time.Time { return mdNow }}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Now: func() time.Time { return mdNow }}, db).Handler()
 		key := mustKey(t, db, "md@example.com", "business")
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -380,7 +380,7 @@ func TestPriceDecimalsInJSON(t *testing.T) {
 		if err := st.SavePrices(ctx, ps); err != nil {
 			t.Fatal(err)
 		}
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		r := get(t, h, "/api/v1/market-data/prices/asset/"+a.ID.String(), mustKey(t, db, "dec@example.com", "business"))
 		for _, v := range values {
 			want := `"close":` + decimal.RequireFromString(v).String() + `,`

@@ -196,7 +196,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 // unknown, and to many unknown paths: each route keeps one series.
 func TestMetricsRouteLabelsBounded(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		s := server.New(server.Config{Logger: quietLogger()}, db)
+		s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db)
 		key := mustKey(t, db, "many@example.com", "pro")
 		for i := range 20 {
 			id := strconv.Itoa(i)
@@ -231,14 +231,14 @@ func TestMetricsRouteLabelsBounded(t *testing.T) {
 // route, and absent (404) otherwise.
 func TestMetricsEndpoint(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		off := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		off := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		rec := httptest.NewRecorder()
 		off.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 		if rec.Code != 404 {
 			t.Errorf("GET /metrics without Config.Metrics: %d", rec.Code)
 		}
 
-		h := server.New(server.Config{Logger: quietLogger(), Metrics: true}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Metrics: true}, db).Handler()
 		get(t, h, "/healthz", "")
 		rec = httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

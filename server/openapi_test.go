@@ -186,7 +186,7 @@ func TestOpenAPIRouteParity(t *testing.T) {
 // as JSON.
 func TestOpenAPIServed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		r := get(t, h, "/api/v1/openapi.json", "")
 		if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
 			t.Fatalf("status %d, type %q", r.status, r.header.Get("Content-Type"))

@@ -116,7 +116,7 @@ func TestParamsCheckedBeforeLookups(t *testing.T) {
 // (a formula's unknown name) is cut at 64 characters too.
 func TestLongEchoCut(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "echo@example.com", "pro")
 	long := strings.Repeat("x", 900)
 	for _, c := range []struct{ method, path, field string }{
@@ -174,7 +174,7 @@ func plausibleValue(p server.RouteParam) string {
 func TestEveryEchoCut(t *testing.T) {
 	db := dbtest.SQLite(t)
 	mustMarketData(t, db)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	long := strings.Repeat("x", 900)
 	n, sent := 0, 0
 	for route, params := range server.RouteParams() {

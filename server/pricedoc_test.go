@@ -39,7 +39,7 @@ func sendIfNoneMatch(tb testing.TB, h http.Handler, path, key, etag string) *htt
 func TestPriceDocuments(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db) // WIDG: 30 days up to today, closes 50 to 57.25
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "prices@example.com", "business")
 		today := calendar.DateOf(time.Now().UTC())
 		base := "/api/v1/market-data/prices/asset/" + widgID.String()
@@ -140,7 +140,7 @@ func TestPriceDocuments(t *testing.T) {
 func TestPriceDocumentsConcurrentImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "prices@example.com", "business")
 		path := "/api/v1/market-data/prices/asset/" + widgID.String()
 		var old []marketdata.Price

@@ -105,7 +105,7 @@ func (r response) errorMessage() string {
 func TestAssetProfileGet(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		walkWant, _ := profileFixture(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "profiles@example.com", "free")
 
 		r := get(t, h, "/api/v1/asset-profiles/"+indAsset.String(), key)
@@ -161,7 +161,7 @@ func idsQuery(ids ...string) string {
 func TestAssetProfileList(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		walkWant, walk2Want := profileFixture(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "profiles@example.com", "free")
 		reduced := func(full map[string]any) map[string]any {
 			rp := full["regimePatterns"].(map[string]any)
@@ -230,7 +230,7 @@ func BenchmarkAssetProfile(b *testing.B) {
 		mustStoreWalk(b, db, walk2Asset, "WLK2", newWalk(walk2Asset, 2520, 8))
 		mustBuildProfiles(b, db)
 		key, _ := benchKey(b, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		b.Run("full", func(b *testing.B) {
 			benchLoopback(b, h, "GET", "/api/v1/asset-profiles/"+indAsset.String(), key)
 		})

@@ -54,7 +54,7 @@ func TestRoadmapReleasedIsServed(t *testing.T) {
 
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		params := mustRoadmapFixture(t, db)
-		h := server.New(server.Config{Logger: quietLogger(), Knowledge: pack}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Knowledge: pack}, db).Handler()
 		key := mustKey(t, db, "roadmap@example.com", "pro")
 		params["/api/v1/indicators/custom/:id"] = mustCustomIndicator(t, h, key)
 		for _, it := range released {

@@ -15,7 +15,7 @@ import (
 // answers 405 with Allow, and that a path without routes answers 404.
 func TestMethodNotAllowed(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "methods@example.com", "pro")
 	id := uuid.NewString()
 	tests := []struct {

@@ -68,7 +68,7 @@ func TestPathControlBytes(t *testing.T) {
 func TestPathEscapes(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "escapes@example.com", "pro")
 		const base = "/api/v1/market-data/assets/symbol/"
 		for _, sym := range []string{"ZETA-USD", "ZETA%2DUSD", "%5AETA-USD", "zeta%2dusd", "%5a%45%54%41%2d%55%53%44"} {
@@ -99,7 +99,7 @@ func TestPathEscapes(t *testing.T) {
 func TestParamControlChars(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "params@example.com", "pro")
 		const custom = "/api/v1/indicators/custom?"
 		for _, c := range []struct{ method, path, field string }{
@@ -135,7 +135,7 @@ func TestParamControlChars(t *testing.T) {
 // at most 64 characters of it.
 func TestEchoCapped(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "echo@example.com", "pro")
 	huge := strings.Repeat("A", 900<<10)
 	for _, path := range []string{
@@ -159,7 +159,7 @@ func TestEchoCapped(t *testing.T) {
 // its parameters in the query string, is refused instead of ignored.
 func TestRequestBodyRefused(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "body@example.com", "pro")
 	req := httptest.NewRequest("POST", "/api/v1/indicators/custom", strings.NewReader(`{"name":"x","formula":"close"}`))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -179,7 +179,7 @@ func TestRequestBodyRefused(t *testing.T) {
 // JSON envelope.
 func TestHeadersTooLarge(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	req := httptest.NewRequest("GET", "/healthz", nil)
 	req.Header.Set("X-Filler", strings.Repeat("x", 100<<10))
 	rec := httptest.NewRecorder()

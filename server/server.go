@@ -61,6 +61,10 @@ type Config struct {
 	// link-local addresses (serve --allow-private-webhooks): for tests and
 	// local use only.
 	AllowPrivateWebhooks bool
+	// Passwords are the Argon2id parameters of the dashboard's new and
+	// upgraded password hashes. Default billing.DefaultPasswordParams();
+	// tests that sign in many times may set cheaper ones.
+	Passwords billing.PasswordParams
 	// Alerts tunes alert evaluation and webhook deliveries; its Now,
 	// Logger, Limits and Transport are set by New.
 	Alerts alerts.Config

@@ -26,6 +26,11 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
+// testPasswords are cheap Argon2id parameters for the tests' password
+// hashes and sign-ins: what the tests check is not a hash's cost, and at
+// the default cost the hashes were half the package's CPU time.
+var testPasswords = billing.PasswordParams{Memory: 64, Time: 1, Threads: 1}
+
 // quietLogger discards the request log.
 func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -116,7 +121,7 @@ func TestPlans(t *testing.T) {
 	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000003","name":"Business","slug":"business","price":99,"currency":"USD","interval":"month",
 	  "features":{"apiRequestsPerDay":100000,"apiRequestsPerMinute":600,"watchlists":50,"portfolios":25,"alerts":500}}]}`
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "plans@example.com", "free")
 		r := get(t, h, "/api/v1/billing/plans", key)
 		if r.status != http.StatusOK {
@@ -140,7 +145,7 @@ func TestPlans(t *testing.T) {
 
 func TestUnauthorized(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		good := mustKey(t, db, "auth@example.com", "free")
 		tests := []struct {
 			name, header string
@@ -175,7 +180,7 @@ func TestUnauthorized(t *testing.T) {
 
 func TestNotFoundAndMethod(t *testing.T) {
 	db := dbtest.SQLite(t)
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	if r := get(t, h, "/api/v1/no-such-thing", ""); r.status != 404 || r.errorCode() != "NOT_FOUND" {
 		t.Errorf("unknown route: %d %s", r.status, r.raw)
 	}
@@ -190,7 +195,7 @@ func TestNotFoundAndMethod(t *testing.T) {
 
 func TestHealth(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		if r := get(t, h, "/healthz", ""); r.status != 200 || r.body["status"] != "ok" {
 			t.Errorf("/healthz: %d %s", r.status, r.raw)
 		}
@@ -249,7 +254,7 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 func TestRateLimit(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		now := time.Date(2026, 11, 22, 9, 30, 15, 0, time.UTC)
-		h := server.New(server.Config{Logger: quietLogger(), Now: func() time.Time { return now }}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Now: func() time.Time { return now }}, db).Handler()
 		key := mustKey(t, db, "limit@example.com", "free")
 		for i := 1; i <= 30; i++ {
 			r := get(t, h, "/api/v1/billing/plans", key)
@@ -298,9 +303,9 @@ func TestRateLimit(t *testing.T) {
 // connection pools on one database: together they allow 30 requests.
 func TestRateLimitSharedByInstances(t *testing.T) {
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
-		a := server.New(server.Config{Logger: quietLogger()}, dbtest.MustOpen(t, dsn)).Handler()
+		a := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, dbtest.MustOpen(t, dsn)).Handler()
 		db := dbtest.MustOpen(t, dsn)
-		b := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+		b := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "shared@example.com", "free")
 		if time.Now().Second() > 50 { // keep all requests in one minute window
 			time.Sleep(time.Duration(61-time.Now().Second()) * time.Second)
@@ -332,8 +337,8 @@ func TestRevokedKeyAcrossInstances(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
-		a := server.New(server.Config{Logger: quietLogger()}, dbA)
-		b := server.New(server.Config{Logger: quietLogger()}, dbB)
+		a := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, dbA)
+		b := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, dbB)
 		go b.Maintain(ctx)
 		key := mustKey(t, dbA, "revoke@example.com", "pro")
 		for _, s := range []*server.Server{a, b} {
@@ -377,7 +382,7 @@ func TestDatabaseOutage(t *testing.T) {
 	defer pg.Close()
 	db := dbtest.MustOpen(t, pg.DSN("postgres"))
 	key := mustKey(t, db, "outage@example.com", "pro")
-	h := server.New(server.Config{Logger: quietLogger()}, db).Handler()
+	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	if r := get(t, h, "/api/v1/billing/plans", key); r.status != 200 {
 		t.Fatalf("before the outage: %d %s", r.status, r.raw)
 	}
@@ -419,7 +424,7 @@ func TestDatabaseOutage(t *testing.T) {
 // not yet cached included, are unharmed.
 func TestAuthFailureBudget(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		h := server.New(server.Config{Logger: quietLogger(), Auth: billing.AuthConfig{FailuresPerMinute: 3}}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Auth: billing.AuthConfig{FailuresPerMinute: 3}}, db).Handler()
 		good := mustKey(t, db, "budget@example.com", "business")
 		from := func(addr, key string) response {
 			t.Helper()

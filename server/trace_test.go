@@ -19,7 +19,7 @@ func TestTraceSpans(t *testing.T) {
 		spans := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 		t.Cleanup(func() { tp.Shutdown(t.Context()) })
-		h := server.New(server.Config{Logger: quietLogger(), TracerProvider: tp}, db).Handler()
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, TracerProvider: tp}, db).Handler()
 		key := mustKey(t, db, "trace@example.com", "pro")
 		sendUnchecked(t, h, "GET", "/api/v1/market-data/assets/00000000-0000-4000-8000-000000000001", key)
 		got := spans.GetSpans()

@@ -165,7 +165,7 @@ func (s *Server) mount(router http.Handler) http.Handler {
 	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
 	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
 		PublicURL: s.cfg.Brokers.PublicURL, Brokers: s.connect, Copy: s.copy, Logger: s.log,
-		Alerts: s.alerts, Studies: s.studies})
+		Alerts: s.alerts, Studies: s.studies, Passwords: s.cfg.Passwords})
 	metrics := s.metrics.handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, paperPrefix+"/") {
