@@ -122,6 +122,7 @@ func countRows(t *testing.T, db bun.IDB, table, where string, args ...any) int {
 }
 
 func TestWatchlists(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 3)
@@ -166,6 +167,7 @@ func TestWatchlists(t *testing.T) {
 }
 
 func TestPlanLimits(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 3)
@@ -200,6 +202,7 @@ func TestPlanLimits(t *testing.T) {
 }
 
 func TestCreateAlertValidation(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	f := newFixture(t, db, 3)
 	ctx := context.Background()
@@ -230,6 +233,7 @@ func TestCreateAlertValidation(t *testing.T) {
 }
 
 func TestAlertFiresOncePerBar(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 30) // closes 100 … 129
@@ -288,6 +292,7 @@ func TestAlertFiresOncePerBar(t *testing.T) {
 }
 
 func TestAlertCrossover(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	f := newFixture(t, db, 0)
@@ -309,6 +314,7 @@ func TestAlertCrossover(t *testing.T) {
 }
 
 func TestFiresExactlyOnceAcrossInstances(t *testing.T) {
+	t.Parallel()
 	db := dbtest.Postgres(t)
 	ctx := context.Background()
 	f := newFixture(t, db, 5)
@@ -350,6 +356,7 @@ func TestFiresExactlyOnceAcrossInstances(t *testing.T) {
 }
 
 func TestRunWakesOnPriceNotification(t *testing.T) {
+	t.Parallel()
 	db := dbtest.Postgres(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

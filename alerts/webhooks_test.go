@@ -111,6 +111,7 @@ func deliverAll(t *testing.T, svc *alerts.Service, until func() bool) {
 }
 
 func TestWebhookDeliveryOfAlert(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 5)
@@ -174,6 +175,7 @@ func TestWebhookDeliveryOfAlert(t *testing.T) {
 }
 
 func TestWebhookRetriesRunOut(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	f := newFixture(t, db, 5)
@@ -202,6 +204,7 @@ func TestWebhookRetriesRunOut(t *testing.T) {
 }
 
 func TestWebhookFanOutOfOtherNotifications(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	f := newFixture(t, db, 5)
@@ -234,6 +237,7 @@ func TestWebhookFanOutOfOtherNotifications(t *testing.T) {
 }
 
 func TestWebhookRefusesPrivateDestinations(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	f := newFixture(t, db, 1)
@@ -256,6 +260,7 @@ func TestWebhookRefusesPrivateDestinations(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	body := []byte(`{"id":"x"}`)
 	sig := webhook.Sign("whsec_test", now, body)

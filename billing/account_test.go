@@ -15,6 +15,7 @@ import (
 )
 
 func TestInvitations(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)
@@ -113,6 +114,7 @@ func TestInvitations(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)
@@ -137,6 +139,7 @@ func TestUsage(t *testing.T) {
 // TestLimiterUsage checks that the usage a Limiter reports leaves out the
 // requests it counted ahead and has not spent.
 func TestLimiterUsage(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	u := mustUser(t, db, "lease@example.com", "free")

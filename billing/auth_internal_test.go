@@ -9,6 +9,7 @@ import (
 // TestNegativeCacheEvicts checks that a flood of unknown keys pushes out
 // only the oldest entries instead of wiping the cache.
 func TestNegativeCacheEvicts(t *testing.T) {
+	t.Parallel()
 	c := negativeCache{until: make(map[string]time.Time)}
 	until := time.Now().Add(time.Minute)
 	for i := range maxNegative + 10 {
@@ -42,6 +43,7 @@ func TestNegativeCacheEvicts(t *testing.T) {
 // minute, and never shared: clients past maxClients are not counted, so
 // that they cannot be throttled by the others' failures.
 func TestFailureCounts(t *testing.T) {
+	t.Parallel()
 	f := failureCounts{n: make(map[string]int)}
 	t0 := time.Date(2026, 11, 23, 10, 0, 30, 0, time.UTC)
 	f.add("a", t0)

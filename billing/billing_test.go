@@ -37,6 +37,7 @@ func mustUser(tb testing.TB, db bun.IDB, email, plan string) billing.User {
 }
 
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	type row struct {
 		Slug, Currency, Interval string
 		Price                    decimal.Decimal
@@ -67,6 +68,7 @@ func TestPlans(t *testing.T) {
 }
 
 func TestCreateUserConflict(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustUser(t, db, "Ann@Example.com", "free")
 		st := billing.NewStore(db)
@@ -82,6 +84,7 @@ func TestCreateUserConflict(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "keys@example.com", "pro")
@@ -139,6 +142,7 @@ func TestKeys(t *testing.T) {
 // after more addresses than the Authenticator counts apart (10,000) have
 // failed, which once made every new address share one spent count.
 func TestFailureBudgetIsPerAddress(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	u := mustUser(t, db, "budget@example.com", "pro")
@@ -177,6 +181,7 @@ func TestFailureBudgetIsPerAddress(t *testing.T) {
 // TestRevokeRevoked checks that revoking a revoked key is a conflict that
 // changes nothing and tells since when the key is revoked.
 func TestRevokeRevoked(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "twice@example.com", "free")
@@ -221,6 +226,7 @@ func flush(a *billing.Authenticator) {
 // accepted request, not that of the write that records it, and that an
 // instance writing an older time does not move it back.
 func TestLastUsed(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "used@example.com", "free")
@@ -271,6 +277,7 @@ func TestLastUsed(t *testing.T) {
 // Authenticator and checks that another, which had it cached, refuses it
 // after its next poll.
 func TestRevocationReachesOtherInstances(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "two@example.com", "free")
@@ -300,6 +307,7 @@ func TestRevocationReachesOtherInstances(t *testing.T) {
 // TestStaleCacheIsNotTrusted checks that an Authenticator that cannot poll
 // stops trusting its cache after MaxStaleness.
 func TestStaleCacheIsNotTrusted(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	u := mustUser(t, db, "stale@example.com", "free")
@@ -321,6 +329,7 @@ func TestStaleCacheIsNotTrusted(t *testing.T) {
 }
 
 func TestConsume(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestClientAddress(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ remote, want string }{
 		{"203.0.113.7:4000", "203.0.113.7"},
 		{"[2001:db8:1:2:aaaa::1]:4000", "2001:db8:1:2::/64"},

@@ -44,6 +44,7 @@ func (c *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
 // remaining count still falls by one per request; Close gives the unused
 // part back, leaving the exact count.
 func TestLimiterLeases(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		db := dbtest.MustOpen(t, dsn)
 		ctx := context.Background()
@@ -80,6 +81,7 @@ func TestLimiterLeases(t *testing.T) {
 // TestLimiterLeaseEndsWithMinute: what a lease did not use goes back to
 // the day when the minute ends, through the next request or Flush.
 func TestLimiterLeaseEndsWithMinute(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "minute@example.com", "business")
@@ -150,6 +152,7 @@ func fire(t *testing.T, ls []*billing.Limiter, userID uuid.UUID, lim billing.Lim
 // goroutines of two "instances", each with its own connections and
 // Limiter: exactly the limit get through.
 func TestConsumeConcurrent(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
 		u := mustUser(t, dbA, "race@example.com", "free")
@@ -165,6 +168,7 @@ func TestConsumeConcurrent(t *testing.T) {
 // full, what was allowed plus what the instances hold is exactly the
 // limit.
 func TestLimiterLeasesNeverOveradmit(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		dbA, dbB := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
 		ls := []*billing.Limiter{billing.NewLimiter(dbA), billing.NewLimiter(dbB)}
@@ -194,6 +198,7 @@ func TestLimiterLeasesNeverOveradmit(t *testing.T) {
 // from memory for the rest of the minute, with a Retry-After that counts
 // down; the next minute asks the database again.
 func TestLimiterRemembersRefusal(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		db := dbtest.MustOpen(t, dsn)
 		ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // slots, each held until the test lets it go, and checks that no more than
 // the slots ran at once, and that all of them did run.
 func TestGateBoundsConcurrency(t *testing.T) {
+	t.Parallel()
 	const slots, hashes = 3, 12
 	g := newGate(slots)
 	var inside, most atomic.Int32
@@ -62,6 +63,7 @@ func TestGateBoundsConcurrency(t *testing.T) {
 // for another, and a hash of more lanes than slots runs alone rather than
 // never.
 func TestGateWeighsLanes(t *testing.T) {
+	t.Parallel()
 	g := newGate(2)
 	hold := func(lanes int) (release func()) {
 		t.Helper()
@@ -97,6 +99,7 @@ func TestGateWeighsLanes(t *testing.T) {
 // with ErrPasswordBusy once its wait is over, or with the context's error
 // when the context ends first, without running.
 func TestGateGivesUp(t *testing.T) {
+	t.Parallel()
 	g := newGate(1)
 	if !g.sem.TryAcquire(1) { // a hash that does not end
 		t.Fatal("a new gate is full")
@@ -125,6 +128,7 @@ func TestGateGivesUp(t *testing.T) {
 // as a known one) all wait for one and then fail with ErrPasswordBusy:
 // an unknown email costs a slot as a known one does.
 func TestEveryHashTakesASlot(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	st := NewStore(db)
@@ -180,6 +184,7 @@ func TestEveryHashTakesASlot(t *testing.T) {
 // TestDummyHash checks that an unknown email is checked against a hash
 // with the configured parameters, so that it costs what a known one does.
 func TestDummyHash(t *testing.T) {
+	t.Parallel()
 	for _, p := range []PasswordParams{DefaultPasswordParams(), {Memory: 64, Time: 1, Threads: 1}} {
 		q, _, key, err := parseHash(dummyHash(p))
 		if err != nil || q != p || len(key) != keyLen {

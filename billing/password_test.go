@@ -18,6 +18,7 @@ import (
 var cheap = billing.PasswordParams{Memory: 64, Time: 1, Threads: 1}
 
 func TestPasswordHash(t *testing.T) {
+	t.Parallel()
 	const pw = "correct horse battery"
 	h, err := billing.HashPassword(pw, cheap)
 	if err != nil {
@@ -50,6 +51,7 @@ func TestPasswordHash(t *testing.T) {
 }
 
 func TestPasswordRules(t *testing.T) {
+	t.Parallel()
 	for _, pw := range []string{"short", strings.Repeat("x", billing.MaxPassword+1), "twelve chars\xff"} {
 		_, err := billing.HashPassword(pw, cheap)
 		var pe *tradekit.ParamError
@@ -75,6 +77,7 @@ func BenchmarkHashPassword(b *testing.B) {
 // one, an unknown email and a user without a password, and the rehash of
 // a hash made with other parameters.
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)
@@ -69,6 +70,7 @@ func TestSessions(t *testing.T) {
 // holds for the pair until its oldest failure leaves the window, and
 // never for the same email from another address nor for another email.
 func TestSignInThrottle(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)
@@ -103,6 +105,7 @@ func TestSignInThrottle(t *testing.T) {
 // spread over many emails: the address is refused for every email, and
 // other addresses are not.
 func TestSignInAddressThrottle(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)

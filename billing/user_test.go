@@ -15,6 +15,7 @@ import (
 )
 
 func TestUserByID(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "Byid@Example.com", "free")
@@ -30,6 +31,7 @@ func TestUserByID(t *testing.T) {
 }
 
 func TestSetAdmin(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		u := mustUser(t, db, "role@example.com", "pro")
@@ -52,6 +54,7 @@ func TestSetAdmin(t *testing.T) {
 // TestUserMessages checks that the errors users meet most carry a
 // message written for them ([tradekit.Error]) under the package's prefix.
 func TestUserMessages(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := billing.NewStore(db)

@@ -77,6 +77,7 @@ func startServer(t *testing.T, db *bun.DB) (url, key string, asset uuid.UUID) {
 // TestClient runs the client against a real server on both databases:
 // typed results, errors as *client.Error, a custom indicator's lifecycle.
 func TestClient(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		url, key, asset := startServer(t, db)

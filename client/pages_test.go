@@ -46,6 +46,7 @@ func leaderPages(t *testing.T, n, failAt int) (*client.API, *[]int) {
 }
 
 func TestLeadersPages(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	two := 2
 	for _, tt := range []struct {

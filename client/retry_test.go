@@ -10,6 +10,7 @@ import (
 )
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		header  string
@@ -33,6 +34,7 @@ func TestRetryAfter(t *testing.T) {
 
 // TestRetries checks which requests are sent again after a 429 or 503.
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := hits.Add(1)

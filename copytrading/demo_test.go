@@ -31,6 +31,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // and the figures are the same on both databases (the simulation is
 // deterministic).
 func TestDemoLeaders(t *testing.T) {
+	t.Parallel()
 	set, err := demo.Generate(demo.Config{Start: calendar.NewDate(2025, 5, 1)})
 	if err != nil {
 		t.Fatal(err)

@@ -130,6 +130,7 @@ func TestFollowLoop(t *testing.T) {
 // same time, through two services: in each pair exactly one follow is
 // recorded, and the other is refused as closing a loop.
 func TestFollowLoopConcurrent(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		services := []*copytrading.Service{copytrading.New(db, copytrading.Config{}), copytrading.New(db, copytrading.Config{})}

@@ -35,6 +35,7 @@ func sellInput() copytrading.SizeInput {
 }
 
 func TestSize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		in         func(*copytrading.SizeInput)

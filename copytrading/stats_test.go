@@ -36,6 +36,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 func same(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
 func TestCompute(t *testing.T) {
+	t.Parallel()
 	// +10 %, −10 %, +10 %: total 1.1 × 0.9 × 1.1 − 1 = 0.089; the fall
 	// from 1.1 to 0.99 is −10 %; mean/sd = (1/30)/(√(0.04/3)) = 1/(2√3),
 	// so the Sharpe ratio is √252/(2√3) = √21.
@@ -59,6 +60,7 @@ func TestCompute(t *testing.T) {
 // 0.09819430000000007; rounded to 8 places it is 0.0981943, whose
 // shortest text (as the API writes it) is the decimal.
 func TestComputeRounding(t *testing.T) {
+	t.Parallel()
 	s := copytrading.Compute(curve(t,
 		[3]string{"2026-03-02", "100", ""},
 		[3]string{"2026-03-03", "104.3", ""},
@@ -83,6 +85,7 @@ func TestComputeRounding(t *testing.T) {
 }
 
 func TestComputeFlows(t *testing.T) {
+	t.Parallel()
 	// A deposit of 1,000 doubles the equity on a day the market did not
 	// move, then the portfolio gains 1 %, and a withdrawal of 500 follows
 	// a flat day: the only return is the 1 %.
@@ -103,6 +106,7 @@ func TestComputeFlows(t *testing.T) {
 }
 
 func TestComputeEdges(t *testing.T) {
+	t.Parallel()
 	// A figure that does not exist is NaN, never a made-up 0: no return
 	// has no drawdown, fewer than two returns or returns that do not
 	// vary have no Sharpe ratio.

@@ -212,6 +212,7 @@ func signIn(t *testing.T, ctx context.Context, base, email, password string) {
 // administrator sees the keys, has no form to create one, and is refused
 // when they post one anyway.
 func TestBrowserKeys(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		base := startServer(t, db)
@@ -318,6 +319,7 @@ func TestBrowserKeys(t *testing.T) {
 //
 //	TRADEKIT_SCREENSHOTS=$PWD/docs/screenshots go test ./dashboard -run Screenshots
 func TestScreenshots(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("TRADEKIT_SCREENSHOTS")
 	if dir == "" {
 		t.Skip("TRADEKIT_SCREENSHOTS is not set")
@@ -393,6 +395,7 @@ func TestScreenshots(t *testing.T) {
 // test). Headless Chromium grants no clipboard, so a stand-in records
 // what is copied.
 func TestBrowserCopyButton(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	db := dbtest.SQLite(t)
 	base := startServer(t, db)
@@ -463,6 +466,7 @@ func connectPaper(t *testing.T, ctx context.Context, db bun.IDB, base string, us
 // shows why it cannot be cancelled beside the order; a guardrail refused
 // beside its field, then the form saved, which the API then reads.
 func TestBrowserOrdersAndGuardrails(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	db := dbtest.SQLite(t)
 	asset := marketdata.Asset{Symbol: "BRWS", Name: "Browser Test Inc", Type: marketdata.Stock, ExchangeID: marketdata.ExchangeID("NYSE"),

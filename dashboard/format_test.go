@@ -8,6 +8,7 @@ import (
 )
 
 func TestCount(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 10000: "10,000", 1234567: "1,234,567", -1000: "-1,000"} {
 		if got := count(n); got != want {
 			t.Errorf("count(%d) = %q, want %q", n, got, want)
@@ -18,6 +19,7 @@ func TestCount(t *testing.T) {
 // TestFigures checks the formats of leader figures, which may not exist
 // (a nil *float64, or NaN): the dash, never a made-up 0.
 func TestFigures(t *testing.T) {
+	t.Parallel()
 	v, nan := 0.0981943, math.NaN()
 	tests := []struct {
 		name        string
@@ -41,6 +43,7 @@ func TestFigures(t *testing.T) {
 }
 
 func TestDecimalText(t *testing.T) {
+	t.Parallel()
 	d := decimal.RequireFromString("20.125")
 	for _, tt := range []struct {
 		in   any

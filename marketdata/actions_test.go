@@ -47,6 +47,7 @@ func priceLines(ps []marketdata.Price) []string {
 }
 
 func TestAdjustedPrices(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		dir := writeFiles(t, map[string]string{"p.csv": actionBarsCSV})
@@ -101,6 +102,7 @@ func TestAdjustedPrices(t *testing.T) {
 // price version only when they change, and that AdjustedPriceColumns
 // follows them.
 func TestSaveActionsVersion(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		dir := writeFiles(t, map[string]string{"p.csv": actionBarsCSV})

@@ -79,6 +79,7 @@ const (
 )
 
 func TestImportPricesBulk(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -136,6 +137,7 @@ func TestImportPricesBulk(t *testing.T) {
 }
 
 func TestImportPricesBulkBadRow(t *testing.T) {
+	t.Parallel()
 	good := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,100\n2024-01-03,10,11,9,10.5,100\n"
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -185,6 +187,7 @@ func TestImportPricesBulkBadRow(t *testing.T) {
 // TestImportPricesBulkVersions checks that a re-import of the same rows
 // changes no price version, and a changed row raises its asset's only.
 func TestImportPricesBulkVersions(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		dir := writeFiles(t, map[string]string{"all.csv": multiCSV})
@@ -221,6 +224,7 @@ func TestImportPricesBulkVersions(t *testing.T) {
 }
 
 func TestFastDec(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"10", "10.50", "0.05", ".5", "5.", "007.250", "123456789012345", "1.000000000000000000"} {
 		// The text must be decimal's canonical text.
 		p := marketdata.ExportParseFastDec(s)
@@ -250,6 +254,7 @@ func mustDecimal(t *testing.T, s string) string {
 // overlapping date updates it (the later file wins); an asset stored
 // without prices is copied straight too, and one with prices is upserted.
 func TestImportPricesBulkSameAssetTwice(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		// OLD has prices before the run; BARE is stored without any.

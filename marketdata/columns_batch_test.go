@@ -15,6 +15,7 @@ import (
 // fresh one, none, no prices and no asset: each as PriceColumns reads it,
 // with the asset's price version.
 func TestPriceColumnsOf(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := NewStore(db)

@@ -44,6 +44,7 @@ func randomDecimal(r *rand.Rand, places int) float64 {
 }
 
 func TestColumnsRoundTrip(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	const n = 500
 	decimals := func(places func() int) []float64 {
@@ -140,6 +141,7 @@ func TestColumnsRoundTrip(t *testing.T) {
 // TestColumnsSize encodes ten years of a two-decimal price random walk and
 // whole volumes: far smaller than the 44 bytes a day of format 1.
 func TestColumnsSize(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	const n = 2520
 	c := ohlcv.Series{Dates: make([]calendar.Date, 0, n)}
@@ -179,6 +181,7 @@ func TestColumnsSize(t *testing.T) {
 }
 
 func TestDecodeColumnsRejects(t *testing.T) {
+	t.Parallel()
 	c := ohlcv.Series{Dates: []calendar.Date{calendar.NewDate(1969, 12, 31), calendar.NewDate(2100, 12, 31)},
 		Open: []float64{1.5, -2}, High: []float64{3, 4}, Low: []float64{0.1, 0.2}, Close: []float64{5, math.NaN()}, Volume: []float64{0, 1e12}}
 	good := encodeColumns(c)
@@ -230,6 +233,7 @@ func TestDecodeColumnsRejects(t *testing.T) {
 // TestNextDate checks the month-end walk against [calendar.Date.AddDays]
 // for every day of 1900 to 2100 and every step of 0 to 70 days.
 func TestNextDate(t *testing.T) {
+	t.Parallel()
 	for d := calendar.NewDate(1900, 1, 1); d.Year <= 2100; d = d.AddDays(1) {
 		for n := 0; n <= 70; n++ {
 			if got, want := nextDate(d, n), d.AddDays(n); got != want {

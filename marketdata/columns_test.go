@@ -47,6 +47,7 @@ func mustColumnsAsset(tb testing.TB, db bun.IDB, n int) (uuid.UUID, []Price) {
 }
 
 func TestPriceColumns(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := NewStore(db)
@@ -97,6 +98,7 @@ func TestPriceColumns(t *testing.T) {
 // float64 bits) by hand: PriceColumns must not take it, but rebuild the
 // columns from the prices and store them again in the current format.
 func TestPriceColumnsOldFormat(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := NewStore(db)
@@ -236,6 +238,7 @@ func BenchmarkPriceColumns(b *testing.B) {
 // TestStoreClock checks that a price write stamps the asset's prices with
 // the store's clock.
 func TestStoreClock(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		id, ps := mustColumnsAsset(t, db, 3)

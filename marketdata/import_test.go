@@ -19,6 +19,7 @@ import (
 // TestPriceValidateNamesColumn: a price that is not positive is named by
 // its column.
 func TestPriceValidateNamesColumn(t *testing.T) {
+	t.Parallel()
 	ok := marketdata.Price{Date: date("2024-01-02"), Open: dec("10"), High: dec("11"), Low: dec("9"), Close: dec("10.5"), Volume: 1}
 	tests := []struct {
 		name string
@@ -45,6 +46,7 @@ func TestPriceValidateNamesColumn(t *testing.T) {
 // TestReadPricesCSVErrors: a file without bars is an error; a date of
 // the right form that does not exist says so, with its line.
 func TestReadPricesCSVErrors(t *testing.T) {
+	t.Parallel()
 	const head = "date,open,high,low,close,volume\n"
 	tests := []struct {
 		name, in string
@@ -78,6 +80,7 @@ func TestReadPricesCSVErrors(t *testing.T) {
 // TestImportPricesNoBars: importing no bars is an error and creates no
 // asset.
 func TestImportPricesNoBars(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		err := marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
@@ -102,6 +105,7 @@ func TestImportPricesNoBars(t *testing.T) {
 // the asset's exchange does not trade, in date order; the bars are
 // stored all the same.
 func TestImportPricesNonTradingDays(t *testing.T) {
+	t.Parallel()
 	bar := func(d string) marketdata.Price {
 		return marketdata.Price{Date: date(d), Open: dec("1"), High: dec("1"), Low: dec("1"), Close: dec("1"), Volume: 1}
 	}
@@ -151,6 +155,7 @@ func TestImportPricesNonTradingDays(t *testing.T) {
 // TestImportReferenceEmpty: a file with no records, CSV or JSON, is an
 // error for every kind, and writes nothing.
 func TestImportReferenceEmpty(t *testing.T) {
+	t.Parallel()
 	headers := map[marketdata.ReferenceKind]string{
 		marketdata.RefIndustries:   "name,level,parent",
 		marketdata.RefAssets:       "symbol,name,type,exchange,currency",

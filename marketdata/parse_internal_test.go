@@ -9,6 +9,7 @@ import (
 // TestParseDecimalText compares the fast path with decimal.NewFromString
 // on the forms both databases print.
 func TestParseDecimalText(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want string
 		wantErr  bool
@@ -43,6 +44,7 @@ func TestParseDecimalText(t *testing.T) {
 }
 
 func TestParsePriceLine(t *testing.T) {
+	t.Parallel()
 	p, err := parsePriceLine([]byte("2024-01-02,1.500000000000000000,2,0.5,1.25,9000000000"))
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ func mustAsset(tb testing.TB, st *marketdata.Store, symbol string) marketdata.As
 
 // TestExchangesMatchCalendar: the migration's rows are calendar.Exchanges.
 func TestExchangesMatchCalendar(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		got, err := marketdata.NewStore(db).Exchanges(context.Background())
 		if err != nil {
@@ -65,6 +66,7 @@ func TestExchangesMatchCalendar(t *testing.T) {
 // TestPricesRoundTrip stores decimals of many shapes and reads them back
 // unchanged, in date order, with their ids.
 func TestPricesRoundTrip(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := marketdata.NewStore(db)
@@ -107,6 +109,7 @@ func TestPricesRoundTrip(t *testing.T) {
 }
 
 func TestPriceID(t *testing.T) {
+	t.Parallel()
 	a := uuid.MustParse("6fa459ea-ee8a-5ca4-894e-db77e160355e")
 	id := marketdata.PriceID(a, date("2024-01-02"))
 	// 2024-01-02 is day 45291 after 1900-01-01 (0x0000b0eb), and the
@@ -120,6 +123,7 @@ func TestPriceID(t *testing.T) {
 }
 
 func TestSaveAssetCollidingPriceIDs(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := marketdata.NewStore(db)
@@ -137,6 +141,7 @@ func TestSaveAssetCollidingPriceIDs(t *testing.T) {
 }
 
 func TestSaveValidation(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := marketdata.NewStore(db)
@@ -172,6 +177,7 @@ func TestSaveValidation(t *testing.T) {
 // save of a symbol updates the asset instead of adding one. Lookups trim
 // nothing: a symbol with spaces around it is another symbol.
 func TestSymbolsIgnoreCase(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := marketdata.NewStore(db)
@@ -201,6 +207,7 @@ func TestSymbolsIgnoreCase(t *testing.T) {
 
 // TestPointInTimeConstituents follows one index through joins and leaves.
 func TestPointInTimeConstituents(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := marketdata.NewStore(db)
@@ -256,6 +263,7 @@ func TestPointInTimeConstituents(t *testing.T) {
 }
 
 func TestHolidaysFilter(t *testing.T) {
+	t.Parallel()
 	// LSE 2024 from the bank holidays of England and Wales (gov.uk/bank-holidays):
 	// eight closures; half days on Christmas Eve and New Year's Eve.
 	lse := marketdata.Exchange{ID: marketdata.ExchangeID("LSE"), Symbol: "LSE"}
@@ -287,6 +295,7 @@ func TestHolidaysFilter(t *testing.T) {
 }
 
 func TestPriceValidate(t *testing.T) {
+	t.Parallel()
 	ok := marketdata.Price{Date: date("2024-01-02"), Open: dec("10"), High: dec("11"), Low: dec("9"), Close: dec("10.5"), Volume: 1}
 	tests := []struct {
 		name string
@@ -313,6 +322,7 @@ func TestPriceValidate(t *testing.T) {
 }
 
 func TestReadPricesCSV(t *testing.T) {
+	t.Parallel()
 	got, err := marketdata.ReadPricesCSV(strings.NewReader("Date,Open,High,Low,Close,Adj Close,Volume\n2024-01-02,1,2,0.5,1.5,1.4,10\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -330,6 +340,7 @@ func TestReadPricesCSV(t *testing.T) {
 
 // TestIndustryCounts: a node counts the assets attached to it and below.
 func TestIndustryCounts(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := marketdata.NewStore(db)
@@ -374,6 +385,7 @@ func must(tb testing.TB, err error) {
 // on PostgreSQL included); a success commits; a Store on a bare
 // connection still saves prices.
 func TestInConnTx(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		bars := []marketdata.Price{{Date: date("2024-01-02"), Open: dec("1"), High: dec("2"), Low: dec("0.5"), Close: dec("1.5"), Volume: 1}}

@@ -42,6 +42,7 @@ func eventually(t *testing.T, what string, cond func() bool) time.Duration {
 // losing its connection without serving a stale version for longer than
 // it takes to notice; on SQLite every call reads the database.
 func TestVersions(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		db, other := dbtest.MustOpen(t, dsn), dbtest.MustOpen(t, dsn)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -129,6 +130,7 @@ func TestVersions(t *testing.T) {
 // TestVersionsSilence: a Versions that has heard nothing for MaxSilence
 // reads the database even if it thinks it listens.
 func TestVersionsSilence(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		id, _ := mustColumnsAsset(t, db, 3)
 		v := NewVersions(db, VersionsConfig{})

@@ -82,6 +82,7 @@ func column(list []map[string]any, field string) []any {
 //
 // and volumes 1,000 * 4, 2,000 * 4, 8,000 and 4,000.
 func TestAdjustedRoutes(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "adjusted@example.com", "business")

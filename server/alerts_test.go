@@ -20,6 +20,7 @@ import (
 )
 
 func TestWatchlistRoutes(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -91,6 +92,7 @@ func (hr *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestAlertAndWebhookRoutes(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustOrderAssets(t, db)
@@ -165,6 +167,7 @@ func TestAlertAndWebhookRoutes(t *testing.T) {
 }
 
 func TestWebhookRefusesLoopbackByDefault(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "ssrf@example.com", "free")

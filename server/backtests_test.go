@@ -22,6 +22,7 @@ import (
 // strategy hash, a strategy published with that hash shows its figures,
 // and bad definitions are 400s naming the parameter.
 func TestBacktests(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		set, err := demo.Generate(demo.Config{Start: calendar.NewDate(2024, 1, 2)})

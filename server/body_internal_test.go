@@ -5,6 +5,7 @@ import "testing"
 // TestIsMultipart checks that every spelling of a multipart Content-Type
 // that Go's parsers would accept is caught, and nothing else.
 func TestIsMultipart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		ct   string
 		want bool

@@ -131,6 +131,7 @@ func TestMultipartBodyRefused(t *testing.T) {
 // part of the server, with or without a Content-Length, while a form of
 // exactly the limit is read and a normal sign-in still works.
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 	defer srv.Close()

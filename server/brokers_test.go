@@ -139,6 +139,7 @@ func connectPaper(tb testing.TB, ts tradingServer, key string) string {
 }
 
 func TestBrokerConnectionFlow(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		ts := startTrading(t, db)
@@ -304,6 +305,7 @@ func mustHoldNoPlaintextToken(tb testing.TB, db *bun.DB, key []byte, c connect.C
 }
 
 func TestBrokerConnectionErrors(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		ts := startTrading(t, db)
@@ -415,6 +417,7 @@ func TestBrokerConnectionErrors(t *testing.T) {
 // TestBrokerConnectionsNeedSecretKey checks that a server without a key
 // refuses connections, saying what to set.
 func TestBrokerConnectionsNeedSecretKey(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Brokers: server.BrokersConfig{PublicURL: "http://127.0.0.1:1"}}, db).Handler()
 	key := mustKey(t, db, "nokey@example.com", "pro")
@@ -428,6 +431,7 @@ func TestBrokerConnectionsNeedSecretKey(t *testing.T) {
 // expired access token during one, and the failing of a sync orphaned by
 // a stopped instance.
 func TestBrokerSyncSchedule(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		ts := startTrading(t, db)

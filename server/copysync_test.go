@@ -37,6 +37,7 @@ func (ts tradingServer) waitList(t *testing.T, key, path string, n int) []map[st
 // off, and unpublishing notifies. On PostgreSQL two instances run the
 // copy engine, and every fill is copied once.
 func TestCopyTradingAutoSync(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		key := make([]byte, 32)

@@ -61,6 +61,7 @@ func mustHistory(t *testing.T, db bun.IDB, portfolio string, days ...string) {
 }
 
 func TestCopyTradingLeaders(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startOrders(t, db, nil)
@@ -323,6 +324,7 @@ func TestCopyTradingLeaders(t *testing.T) {
 }
 
 func TestCopyTradingStrategies(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startOrders(t, db, nil)

@@ -76,6 +76,7 @@ func (v *visitor) post(path, token string, form url.Values, want int) (http.Head
 // limit), add assets by symbol, the detail's closes, changes and
 // indicators, rename, remove, delete, and another user's 404.
 func TestDashboardWatchlists(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
@@ -165,6 +166,7 @@ func TestDashboardWatchlists(t *testing.T) {
 // with the errors beside its fields, its firing on a new bar, the
 // delivery in the webhook's log, and deletions.
 func TestDashboardAlertsAndWebhooks(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustOrderAssets(t, db)

@@ -66,6 +66,7 @@ func checkCSP(t *testing.T, what string, h http.Header, body string) (nonce stri
 // its Content-Security-Policy and on each of its inline scripts and
 // styles, and no policy allows 'unsafe-inline' scripts.
 func TestDashboardCSP(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 	defer srv.Close()

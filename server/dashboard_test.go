@@ -108,6 +108,7 @@ func (v *visitor) signIn(email, password string) string {
 // over HTTP on both databases: cookies, CSRF, permissions, and the API
 // refusing a key deleted in the dashboard.
 func TestDashboardKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		srv := httptest.NewServer(server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler())
 		defer srv.Close()
@@ -204,6 +205,7 @@ func TestDashboardKeys(t *testing.T) {
 // sign-ins, which locks the (email, address) pair and not the email from
 // another address, and the Secure cookie behind a TLS-terminating proxy.
 func TestDashboardSignInThrottleAndTLS(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	srv := httptest.NewServer(h)
@@ -243,6 +245,7 @@ func TestDashboardSignInThrottleAndTLS(t *testing.T) {
 // many emails is throttled for every email, and that other addresses are
 // not.
 func TestDashboardSignInAddressThrottle(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	mustDashboardUser(t, db, "ada@example.com", true, "ada's password!")
@@ -291,6 +294,7 @@ func postSignIn(h http.Handler, addr, email, password string) *httptest.Response
 // from the leaderboard to a follow's controls, with errors beside the
 // fields.
 func TestDashboardAccount(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts := startTrading(t, db)
 		leader := mustKey(t, db, "leader@example.com", "pro")

@@ -73,6 +73,7 @@ func rowOf(page, id string) string {
 // cancelling a pending order, and the reason beside an order that cannot
 // be cancelled, in the API's words.
 func TestDashboardOrders(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startOrders(t, db, nil)
@@ -219,6 +220,7 @@ func TestDashboardOrders(t *testing.T) {
 // with every bad field reported at once; a refused form changes nothing;
 // a good one is what the API then reads.
 func TestDashboardGuardrails(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts := startTrading(t, db)
 		v, key, _ := mustDashboardTrader(t, ts, db, "guarded@example.com")

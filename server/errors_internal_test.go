@@ -16,6 +16,7 @@ import (
 // hashing slots answers 503 UNAVAILABLE with Retry-After and the message
 // written for users, wrapped as billing wraps it.
 func TestPasswordBusyIs503(t *testing.T) {
+	t.Parallel()
 	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/api/v1/anything", nil)

@@ -23,6 +23,7 @@ var internals = regexp.MustCompile(`\b(marketdata|studies|profiles|billing|knowl
 // TestClientMessages checks that error messages are written for clients:
 // no package names, no kinds appended, whatever the error's origin.
 func TestClientMessages(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -68,6 +69,7 @@ func TestClientMessages(t *testing.T) {
 // TestCorruptProfile checks that a stored profile gone bad is the
 // server's fault (500, message hidden), not the client's (400).
 func TestCorruptProfile(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()

@@ -13,6 +13,7 @@ import (
 // no country and no MIC, answers null for both rather than "", in the
 // list, by id and by symbol; and that an exchange that has them keeps them.
 func TestExchangeAbsentValuesAreNull(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "exchanges@example.com", "pro")

@@ -16,6 +16,7 @@ import (
 )
 
 func TestGuardrails(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		alice := mustKey(t, db, "alice@example.com", "pro")
@@ -88,6 +89,7 @@ func TestGuardrails(t *testing.T) {
 // TestGuardrailsConcurrentPatches checks that two PATCHes of different
 // fields sent at once both hold.
 func TestGuardrailsConcurrentPatches(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "race@example.com", "business")

@@ -18,6 +18,7 @@ import (
 )
 
 func TestGzip(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()

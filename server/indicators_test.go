@@ -88,6 +88,7 @@ func seriesPath(indicator, params, from, to string) string {
 }
 
 func TestIndicatorSeries(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		w := mustWalkAsset(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -151,6 +152,7 @@ func TestIndicatorSeries(t *testing.T) {
 }
 
 func TestIndicatorSeriesErrors(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustWalkAsset(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -192,6 +194,7 @@ func TestIndicatorSeriesErrors(t *testing.T) {
 }
 
 func TestIndicatorSummaryAndOverlays(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		w := mustWalkAsset(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -280,6 +283,7 @@ func TestIndicatorSummaryAndOverlays(t *testing.T) {
 // background work running, PostgreSQL tells it of the change instead of
 // each request asking, and the change shows within milliseconds.
 func TestIndicatorCacheInvalidation(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		db := dbtest.MustOpen(t, dsn)
 		w := mustWalkAsset(t, db)
@@ -327,6 +331,7 @@ func TestIndicatorCacheInvalidation(t *testing.T) {
 }
 
 func TestCustomIndicators(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		w := mustWalkAsset(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -438,6 +443,7 @@ func TestCustomIndicators(t *testing.T) {
 // TestCustomIndicatorNamesUnique checks that one user's custom indicators
 // have distinct names, another user's and deleted ones aside.
 func TestCustomIndicatorNamesUnique(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		alice := mustKey(t, db, "alice@example.com", "pro")

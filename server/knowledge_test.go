@@ -57,6 +57,7 @@ func checkKeys(tb testing.TB, what string, obj map[string]any, present, absent [
 }
 
 func TestRoadmapIsPublic(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		r := get(t, h, "/api/v1/roadmap", "")
@@ -84,6 +85,7 @@ func TestRoadmapIsPublic(t *testing.T) {
 }
 
 func TestBlog(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "blog@example.com", "pro")
@@ -157,6 +159,7 @@ func TestBlog(t *testing.T) {
 }
 
 func TestGlossary(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "glossary@example.com", "pro")

@@ -121,6 +121,7 @@ func priceID(asset uuid.UUID, date string) string {
 }
 
 func TestMarketDataEndpoints(t *testing.T) {
+	t.Parallel()
 	ids := mdIDs
 	acmeJSON := fmt.Sprintf(`{"id":"%s","symbol":"ACME","name":"Acme Widgets","type":"stock","exchangeId":"%s","currency":"USD","isActive":true}`, ids.acme, nyseID)
 	p0102 := fmt.Sprintf(`{"id":"%s","assetId":"%s","date":"2024-01-02","open":100,"high":102.125,"low":99.875,"close":101.5,"volume":1200}`, priceID(ids.acme, "2024-01-02"), ids.acme)
@@ -362,6 +363,7 @@ func TestMarketDataEndpoints(t *testing.T) {
 // TestPriceDecimalsInJSON stores prices of many shapes and checks that the
 // list writes each exactly as decimal.Decimal.String does.
 func TestPriceDecimalsInJSON(t *testing.T) {
+	t.Parallel()
 	values := []string{"0.000000000000000001", "99999999999999999999.999999999999999999", "0.00001", "100", "120.5",
 		"1000000", "123456789012345678", "1234567890123456789", "0.1", "7.000000000000000001", "42.4200", "1e3", "3.14159265358979"}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {

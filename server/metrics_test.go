@@ -97,6 +97,7 @@ var uuidLike = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-`)
 // fill, a spent rate limit) and checks that each family is exposed with
 // the counts expected, and that routes are labelled by pattern only.
 func TestMetricsAfterTraffic(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startOrders(t, db, nil)
@@ -195,6 +196,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 // TestMetricsRouteLabelsBounded sends requests to many ids, known and
 // unknown, and to many unknown paths: each route keeps one series.
 func TestMetricsRouteLabelsBounded(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db)
 		key := mustKey(t, db, "many@example.com", "pro")
@@ -230,6 +232,7 @@ func TestMetricsRouteLabelsBounded(t *testing.T) {
 // with no key when Config.Metrics is set, itself counted under a fixed
 // route, and absent (404) otherwise.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		off := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		rec := httptest.NewRecorder()

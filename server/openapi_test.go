@@ -141,6 +141,7 @@ func checkExchange(tb testing.TB, req *http.Request, status int, header http.Hea
 // TestOpenAPIDocumentIsValid validates the document as OpenAPI 3.1 with
 // kin-openapi, which also checks every schema and example.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	doc, _ := mustDocument(t)
 	if !doc.IsOpenAPI31OrLater() {
 		t.Fatalf("openapi: %q, want 3.1", doc.OpenAPI)
@@ -157,6 +158,7 @@ var docParam = regexp.MustCompile(`\{([^}]+)\}`)
 // TestOpenAPIRouteParity checks that the document lists exactly the
 // router's routes, method by method.
 func TestOpenAPIRouteParity(t *testing.T) {
+	t.Parallel()
 	doc, _ := mustDocument(t)
 	var documented []string
 	for path, item := range doc.Paths.Map() {
@@ -185,6 +187,7 @@ func TestOpenAPIRouteParity(t *testing.T) {
 // TestOpenAPIServed checks GET /api/v1/openapi.json: no key, the document
 // as JSON.
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		r := get(t, h, "/api/v1/openapi.json", "")
@@ -211,6 +214,7 @@ func TestOpenAPIServed(t *testing.T) {
 // be the document's too; the document may state more, that a domain
 // package checks (an order's side, an indicator's name).
 func TestOpenAPIParamParity(t *testing.T) {
+	t.Parallel()
 	doc, _ := mustDocument(t)
 	routeParam := regexp.MustCompile(`:([^/]+)`)
 	for route, declared := range server.RouteParams() {

@@ -142,6 +142,7 @@ func wantNum(tb testing.TB, what, raw, field, want string) {
 }
 
 func TestOrderLifecycle(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts, alice, conn := orderFixture(t, db)
 
@@ -255,6 +256,7 @@ func TestOrderLifecycle(t *testing.T) {
 }
 
 func TestOrderValidation(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startOrders(t, db, nil)
@@ -361,6 +363,7 @@ func rejectDetails(tb testing.TB, what string, r response) map[string]any {
 }
 
 func TestOrderGuardrails(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts, alice, conn := orderFixture(t, db)
 		buy := func(kv ...string) response {
@@ -441,6 +444,7 @@ func TestOrderGuardrails(t *testing.T) {
 }
 
 func TestOrderPreview(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts, alice, conn := orderFixture(t, db)
 		ts.patchGuardrails(t, alice, "maxPositionSizePct", "5")
@@ -495,6 +499,7 @@ func set(kv []string, with ...string) []string {
 }
 
 func TestOrderIdempotency(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		key := make([]byte, 32)
@@ -573,6 +578,7 @@ func TestOrderIdempotency(t *testing.T) {
 }
 
 func TestOrderIsolation(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startOrders(t, db, nil)
@@ -605,6 +611,7 @@ func TestOrderIsolation(t *testing.T) {
 // maxDailyTrades 10: over two instances on PostgreSQL, one on SQLite.
 // Exactly 10 are accepted and 90 rejected by maxDailyTrades.
 func TestOrderDailyLimitUnderLoad(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		key := make([]byte, 32)
@@ -675,6 +682,7 @@ func TestOrderDailyLimitUnderLoad(t *testing.T) {
 // The sizes keep each limit clear of what the slippage (5 bps) and the
 // commissions (1.25 a fill) move.
 func TestGuardrailsExactUnderLoad(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name       string
 		guardrails []string

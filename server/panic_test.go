@@ -13,6 +13,7 @@ import (
 )
 
 func TestPanicIsInternal(t *testing.T) {
+	t.Parallel()
 	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil)), idPrefix: "t-"}
 	h := s.logRequests(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		panic("secret table users has no column password")
@@ -34,6 +35,7 @@ func TestPanicIsInternal(t *testing.T) {
 // TestClientGoneIsNotAnError checks that a request whose client hung up is
 // not logged as an internal error.
 func TestClientGoneIsNotAnError(t *testing.T) {
+	t.Parallel()
 	var log strings.Builder
 	s := &Server{log: slog.New(slog.NewTextHandler(&log, nil)), idPrefix: "t-"}
 	ctx, cancel := context.WithCancel(context.Background())

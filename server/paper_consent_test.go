@@ -21,6 +21,7 @@ import (
 // address as the server counts addresses elsewhere: an IPv4 address, or
 // the /64 network of an IPv6 one.
 func TestPaperConsentThroughServer(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts := startTradingWith(t, db, server.BrokersConfig{SyncInterval: time.Hour, PaperSignupsPerHour: 2})
 		key := mustKey(t, db, "Signup.User@example.com", "pro")

@@ -62,6 +62,7 @@ func serveParams[P any](t *testing.T, pattern, target string) (P, error) {
 const testID = "3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a"
 
 func TestDecodeParams(t *testing.T) {
+	t.Parallel()
 	q := decimal.RequireFromString("2.5")
 	ratio := -0.5
 	id2 := uuid.New()
@@ -101,6 +102,7 @@ func escapeQuery(s string) string {
 }
 
 func TestDecodeParamsErrors(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 1000)
 	tests := []struct {
 		name, target string
@@ -180,6 +182,7 @@ func wantParamError(t *testing.T, err error, param, msg string) {
 }
 
 func TestDecodeParamsLenient(t *testing.T) {
+	t.Parallel()
 	got, err := serveParams[lenientTestParams](t, "/cb", "/cb?state=s&iss=https%3A%2F%2Fbroker&scope=trade")
 	if err != nil || got.State != "s" {
 		t.Fatalf("got %+v, %v", got, err)
@@ -201,6 +204,7 @@ func (p *checkedTestParams) check() error {
 }
 
 func TestDecodeParamsCheck(t *testing.T) {
+	t.Parallel()
 	if _, err := serveParams[checkedTestParams](t, "/c", "/c?n=12"); err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +218,7 @@ type pagedTestParams struct {
 }
 
 func TestDecodeParamsEmbedded(t *testing.T) {
+	t.Parallel()
 	got, err := serveParams[pagedTestParams](t, "/p", "/p?page=3")
 	if err != nil || got.Page != 3 || got.Limit != 20 {
 		t.Fatalf("got %+v, %v", got, err)
@@ -225,6 +230,7 @@ func TestDecodeParamsEmbedded(t *testing.T) {
 // TestIndicatorHint checks that the hint of a missing indicator lists the
 // kinds that package studies serves.
 func TestIndicatorHint(t *testing.T) {
+	t.Parallel()
 	f, _ := reflect.TypeFor[indicatorSeriesParams]().FieldByName("Indicator")
 	if want := "one of " + strings.Join(studies.Kinds, ", "); f.Tag.Get("hint") != want {
 		t.Errorf("hint %q, want %q", f.Tag.Get("hint"), want)
@@ -234,6 +240,7 @@ func TestIndicatorHint(t *testing.T) {
 // TestParamStructPanics checks that a parameter struct the decoder
 // cannot read panics when the route table is built.
 func TestParamStructPanics(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		typ  any
@@ -278,6 +285,7 @@ func TestParamStructPanics(t *testing.T) {
 // TestRouteParamsBuild checks that every route's parameter struct is one
 // the decoder reads, and that every /api/v1 route declares its parameters.
 func TestRouteParamsBuild(t *testing.T) {
+	t.Parallel()
 	for _, rt := range (&Server{}).routeTable() {
 		if rt.params == nil {
 			t.Errorf("%s %s reads its parameters itself", rt.method, rt.path)

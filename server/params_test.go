@@ -20,6 +20,7 @@ import (
 // repeated key in a JSON parameter are each a 400 naming the parameter,
 // and nothing is placed or changed.
 func TestAmbiguousParams(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts, alice, conn := orderFixture(t, db)
 		mustWalkAsset(t, db)
@@ -73,6 +74,7 @@ func TestAmbiguousParams(t *testing.T) {
 // even where a resource the request names does not exist: the parameters
 // are checked before any lookup.
 func TestParamsCheckedBeforeLookups(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts, alice, _ := orderFixture(t, db)
 		mustWalkAsset(t, db)
@@ -115,6 +117,7 @@ func TestParamsCheckedBeforeLookups(t *testing.T) {
 // characters, and that a value echoed from deep within a domain package
 // (a formula's unknown name) is cut at 64 characters too.
 func TestLongEchoCut(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "echo@example.com", "pro")
@@ -172,6 +175,7 @@ func plausibleValue(p server.RouteParam) string {
 // others, and checks that no answer quotes more than 64 characters of it
 // or prints the number in full, whichever package wrote the message.
 func TestEveryEchoCut(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	mustMarketData(t, db)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()

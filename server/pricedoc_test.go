@@ -37,6 +37,7 @@ func sendIfNoneMatch(tb testing.TB, h http.Handler, path, key, etag string) *htt
 // documents: range edges, latest, conditional requests, and a price
 // change seen by the next request.
 func TestPriceDocuments(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db) // WIDG: 30 days up to today, closes 50 to 57.25
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -138,6 +139,7 @@ func TestPriceDocuments(t *testing.T) {
 // while the list is read: each answer holds one import's closes, never a
 // mix.
 func TestPriceDocumentsConcurrentImport(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()

@@ -103,6 +103,7 @@ func (r response) errorMessage() string {
 }
 
 func TestAssetProfileGet(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		walkWant, _ := profileFixture(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -159,6 +160,7 @@ func idsQuery(ids ...string) string {
 }
 
 func TestAssetProfileList(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		walkWant, walk2Want := profileFixture(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()

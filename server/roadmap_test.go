@@ -29,6 +29,7 @@ import (
 // data set, with something other than 404, 405 or a 5xx, and every package
 // must exist in this module.
 func TestRoadmapReleasedIsServed(t *testing.T) {
+	t.Parallel()
 	pack, err := knowledge.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 // TestMethodNotAllowed checks that a path with routes for other methods
 // answers 405 with Allow, and that a path without routes answers 404.
 func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "methods@example.com", "pro")

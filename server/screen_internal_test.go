@@ -16,6 +16,7 @@ import (
 // TestNeedsQueryCheck checks the fast path of the query screening: a query
 // it passes must be one checkQuery accepts.
 func TestNeedsQueryCheck(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		q    string
 		want bool

@@ -37,6 +37,7 @@ func wantInvalid(tb testing.TB, what string, r response, field string) {
 // bytes that are not UTF-8 is refused with a 400 before routing: bunrouter
 // v1.0.23 panics on a NUL at the end of a path.
 func TestPathControlBytes(t *testing.T) {
+	t.Parallel()
 	var log strings.Builder
 	var mu sync.Mutex
 	db := dbtest.SQLite(t)
@@ -66,6 +67,7 @@ func TestPathControlBytes(t *testing.T) {
 // TestPathEscapes checks that a path parameter decodes once, to the same
 // text however it was escaped, and that nothing is trimmed.
 func TestPathEscapes(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -97,6 +99,7 @@ func TestPathEscapes(t *testing.T) {
 // characters are refused with a 400 naming them, rather than stored
 // otherwise than sent.
 func TestParamControlChars(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustMarketData(t, db)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
@@ -134,6 +137,7 @@ func TestParamControlChars(t *testing.T) {
 // TestEchoCapped checks that an error quoting what the client sent quotes
 // at most 64 characters of it.
 func TestEchoCapped(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "echo@example.com", "pro")
@@ -158,6 +162,7 @@ func TestEchoCapped(t *testing.T) {
 // TestRequestBodyRefused checks that a body sent to the API, which takes
 // its parameters in the query string, is refused instead of ignored.
 func TestRequestBodyRefused(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	key := mustKey(t, db, "body@example.com", "pro")
@@ -178,6 +183,7 @@ func TestRequestBodyRefused(t *testing.T) {
 // TestHeadersTooLarge checks that oversized headers are refused in the
 // JSON envelope.
 func TestHeadersTooLarge(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	req := httptest.NewRequest("GET", "/healthz", nil)

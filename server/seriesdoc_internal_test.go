@@ -12,6 +12,7 @@ import (
 // document of the windowed output, on a series with undefined values at
 // the start and in the middle.
 func TestSeriesDocumentWindow(t *testing.T) {
+	t.Parallel()
 	n := 12
 	o := studies.Output{Dates: make([]calendar.Date, n), Value: make([]float64, n), Signal: make([]float64, n), Histogram: make([]float64, n)}
 	for i := range o.Dates {
@@ -46,6 +47,7 @@ func TestSeriesDocumentWindow(t *testing.T) {
 // TestFractionJSON checks that a figure JSON cannot hold is written 0,
 // never NaN or Inf, which would make the whole answer invalid JSON.
 func TestFractionJSON(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[float64]string{0.125: "0.125", -0.5: "-0.5", math.NaN(): "0", math.Inf(1): "0", math.Inf(-1): "0"} {
 		if b, _ := fraction(in).MarshalJSON(); string(b) != want {
 			t.Errorf("fraction(%v) = %s, want %s", in, b, want)

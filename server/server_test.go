@@ -112,6 +112,7 @@ func (r response) errorCode() string {
 }
 
 func TestPlans(t *testing.T) {
+	t.Parallel()
 	// The free and pro plans are section 8 of the spec, number for number.
 	const want = `{"data":[
 	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000001","name":"Free","slug":"free","price":0,"currency":"USD","interval":"month",
@@ -144,6 +145,7 @@ func TestPlans(t *testing.T) {
 }
 
 func TestUnauthorized(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		good := mustKey(t, db, "auth@example.com", "free")
@@ -179,6 +181,7 @@ func TestUnauthorized(t *testing.T) {
 }
 
 func TestNotFoundAndMethod(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 	if r := get(t, h, "/api/v1/no-such-thing", ""); r.status != 404 || r.errorCode() != "NOT_FOUND" {
@@ -194,6 +197,7 @@ func TestNotFoundAndMethod(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		if r := get(t, h, "/healthz", ""); r.status != 200 || r.body["status"] != "ok" {
@@ -208,6 +212,7 @@ func TestHealth(t *testing.T) {
 // TestRequestID checks that the id in X-Request-Id is the one in the log
 // line, and that a caller's sane id is kept.
 func TestRequestID(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	var buf bytes.Buffer
 	var mu sync.Mutex
@@ -252,6 +257,7 @@ func (w lockedWriter) Write(b []byte) (int, error) {
 // TestRateLimit sends 31 requests within a minute on the free plan: the
 // last gets 429 with Retry-After.
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		now := time.Date(2026, 11, 22, 9, 30, 15, 0, time.UTC)
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Now: func() time.Time { return now }}, db).Handler()
@@ -302,6 +308,7 @@ func TestRateLimit(t *testing.T) {
 // TestRateLimitSharedByInstances runs two servers with their own
 // connection pools on one database: together they allow 30 requests.
 func TestRateLimitSharedByInstances(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		a := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, dbtest.MustOpen(t, dsn)).Handler()
 		db := dbtest.MustOpen(t, dsn)
@@ -333,6 +340,7 @@ func TestRateLimitSharedByInstances(t *testing.T) {
 // TestRevokedKeyAcrossInstances revokes a key on instance a: a refuses it
 // at once, b within 5 seconds.
 func TestRevokedKeyAcrossInstances(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -375,6 +383,7 @@ func TestRevokedKeyAcrossInstances(t *testing.T) {
 // 503 UNAVAILABLE and /readyz 503; once it is back the server recovers
 // without a restart.
 func TestDatabaseOutage(t *testing.T) {
+	t.Parallel()
 	pg, err := dbtest.StartServer()
 	if err != nil {
 		dbtest.Unavailable(t, err)
@@ -423,6 +432,7 @@ func TestDatabaseOutage(t *testing.T) {
 // while keys already cached keep working and other addresses, valid keys
 // not yet cached included, are unharmed.
 func TestAuthFailureBudget(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Auth: billing.AuthConfig{FailuresPerMinute: 3}}, db).Handler()
 		good := mustKey(t, db, "budget@example.com", "business")

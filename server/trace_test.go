@@ -15,6 +15,7 @@ import (
 // TestTraceSpans checks that with a TracerProvider each request gets a
 // span named by its method and route pattern, never its path.
 func TestTraceSpans(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		spans := tracetest.NewInMemoryExporter()
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))

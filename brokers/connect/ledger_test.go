@@ -366,6 +366,7 @@ func testPartialFillsAtDifferentPrices(t *testing.T, db *bun.DB) {
 }
 
 func TestDrift(t *testing.T) {
+	t.Parallel()
 	pos := func(sym, qty string) Position { return Position{Symbol: sym, Quantity: dec(qty)} }
 	for _, tt := range []struct {
 		name      string
@@ -392,6 +393,7 @@ func TestDrift(t *testing.T) {
 }
 
 func TestSideSign(t *testing.T) {
+	t.Parallel()
 	for side, want := range map[brokers.Side]string{brokers.Buy: "1", brokers.Sell: "-1"} {
 		if got := sideSign(side); !got.Equal(dec(want)) {
 			t.Errorf("sideSign(%s) = %s, want %s", side, got, want)

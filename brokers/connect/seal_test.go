@@ -9,6 +9,7 @@ import (
 )
 
 func TestSealer(t *testing.T) {
+	t.Parallel()
 	key := bytes.Repeat([]byte{7}, connect.KeySize)
 	s, err := connect.NewSealer(key)
 	if err != nil {

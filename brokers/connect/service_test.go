@@ -725,6 +725,7 @@ func testValue(t *testing.T, db *bun.DB) {
 }
 
 func TestWithQuery(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		in   string
 		kv   []string
@@ -744,6 +745,7 @@ func TestWithQuery(t *testing.T) {
 }
 
 func TestRandomToken(t *testing.T) {
+	t.Parallel()
 	a, b := randomToken(), randomToken()
 	if len(a) != 43 || a == b {
 		t.Errorf("randomToken() = %q, %q: want 43 characters, each new", a, b)

@@ -50,6 +50,7 @@ func (b *fillingBroker) History(context.Context) ([]brokers.EquityPoint, error) 
 // TestSnapshot checks that a fill between the reads never pairs the cash
 // from one side of it with the positions from the other.
 func TestSnapshot(t *testing.T) {
+	t.Parallel()
 	for fillAt := 1; fillAt <= 6; fillAt++ {
 		b := &fillingBroker{fillAt: fillAt}
 		acct, pos, _, _, err := snapshot(context.Background(), b, nil)

@@ -358,6 +358,7 @@ func TestSync(t *testing.T) {
 }
 
 func TestSameFills(t *testing.T) {
+	t.Parallel()
 	a, b := uuid.New(), uuid.New()
 	st := func(qty string, status brokers.OrderStatus) brokers.OrderState {
 		return brokers.OrderState{FilledQuantity: dec(qty), Status: status}
@@ -386,6 +387,7 @@ func TestSameFills(t *testing.T) {
 // TestSnapshotOpenOrders reads an account whose open orders fill while
 // it is read: the read is repeated until two agree, at most three times.
 func TestSnapshotOpenOrders(t *testing.T) {
+	t.Parallel()
 	id := uuid.New()
 	boom := fmt.Errorf("fake: %w", tradekit.ErrUnavailable)
 	for _, tt := range []struct {
@@ -440,6 +442,7 @@ func TestSnapshotOpenOrders(t *testing.T) {
 }
 
 func TestPublicSyncError(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		err  error

@@ -18,6 +18,7 @@ import (
 )
 
 func TestCheckAfter(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		age, want time.Duration
 	}{

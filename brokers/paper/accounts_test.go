@@ -20,6 +20,7 @@ import (
 // at random, opened at a given time that fills may not precede, and once
 // per id.
 func TestOpenAccount(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		b := paper.New(db, paper.Config{Now: func() time.Time { return t0 }})

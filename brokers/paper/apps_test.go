@@ -22,6 +22,7 @@ import (
 // checks that a wrong secret is refused and that deleting the app
 // revokes its tokens.
 func TestApps(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		e := mustEnv(t, db, paper.Config{})

@@ -73,6 +73,7 @@ func mustPrices(t *testing.T, db bun.IDB, symbol string, closes map[string]strin
 // average entry price on buys, an unchanged average on sells, and a
 // position removed when it reaches zero.
 func TestFill(t *testing.T) {
+	t.Parallel()
 	// Expected values computed with Python's decimal module at 60 digits;
 	// the average rounded half up to 18 places.
 	steps := []struct {
@@ -153,6 +154,7 @@ func TestFill(t *testing.T) {
 // TestFillRefused checks Fill's refusals, and that a refused fill changes
 // nothing.
 func TestFillRefused(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{StartingCash: d("1000")})
 		tok, id := e.connect(t)
@@ -258,6 +260,7 @@ func valuationScenario(t *testing.T, db *bun.DB) (*env, string, marketdata.Asset
 // TestValuation checks positions and the account valued at stored closes:
 // the latest close up to today, or the average entry price without one.
 func TestValuation(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e, at, acme := valuationScenario(t, db)
 		old, err := marketdata.NewStore(db).AssetBySymbol(context.Background(), "OLD")
@@ -309,6 +312,7 @@ func TestValuation(t *testing.T) {
 // TestPortfolioHistory checks the daily equity over the scenario's days,
 // with fills in the middle.
 func TestPortfolioHistory(t *testing.T) {
+	t.Parallel()
 	day := func(dd int) int64 { return time.Date(2026, 3, dd, 0, 0, 0, 0, time.UTC).Unix() }
 	ds := func(ss ...string) []*decimal.Decimal {
 		out := make([]*decimal.Decimal, len(ss))
@@ -381,6 +385,7 @@ func TestPortfolioHistory(t *testing.T) {
 // status (open), the status, time, side and symbol filters, the direction
 // and the limit.
 func TestOrders(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		tok, id := e.connect(t)
@@ -462,6 +467,7 @@ func TestOrders(t *testing.T) {
 // TestConsentMoney checks the starting cash and currency of the
 // configuration on the consent page and in a new account.
 func TestConsentMoney(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cash, currency string
 		wantText       string
@@ -493,6 +499,7 @@ func TestConsentMoney(t *testing.T) {
 // TestNewPanics checks that New refuses configurations that are
 // programming errors.
 func TestNewPanics(t *testing.T) {
+	t.Parallel()
 	ok := paper.Client{ID: "a", Secret: "s", RedirectURIs: []string{"https://app.example/cb"}}
 	tests := []struct {
 		name string
@@ -538,6 +545,7 @@ func panics(f func()) (panicked bool) {
 // TestFillConcurrent checks that concurrent fills in one account are
 // serialised: of eight buys of 300 with 1000 of cash, exactly three fill.
 func TestFillConcurrent(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{StartingCash: d("1000")})
 		tok, id := e.connect(t)

@@ -17,6 +17,7 @@ import (
 // passes, and checks which orders fill, at what price, and which are
 // cancelled.
 func TestOrderClasses(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100", "2026-03-02": "100"})
 		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})

@@ -18,6 +18,7 @@ import (
 // application by the name it registered, and the user its login_hint
 // names, escaped; and that without a login_hint it says it does not know.
 func TestConsentNamesUserAndApp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		client    *oauth2.Config // nil: the registered client of the env
@@ -100,6 +101,7 @@ func TestConsentNamesUserAndApp(t *testing.T) {
 // Retry-After until the hour ends, opens nothing and leaves its form
 // usable; another address, and denials, are not held back.
 func TestSignupLimit(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		// The test names each browser's address in a header.
 		e := mustEnv(t, db, paper.Config{SignupLimit: paper.DefaultSignupLimit,
@@ -203,6 +205,7 @@ func TestSignupLimit(t *testing.T) {
 // TestSignupLimitOff checks that a negative SignupLimit turns the limit
 // off.
 func TestSignupLimitOff(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{SignupLimit: -1})
 		for range paper.DefaultSignupLimit + 1 {
@@ -218,6 +221,7 @@ func TestSignupLimitOff(t *testing.T) {
 // that have expired and the sign-up counts of past hours, so that neither
 // table grows without bound.
 func TestConsentPurge(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{SignupLimit: paper.DefaultSignupLimit})
 		e.clock.Set(t0)

@@ -33,6 +33,7 @@ import (
 // PKCE, API call, refresh, revocation. It then checks that no code or
 // token appears in plain text anywhere in the paper_* tables.
 func TestOAuthFlow(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		var secrets []string // every code and token the flow handed out
@@ -250,6 +251,7 @@ func mustHoldNoSecrets(t *testing.T, db *bun.DB, hashed, others []string) {
 // TestAuthorizeDeny checks that denying sends access_denied with the
 // state and opens no account.
 func TestAuthorizeDeny(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		q := e.consent(t, e.browser(t), e.authURL("st8"), "deny")
@@ -267,6 +269,7 @@ func TestAuthorizeDeny(t *testing.T) {
 // expired, answers 403 with an error page, redirects nowhere and opens no
 // account. Before the fix, any cookie and form token that agreed passed.
 func TestAuthorizeCSRF(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		edit func(e *env, f url.Values, c *http.Cookie) // changes the form, the cookie or the clock
@@ -343,6 +346,7 @@ func TestAuthorizeCSRF(t *testing.T) {
 // behind a load balancer must, and that a form is still used only once
 // across them.
 func TestAuthorizeSharedKey(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		a := mustEnv(t, db, paper.Config{SigningKey: key(7)})
 		b := mustEnv(t, db, paper.Config{SigningKey: key(7)})
@@ -368,6 +372,7 @@ func TestAuthorizeSharedKey(t *testing.T) {
 // again, after an approval or a denial, or twice at once, answers 403 and
 // opens no second account.
 func TestAuthorizeReplay(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		for _, first := range []string{"approve", "deny"} {
@@ -458,6 +463,7 @@ func (e *env) postRaw(t *testing.T, path string, form url.Values, c *http.Cookie
 // that is not exactly a registered one gets an error page, on the consent
 // page and on the decision alike, and is never redirected to.
 func TestAuthorizeUntrusted(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		edit     func(q url.Values)
@@ -522,6 +528,7 @@ func checkErrorPage(t *testing.T, method string, resp *http.Response, body strin
 // method (the default when code_challenge_method is absent, RFC 7636
 // §4.3), is refused with invalid_request and opens no consent page.
 func TestAuthorizeErrorsRedirect(t *testing.T) {
+	t.Parallel()
 	verifier := oauth2.GenerateVerifier()
 	tests := []struct {
 		name      string
@@ -575,6 +582,7 @@ func TestAuthorizeErrorsRedirect(t *testing.T) {
 // TestCodeReuse checks that a code works once, and that presenting it
 // again answers invalid_grant and revokes the tokens it gave.
 func TestCodeReuse(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		g := e.approve(t)
@@ -603,6 +611,7 @@ func TestCodeReuse(t *testing.T) {
 // TestRefreshTokenReuse checks that a rotated refresh token presented
 // again answers invalid_grant and revokes the tokens refreshed from it.
 func TestRefreshTokenReuse(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		tok, _ := e.connect(t)
@@ -628,6 +637,7 @@ func TestRefreshTokenReuse(t *testing.T) {
 
 // TestCodeExpiry checks that a code is good for 10 minutes and no more.
 func TestCodeExpiry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		after   time.Duration
@@ -656,6 +666,7 @@ func TestCodeExpiry(t *testing.T) {
 // TestAccessTokenExpiry checks that an access token answers 401 once
 // AccessTTL has passed, and that the refresh token still works.
 func TestAccessTokenExpiry(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{AccessTTL: 5 * time.Minute})
 		tok, _ := e.connect(t)
@@ -681,6 +692,7 @@ func TestAccessTokenExpiry(t *testing.T) {
 // TestPKCE checks that a code is exchanged only with the verifier of its
 // S256 challenge.
 func TestPKCE(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		challenge func(right string) oauth2.AuthCodeOption
@@ -746,6 +758,7 @@ func sha(s string) string {
 // TestTokenEndpoint checks the token endpoint's answers, raw: RFC 6749's
 // JSON, no-store, and the error codes and statuses.
 func TestTokenEndpoint(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		exchange := func(g grant) url.Values {
@@ -859,6 +872,7 @@ var cmpSorted = cmp.Transformer("sort", func(in []string) []string {
 // TestAPIUnauthorized checks the 401 of every API endpoint for a missing
 // or malformed bearer token.
 func TestAPIUnauthorized(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		tok, _ := e.connect(t)
@@ -876,6 +890,7 @@ func TestAPIUnauthorized(t *testing.T) {
 // TestNoPlaintextSecrets runs approvals, exchanges, refreshes and fills,
 // then checks that no code or token is stored in plain text.
 func TestNoPlaintextSecrets(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		var secrets []string
@@ -906,6 +921,7 @@ func TestNoPlaintextSecrets(t *testing.T) {
 // succeeds and the other is invalid_grant and revokes the tokens of the
 // first, whichever order the database runs them in.
 func TestCodeRace(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		for range 3 {

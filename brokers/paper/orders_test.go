@@ -48,6 +48,7 @@ func match(t *testing.T, b *paper.Broker) int {
 // slippage and a commission of 0.5, limit orders when the close crosses,
 // and the refusals of buying power, quantity and a taken client order id.
 func TestPlaceAndMatch(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5", "2026-03-02": "101.25"})
 		e := mustEnv(t, db, paper.Config{SlippageBps: d("10"), Commission: d("0.5"), AccessTTL: 72 * time.Hour})
@@ -220,6 +221,7 @@ func mustClose(t *testing.T, db bun.IDB, symbol, date, close string) {
 // once, with cancels racing them: every order ends filled or cancelled
 // exactly once, and the cash and position are exact.
 func TestMatchExactlyOnce(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-03-02": "12.5"})
 		cfg := paper.Config{SlippageBps: d("4"), Commission: d("0.25")}

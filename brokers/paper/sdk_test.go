@@ -68,6 +68,7 @@ func dec(s string) *decimal.Decimal { return dp(s) }
 // succeed with Alpaca's fields, or answer the JSON error Alpaca would
 // (422 for what the paper broker does not simulate).
 func TestOfficialSDK(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		// t0 is Monday 2 March 2026, 10:00 in New York: the market is open.
 		acme := mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100", "2026-03-02": "102"})
@@ -330,6 +331,7 @@ func isStatus(err error, status int) bool {
 // TestUnknownRoutes checks that every path under /v2 the broker does not
 // serve answers Alpaca's JSON error, never a plain-text 404 or 405.
 func TestUnknownRoutes(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{})
 		tok, _ := e.connect(t)

@@ -27,6 +27,7 @@ func cliMain(t *testing.T, env map[string]string, stdin string, args ...string) 
 // line, "tradekit: ", the command, and the message written for users,
 // which names no package; --verbose shows the chain behind it.
 func TestErrorsForUsers(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TRADEKIT_DB": filepath.Join(t.TempDir(), "x.db")}
 	missing := uuid.NewString()
 	prices := writeFile(t, "p.csv", "date,open,high,low,close,volume\n2026-01-02,1,2,0.5,1,10\n")
@@ -70,6 +71,7 @@ func TestErrorsForUsers(t *testing.T) {
 // made it gets the command's name, and one that names it already does
 // not get it twice.
 func TestWithCommand(t *testing.T) {
+	t.Parallel()
 	pkg := fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrNotFound, "user %s not found", tradekit.Quote("x")))
 	tests := []struct {
 		err        error

@@ -22,6 +22,7 @@ const privateFilesDir = "TRADEKIT_TEST_PRIVATE_FILES_DIR"
 // key file 0600 even under umask 0, where SQLite's own default is 0644.
 // The umask belongs to the whole process, so a child process serves.
 func TestServeFilesPrivate(t *testing.T) {
+	t.Parallel()
 	if dir := os.Getenv(privateFilesDir); dir != "" {
 		servePrivate(t, dir)
 		return

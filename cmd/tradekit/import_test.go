@@ -64,6 +64,7 @@ func bars(t *testing.T, st *marketdata.Store, symbol string) []bar {
 }
 
 func TestImportPrices(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, csv string
 		want      []bar
@@ -113,6 +114,7 @@ func TestImportPrices(t *testing.T) {
 }
 
 func TestImportPricesBadRow(t *testing.T) {
+	t.Parallel()
 	head := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10,100\n"
 	tests := []struct{ name, csv, wantMsg string }{
 		{"high below close", head + "2024-01-03,10,10.5,9,11,100\n", "line 3: "},
@@ -152,6 +154,7 @@ func TestImportPricesBadRow(t *testing.T) {
 }
 
 func TestImportPricesUpsert(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		st := storeOf(t, dsn)
@@ -193,6 +196,7 @@ func TestImportPricesUpsert(t *testing.T) {
 }
 
 func TestImportReference(t *testing.T) {
+	t.Parallel()
 	files := []struct{ kind, name, content string }{
 		{"industries", "industries.csv", "name,level,parent\nApplication Software,industry,Software\nSoftware,industry_group,Technology\nTechnology,sector,\n"},
 		{"assets", "assets.json", `[{"symbol":"abc","name":"ABC Corp","type":"stock","exchange":"nasdaq","currency":"USD","industry":"Application Software"},
@@ -279,6 +283,7 @@ func TestImportReference(t *testing.T) {
 // counts them and lists the first few; an exchange that trades every day
 // gives no warning.
 func TestImportPricesNonTradingDays(t *testing.T) {
+	t.Parallel()
 	head := "date,open,high,low,close,volume\n"
 	row := func(d string) string { return d + ",10,11,9,10,100\n" }
 	tests := []struct {
@@ -335,6 +340,7 @@ func TestImportPricesNonTradingDays(t *testing.T) {
 // and serve's seeding loads an empty database only (that serve then warns
 // about synthetic prices is TestServeWarnsAboutDemoData's).
 func TestSeed(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("loads the whole demo data set")
 	}
@@ -381,6 +387,7 @@ func TestSeed(t *testing.T) {
 }
 
 func TestImportPricesBulkCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,100\n"
 	for name, content := range map[string]string{"AAA.csv": good, "BBB.csv": good + "2024-01-03,10,11,9,x,1\n", "CCC.csv": good} {

@@ -47,6 +47,7 @@ var keyLine = regexp.MustCompile(`^tk_[a-z2-7]{40}$`)
 // TestEndToEnd is the newcomer's path: serve, create a key, call the API
 // with it, list and delete the key, stop the server cleanly.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		addr := freeAddr(t)
@@ -132,6 +133,7 @@ func TestDefaultDatabase(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TRADEKIT_DB": filepath.Join(t.TempDir(), "x.db")}
 	tests := []struct {
 		args []string
@@ -227,6 +229,7 @@ func TestHelp(t *testing.T) {
 // shows the time of the request, not of the write; then revokes the key
 // twice, the second time with an error saying it is already revoked.
 func TestKeysLastUsedAndDeleteTwice(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		out, err := cli(t, env, "keys", "create", "--email", "used@example.com", "--name", "ci")
@@ -337,6 +340,7 @@ func call(t *testing.T, url, key string) (int, string) {
 // the demo seed's INSERT … SELECT does on a loaded machine; the server's
 // handle keeps the bound.
 func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("sleeps longer than apiTimeout")
 	}
@@ -369,6 +373,7 @@ func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
 // command's help lists, --verbose aside, which the top level mentions
 // once for all.
 func TestTopLevelHelpListsEveryFlag(t *testing.T) {
+	t.Parallel()
 	top, _, err := cli2(t, nil, "-h")
 	if err != nil {
 		t.Fatal(err)

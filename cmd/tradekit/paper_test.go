@@ -14,6 +14,7 @@ import (
 // the CLI, on both databases, and checks that only the secret's hash is
 // stored.
 func TestPaperApps(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		out, err := cli(t, env, "paper", "apps", "create", "--name", "My Bot", "--redirect-uri", "https://bot.example/cb",

@@ -26,6 +26,7 @@ const serveChildArgs = "TRADEKIT_TEST_SERVE_ARGS"
 // serve stops with --exit-with-parent, and keeps running without it (the
 // shell is not go run).
 func TestServeExitsWithParent(t *testing.T) {
+	t.Parallel()
 	if args := os.Getenv(serveChildArgs); args != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()

@@ -6,6 +6,7 @@ import (
 )
 
 func TestIsGoRun(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want bool

@@ -59,6 +59,7 @@ func storedProfiles(t *testing.T, dsn string, symbols ...string) map[string]int6
 }
 
 func TestProfilesBuild(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		syms := []string{"AAA", "BBB", "CCC", "SHRT"}
@@ -126,6 +127,7 @@ func TestProfilesBuild(t *testing.T) {
 }
 
 func TestProfilesBuildErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	tests := []struct {
 		args []string

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSecretKey(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := t.TempDir()
 	dsn := filepath.Join(dir, "t.db")

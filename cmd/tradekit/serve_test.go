@@ -44,6 +44,7 @@ func serveOnce(t *testing.T, env map[string]string, args ...string) string {
 // (with --no-seed too), not only the start that loaded it; a database of
 // the user's own data gets none.
 func TestServeWarnsAboutDemoData(t *testing.T) {
+	t.Parallel()
 	set, err := demo.Generate(demo.Config{Start: calendar.NewDate(2026, 10, 1)}) // a month: quick to load
 	if err != nil {
 		t.Fatal(err)

@@ -72,6 +72,7 @@ func TestServeMetricsAddr(t *testing.T) {
 
 // TestServeMetricsFlags: --metrics and --metrics-addr exclude each other.
 func TestServeMetricsFlags(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TRADEKIT_DB": filepath.Join(t.TempDir(), "t.db")}
 	_, err := cli(t, env, "serve", "--metrics", "--metrics-addr", "127.0.0.1:0")
 	if err == nil || !strings.Contains(err.Error(), "not both") {

@@ -15,6 +15,7 @@ import (
 // TestUsers creates a dashboard user and changes the password through the
 // CLI, on both databases, and checks the password signs in.
 func TestUsers(t *testing.T) {
+	t.Parallel()
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		if _, err := cli(t, env, "migrate"); err != nil {
@@ -59,6 +60,7 @@ func TestUsers(t *testing.T) {
 }
 
 func TestUsersErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	for _, tt := range []struct {
 		stdin string
@@ -85,6 +87,7 @@ func TestUsersErrors(t *testing.T) {
 // what to run instead; set-password and set-role make it an administrator
 // who signs in. No output names an empty plan.
 func TestAdminPathForExistingUser(t *testing.T) {
+	t.Parallel()
 	emptyPlan := regexp.MustCompile(`plan( [,)]|,|$)`)
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
@@ -162,6 +165,7 @@ func TestAdminPathForExistingUser(t *testing.T) {
 }
 
 func TestUsersSetRoleErrors(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	for _, tt := range []struct {
 		args []string

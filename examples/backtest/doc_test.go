@@ -72,6 +72,7 @@ func shellWords(tb testing.TB, s string) []string {
 }
 
 func TestShellWords(t *testing.T) {
+	t.Parallel()
 	got := shellWords(t, ` -symbol QNTC -entry 'crossover(ema(close, 20), ema(close, 50))' -x "a b"c   # demo`)
 	want := []string{"-symbol", "QNTC", "-entry", "crossover(ema(close, 20), ema(close, 50))", "-x", "a bc"}
 	if !slices.Equal(got, want) {
@@ -84,6 +85,7 @@ func TestShellWords(t *testing.T) {
 // formulas that exist. Commands reading a -csv file are skipped: the file
 // is the reader's.
 func TestDocumentedCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("generates the demo data set once per command")
 	}

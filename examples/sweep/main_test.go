@@ -8,6 +8,7 @@ import (
 
 // TestDocumentedCommands runs the commands of the package comment.
 func TestDocumentedCommands(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("generates the demo data set")
 	}
@@ -26,6 +27,7 @@ func TestDocumentedCommands(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string

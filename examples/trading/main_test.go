@@ -21,6 +21,7 @@ import (
 // TestWalkthrough runs the walkthrough, as README documents it, against
 // a server with the demo data set and its paper broker.
 func TestWalkthrough(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("generates the demo data set")
 	}

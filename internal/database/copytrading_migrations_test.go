@@ -93,6 +93,7 @@ func copyRows(t *testing.T, db *bun.DB) (profile func(published bool) uuid.UUID,
 // that refer to them, accepts NULL, and has every profile's figures
 // computed again.
 func TestLeaderFiguresMigration(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		profile, follow := copyRows(t, db)
@@ -131,6 +132,7 @@ func TestLeaderFiguresMigration(t *testing.T) {
 // unpublished leaders stop with the reason, whatever their auto-sync or
 // earlier reason, and that no other follow changes.
 func TestUnpublishedFollowsMigration(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		profile, follow := copyRows(t, db)

@@ -21,6 +21,7 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		applied, err := database.Migrate(context.Background(), db)
 		if err != nil {
@@ -35,6 +36,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 // TestDecimalRoundTrip stores decimals at the edges of NUMERIC(38,18) and
 // reads them back unchanged; SQLite keeps them as TEXT.
 func TestDecimalRoundTrip(t *testing.T) {
+	t.Parallel()
 	values := []string{
 		"0", "29", "-0.000000000000000001", "0.1", "12345678901234567890.123456789012345678",
 		"-99999999999999999999.999999999999999999", "1e-18", "3.14159265358979323846",
@@ -68,6 +70,7 @@ func TestDecimalRoundTrip(t *testing.T) {
 // the write lock (WAL, busy timeout, BEGIN IMMEDIATE) instead of failing
 // with "database is locked".
 func TestConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	const writers, each = 16, 25
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -122,6 +125,7 @@ func TestConcurrentWriters(t *testing.T) {
 // for its reply; the zero Options set no bound but the context's; a
 // DSN's read_timeout takes precedence; SQLite ignores the option.
 func TestOpenTimeout(t *testing.T) {
+	t.Parallel()
 	const slow = "SELECT pg_sleep(0.6)"
 	dsn := dbtest.PostgresDSN(t)
 	tests := []struct {
@@ -182,6 +186,7 @@ func withParam(dsn, kv string) string {
 // TestOpenBadPostgresDSN: a DSN pgdriver cannot parse is an error, not a
 // panic, and the error does not show the password.
 func TestOpenBadPostgresDSN(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, dsn, want string }{
 		{"unknown sslmode", "postgres://u:secret@localhost/x?sslmode=bogus", "sslmode 'bogus' is not supported"},
 		{"bad host", "postgres://u:secret@local host:5432/x", `invalid character " " in host name`},

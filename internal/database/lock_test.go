@@ -15,6 +15,7 @@ import (
 )
 
 func TestLockUser(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		alice, bob := uuid.New(), uuid.New()

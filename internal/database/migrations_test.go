@@ -20,6 +20,7 @@ import (
 // an older version let repeat, the oldest keeps its name and the others
 // get their id's first 8 characters appended.
 func TestCustomIndicatorNamesMigration(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		dir := "sqlite"

@@ -15,6 +15,7 @@ import (
 // and -shm files, and the umask, are TestServeFilesPrivate's in
 // cmd/tradekit.
 func TestOpenSQLiteFileModes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	existing := filepath.Join(dir, "shared.db")
 	if err := os.WriteFile(existing, nil, 0o640); err != nil {
@@ -51,6 +52,7 @@ func TestOpenSQLiteFileModes(t *testing.T) {
 // TestOpenSQLiteMissingDirectory checks that a path in a directory that
 // does not exist is an error naming the path.
 func TestOpenSQLiteMissingDirectory(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "nowhere", "t.db")
 	_, err := database.Open(context.Background(), path, database.Options{})
 	if err == nil || !strings.Contains(err.Error(), path) {

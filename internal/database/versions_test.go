@@ -12,6 +12,7 @@ import (
 // the last runs and the other is silently skipped. It also checks that
 // both dialects have the same migrations.
 func TestMigrationVersionsAreUnique(t *testing.T) {
+	t.Parallel()
 	names := map[string][]string{}
 	for _, dialect := range []string{"sqlite", "postgres"} {
 		files, err := fs.Glob(migrationFiles, "migrations/"+dialect+"/*.sql")

@@ -46,6 +46,7 @@ func mustDefault(tb testing.TB) *demo.Set {
 }
 
 func TestDeterministic(t *testing.T) {
+	t.Parallel()
 	a := mustDefault(t)
 	b := mustGenerate(t, demo.Config{Rand: rand.New(rand.NewPCG(demo.Seed1, demo.Seed2))})
 	if diff := cmp.Diff(a, b); diff != "" {
@@ -62,6 +63,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestUniverse(t *testing.T) {
+	t.Parallel()
 	set := mustDefault(t)
 	if len(set.Assets) < 60 {
 		t.Errorf("%d assets, want at least 60", len(set.Assets))
@@ -102,6 +104,7 @@ func TestUniverse(t *testing.T) {
 // at least ten years per asset, and volatility in a realistic range with
 // clustering.
 func TestPrices(t *testing.T) {
+	t.Parallel()
 	set := mustDefault(t)
 	byAsset := map[uuid.UUID][]marketdata.Price{}
 	for _, p := range set.Prices {
@@ -241,6 +244,7 @@ func sqAutocorr(r []float64) float64 {
 // TestIndexMembershipChanges checks that every index changes over time and
 // has its stated size on every rebalance.
 func TestIndexMembershipChanges(t *testing.T) {
+	t.Parallel()
 	set := mustDefault(t)
 	for _, x := range set.Indexes {
 		var periods []marketdata.Constituent
@@ -294,6 +298,7 @@ func dump(t *testing.T, db *bun.DB) map[string][]map[string]any {
 // TestLoadIdempotent loads a shortened set twice: the second load changes
 // nothing.
 func TestLoadIdempotent(t *testing.T) {
+	t.Parallel()
 	set := mustGenerate(t, demo.Config{Start: calendar.Date{Year: 2026, Month: 1, Day: 1}})
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -320,6 +325,7 @@ func TestLoadIdempotent(t *testing.T) {
 // TestIsLoaded: false on an empty database and on one whose index only
 // shares a demo symbol; true once the demo set is loaded.
 func TestIsLoaded(t *testing.T) {
+	t.Parallel()
 	set := mustGenerate(t, demo.Config{Start: calendar.Date{Year: 2026, Month: 10, Day: 1}})
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -358,6 +364,7 @@ func TestIsLoaded(t *testing.T) {
 // a cliff in the traded closes and none in the adjusted ones, and the
 // dividend payers pay every quarter.
 func TestActions(t *testing.T) {
+	t.Parallel()
 	set := mustDefault(t)
 	bySymbol := map[string][]marketdata.Action{}
 	prices := map[uuid.UUID][]marketdata.Price{}

@@ -92,6 +92,7 @@ func (c *clock) now() time.Time { return c.t }
 func (c *clock) tick()          { c.t = c.t.Add(time.Minute) }
 
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := mustBuildFixture(t, db)
@@ -191,6 +192,7 @@ func TestBuild(t *testing.T) {
 // TestBuildShards checks that shards split the assets: each is built by
 // exactly one shard, and the shards together build them all.
 func TestBuildShards(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	f := mustBuildFixture(t, db)
@@ -224,6 +226,7 @@ func TestBuildShards(t *testing.T) {
 // TestBuildCancelled checks that a cancelled context stops the build with
 // its error.
 func TestBuildCancelled(t *testing.T) {
+	t.Parallel()
 	db := dbtest.SQLite(t)
 	f := mustBuildFixture(t, db)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -234,6 +237,7 @@ func TestBuildCancelled(t *testing.T) {
 }
 
 func TestShardOf(t *testing.T) {
+	t.Parallel()
 	// Over many ids every shard gets its share (a binomial count of 1000
 	// draws with p = 1/4 is within 250 ± 60 with overwhelming odds).
 	counts := make([]int, 4)

@@ -78,6 +78,7 @@ func mustAsset(tb testing.TB, db bun.IDB, symbol string, b bars) marketdata.Asse
 }
 
 func TestStoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	mkt := marketReturns(400, 1)
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
@@ -177,6 +178,7 @@ func TestStoreRoundTrip(t *testing.T) {
 
 // TestStoreSaveBatches saves more records than one statement holds.
 func TestStoreSaveBatches(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		n := 2*profiledb.SaveBatch + 3
