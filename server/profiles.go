@@ -12,9 +12,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/profiles"
-	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 // maxProfileIDs is the most asset ids GET /asset-profiles takes (spec 8).
@@ -28,7 +26,7 @@ const profileIDsParam = "assetIds[]"
 // spliced around the engine's JSON as stored (no decoding).
 func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
 	id, ctx := p.AssetID, req.Context()
-	rec, err := profiledb.NewStore(s.db).Profile(ctx, id)
+	rec, err := s.profiles.Profile(ctx, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return s.noProfile(req, id)
 	}
@@ -61,12 +59,11 @@ func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request
 // why: no such asset, too few bars, or not built yet.
 func (s *Server) noProfile(req bunrouter.Request, id uuid.UUID) error {
 	ctx := req.Context()
-	md := marketdata.NewStore(s.db)
-	a, err := md.Asset(ctx, id)
+	a, err := s.market.Asset(ctx, id)
 	if err != nil {
 		return err // ErrNotFound for an unknown asset
 	}
-	n, err := md.CountPrices(ctx, id)
+	n, err := s.market.CountPrices(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -125,7 +122,7 @@ func (p *aiProfileListParams) check() error {
 // Unknown ids, and assets with no profile yet, are left out.
 func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Request, p *aiProfileListParams) error {
 	ids := p.ids
-	recs, err := profiledb.NewStore(s.db).Profiles(req.Context(), ids)
+	recs, err := s.profiles.Profiles(req.Context(), ids)
 	if err != nil {
 		return err
 	}
