@@ -12,9 +12,11 @@ import (
 	"testing"
 )
 
-// The server is a shell over services (DESIGN.md, "Trading: the exposure
-// ledger and the services"): server.New builds the services and stores
-// once, and handlers call them. These tests hold the package to it.
+// The server is a shell over services (the design, ../shared/DESIGN.md
+// beside the repository's root, "Trading: the exposure ledger and the
+// services"; "No SQL in `server`" in its rules of the house): server.New
+// builds the services and stores once, and handlers call them. These
+// tests hold the package to it.
 
 // constructors are the functions that may build stores and hand the
 // database to services: New and the helpers it calls once, mount among
