@@ -5,8 +5,10 @@
 // every other package wraps ([ErrNotFound], [ErrInvalid], [ErrConflict],
 // [ErrRejected], [ErrUnauthorized], …), the two error types whose messages
 // are written for end users ([ParamError] names a bad parameter, [Error]
-// carries a kind and a message), and [Quote], which keeps a message that
-// echoes user input short. The work is done in subpackages:
+// carries a kind and a message), the one way every surface reports an
+// error ([Code] names its kind, [Message] says what users read, [Param]
+// and [Details] what a program may act on), and [Quote], which keeps a
+// message that echoes user input short. The work is done in subpackages:
 //
 //	indicators           TA-Lib compatible indicators over []float64, batch and streaming
 //	indicators/formula   the custom-indicator language

@@ -7,8 +7,9 @@ import (
 )
 
 // The error kinds every Tradekit package wraps. Callers test for them with
-// [errors.Is]; the HTTP server maps each kind to one status and error code
-// (see server/errors.go), so a domain package never needs to know about HTTP.
+// [errors.Is]; [Code] names each kind's error code, which the HTTP server
+// maps to one status (see server/errors.go), so a domain package never
+// needs to know about HTTP.
 var (
 	// ErrNotFound reports that a resource does not exist, or belongs to
 	// another user and must look as if it did not exist.
@@ -104,4 +105,91 @@ func Quote(s string) string {
 		n++
 	}
 	return strconv.Quote(s)
+}
+
+// kinds are the error kinds with their codes (../shared/CONTRACT.md beside
+// the repository's root, "Errors"), in the order [Code] tries them.
+var kinds = []struct {
+	kind error
+	code string
+}{
+	{ErrInvalid, "VALIDATION_ERROR"},
+	{ErrUnauthorized, "UNAUTHORIZED"},
+	{ErrForbidden, "FORBIDDEN"},
+	{ErrNotFound, "NOT_FOUND"},
+	{ErrConflict, "CONFLICT"},
+	{ErrRejected, "ORDER_REJECTED"},
+	{ErrRateLimited, "RATE_LIMITED"},
+	{ErrUnavailable, "UNAVAILABLE"},
+}
+
+// Code returns the code of err's kind, as the HTTP API's error envelope
+// carries it (../shared/CONTRACT.md beside the repository's root,
+// "Errors"):
+//
+//	ErrInvalid       VALIDATION_ERROR
+//	ErrUnauthorized  UNAUTHORIZED
+//	ErrForbidden     FORBIDDEN
+//	ErrNotFound      NOT_FOUND
+//	ErrConflict      CONFLICT
+//	ErrRejected      ORDER_REJECTED
+//	ErrRateLimited   RATE_LIMITED
+//	ErrUnavailable   UNAVAILABLE
+//	any other error  INTERNAL
+//
+// An error of several kinds has the code of the first in that list. Code
+// returns "" for a nil error.
+func Code(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k.kind) {
+			return k.code
+		}
+	}
+	return "INTERNAL"
+}
+
+// Message returns the message of err written for end users: the
+// "param: msg" of the first [*ParamError] in err's chain, else the Msg of
+// the first [*Error]. It returns "" when err carries neither: the rest of
+// the chain names packages and causes, so every surface words such an
+// error itself, from its [Code].
+func Message(err error) string {
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		return te.Msg
+	}
+	return ""
+}
+
+// Param returns the parameter named by the first [*ParamError] in err's
+// chain, or "" when there is none.
+func Param(err error) string {
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		return pe.Param
+	}
+	return ""
+}
+
+// Details returns the facts beside err's [Message] that a program may act
+// on: {"fields": []string{param}} for a [*ParamError] (the first in err's
+// chain, as for Message), else the Details of the first [*Error], which
+// may be nil; nil when err carries neither.
+func Details(err error) map[string]any {
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		return map[string]any{"fields": []string{pe.Param}}
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		return te.Details
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/tradekit/tradekit"
 )
 
@@ -42,4 +44,61 @@ func ExampleError() {
 	// marketdata: asset "ZZZ" not found
 	// asset "ZZZ" not found
 	// true
+}
+
+func TestReport(t *testing.T) {
+	param := &tradekit.ParamError{Param: "from", Msg: "must be a date"}
+	limit := &tradekit.Error{Kind: tradekit.ErrForbidden, Msg: "your plan allows 1 portfolio", Details: map[string]any{"limit": "portfolios"}}
+	tests := []struct {
+		name        string
+		err         error
+		code, msg   string
+		param       string
+		wantDetails map[string]any
+	}{
+		{"nil", nil, "", "", "", nil},
+		{"plain", errors.New("disk full"), "INTERNAL", "", "", nil},
+		{"bare kind", fmt.Errorf("marketdata: %w", tradekit.ErrNotFound), "NOT_FOUND", "", "", nil},
+		{"param", fmt.Errorf("server: %w", param), "VALIDATION_ERROR", "from: must be a date", "from",
+			map[string]any{"fields": []string{"from"}}},
+		{"client message", fmt.Errorf("connect: %w", limit), "FORBIDDEN", "your plan allows 1 portfolio", "",
+			map[string]any{"limit": "portfolios"}},
+		{"client message without details", tradekit.Errorf(tradekit.ErrConflict, "the slug %s is taken", tradekit.Quote("x")),
+			"CONFLICT", `the slug "x" is taken`, "", nil},
+		{"of no kind", tradekit.Errorf(errors.New("elsewhere"), "kept"), "INTERNAL", "kept", "", nil},
+		{"several kinds: the first", fmt.Errorf("alpaca: %w: %w", tradekit.ErrUnavailable, tradekit.ErrInvalid), "VALIDATION_ERROR", "", "", nil},
+		{"the param error first", errors.Join(tradekit.Errorf(tradekit.ErrInvalid, "other"), param), "VALIDATION_ERROR",
+			"from: must be a date", "from", map[string]any{"fields": []string{"from"}}},
+		{"rejected", tradekit.Errorf(tradekit.ErrRejected, "over the daily trades"), "ORDER_REJECTED", "over the daily trades", "", nil},
+		{"rate limited", fmt.Errorf("billing: %w", tradekit.ErrRateLimited), "RATE_LIMITED", "", "", nil},
+		{"unauthorized", tradekit.ErrUnauthorized, "UNAUTHORIZED", "", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tradekit.Code(tt.err); got != tt.code {
+				t.Errorf("Code(%v) = %q, want %q", tt.err, got, tt.code)
+			}
+			if got := tradekit.Message(tt.err); got != tt.msg {
+				t.Errorf("Message(%v) = %q, want %q", tt.err, got, tt.msg)
+			}
+			if got := tradekit.Param(tt.err); got != tt.param {
+				t.Errorf("Param(%v) = %q, want %q", tt.err, got, tt.param)
+			}
+			if diff := cmp.Diff(tt.wantDetails, tradekit.Details(tt.err)); diff != "" {
+				t.Errorf("Details(%v) mismatch (-want +got):\n%s", tt.err, diff)
+			}
+		})
+	}
+}
+
+func ExampleMessage() {
+	err := fmt.Errorf("studies: %w", &tradekit.ParamError{Param: "period", Msg: "must be at least 2"})
+	fmt.Println(err)
+	fmt.Println(tradekit.Code(err), tradekit.Message(err))
+	err = fmt.Errorf("marketdata: prices: %w", errors.New("connection refused"))
+	fmt.Printf("%s %q\n", tradekit.Code(err), tradekit.Message(err))
+	// Output:
+	// studies: period: must be at least 2
+	// VALIDATION_ERROR period: must be at least 2
+	// INTERNAL ""
 }

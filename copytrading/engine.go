@@ -370,13 +370,9 @@ func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	case err == nil:
 		reason, c.orderID = p.Order.RejectReason, &p.Order.ID
 	default:
-		var te *tradekit.Error
-		var pe *tradekit.ParamError
 		switch {
-		case errors.As(err, &te):
-			reason = te.Msg
-		case errors.As(err, &pe):
-			reason = pe.Error()
+		case tradekit.Message(err) != "":
+			reason = tradekit.Message(err)
 		case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, tradekit.ErrUnauthorized):
 			reason = "your broker could not be reached or refused the connection's authorization"
 		default:

@@ -207,7 +207,7 @@ func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, err
 type Leader struct {
 	Profile
 	Followers int    `bun:"followers"` // active follows
-	Provider  string `bun:"provider"`  // the provider of the portfolio's connection
+	Provider  string `bun:"-"`         // the provider of the portfolio's connection
 	// Verified reports that the history comes from a broker connection:
 	// every provider's (the paper broker's of the demo leaders included)
 	// but [DemoProvider]'s.
@@ -275,6 +275,9 @@ func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, e
 	if err := q.OrderExpr(order).OrderExpr("lp.published_at, lp.id").Limit(f.Limit).Offset((f.Page-1)*f.Limit).Scan(ctx, &out); err != nil {
 		return nil, 0, fmt.Errorf("copytrading: leaders: %w", err)
 	}
+	if err := s.providers(ctx, out); err != nil {
+		return nil, 0, err
+	}
 	cq := s.db.NewSelect().TableExpr("leader_profiles AS lp").Where("lp.unpublished_at IS NULL")
 	if f.MinReturn != nil {
 		cq = cq.Where("lp.total_return >= ?", *f.MinReturn)
@@ -289,24 +292,54 @@ func (s *Service) Leaders(ctx context.Context, f LeaderFilter) ([]Leader, int, e
 	return out, total, nil
 }
 
-// leaders selects profiles with their active follows counted.
+// leaders selects profiles with their active follows counted; their
+// providers are package connect's to tell (see [Service.providers]).
 func (s *Service) leaders() *bun.SelectQuery {
 	return s.db.NewSelect().TableExpr("leader_profiles AS lp").ColumnExpr("lp.*").
-		ColumnExpr("(SELECT count(*) FROM follows AS f WHERE f.leader_profile_id = lp.id AND f.unfollowed_at IS NULL) AS followers").
-		ColumnExpr("(SELECT c.provider FROM portfolios AS p JOIN broker_connections AS c ON c.id = p.connection_id WHERE p.id = lp.portfolio_id) AS provider")
+		ColumnExpr("(SELECT count(*) FROM follows AS f WHERE f.leader_profile_id = lp.id AND f.unfollowed_at IS NULL) AS followers")
+}
+
+// leader returns the published profile with the slug, with its provider.
+// The error wraps [tradekit.ErrNotFound] when none has it.
+func (s *Service) leader(ctx context.Context, slug string) (Leader, error) {
+	one := make([]Leader, 1)
+	err := s.leaders().Where("lp.slug = ? AND lp.unpublished_at IS NULL", slug).Scan(ctx, &one[0])
+	if errors.Is(err, sql.ErrNoRows) {
+		return Leader{}, notFound("no published leader has the slug %s", tradekit.Quote(slug))
+	}
+	if err != nil {
+		return Leader{}, fmt.Errorf("copytrading: leader %s: %w", slug, err)
+	}
+	if err := s.providers(ctx, one); err != nil {
+		return Leader{}, err
+	}
+	return one[0], nil
+}
+
+// providers sets the Provider of each leader: that of its portfolio's
+// connection, "" when the portfolio is gone.
+func (s *Service) providers(ctx context.Context, ls []Leader) error {
+	ids := make([]uuid.UUID, len(ls))
+	for i, l := range ls {
+		ids[i] = l.PortfolioID
+	}
+	by, err := connect.NewStore(s.db).Providers(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range ls {
+		ls[i].Provider = by[ls[i].PortfolioID]
+	}
+	return nil
 }
 
 // LeaderBySlug returns the published profile with the slug, its figures
 // refreshed if its portfolio synced since they were computed. The error
 // wraps [tradekit.ErrNotFound] when none has it.
 func (s *Service) LeaderBySlug(ctx context.Context, slug string) (LeaderDetail, error) {
-	var l Leader
-	err := s.leaders().Where("lp.slug = ? AND lp.unpublished_at IS NULL", slug).Scan(ctx, &l)
-	if errors.Is(err, sql.ErrNoRows) {
-		return LeaderDetail{}, notFound("no published leader has the slug %s", tradekit.Quote(slug))
-	}
+	l, err := s.leader(ctx, slug)
 	if err != nil {
-		return LeaderDetail{}, fmt.Errorf("copytrading: leader %s: %w", slug, err)
+		return LeaderDetail{}, err
 	}
 	pf, err := connect.NewStore(s.db).Portfolio(ctx, l.UserID, l.PortfolioID)
 	if err != nil {
@@ -359,17 +392,13 @@ type Transaction struct {
 // newest first. The error wraps [tradekit.ErrNotFound] when no published
 // profile has the slug.
 func (s *Service) Transactions(ctx context.Context, slug string) ([]Transaction, error) {
-	var p Leader
-	err := s.leaders().Where("lp.slug = ? AND lp.unpublished_at IS NULL", slug).Scan(ctx, &p)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("no published leader has the slug %s", tradekit.Quote(slug))
-	}
+	p, err := s.leader(ctx, slug)
 	if err != nil {
-		return nil, fmt.Errorf("copytrading: leader %s: %w", slug, err)
+		return nil, err
 	}
-	var fills []connect.Fill
-	if err := s.db.NewSelect().Model(&fills).Where("portfolio_id = ?", p.PortfolioID).Order("filled_at DESC", "broker_id DESC").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("copytrading: fills of %s: %w", slug, err)
+	fills, err := connect.NewStore(s.db).Fills(ctx, p.PortfolioID)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Transaction, len(fills))
 	for i, f := range fills {
@@ -382,16 +411,28 @@ func (s *Service) Transactions(ctx context.Context, slug string) ([]Transaction,
 // refreshStale refreshes the statistics of every published profile whose
 // portfolio synced after they were computed.
 func (s *Service) refreshStale(ctx context.Context) error {
-	var stale []Profile
-	err := s.db.NewSelect().Model(&stale).
-		Where("unpublished_at IS NULL").
-		Where("(stats_at IS NULL OR stats_at < (SELECT p.updated_at FROM portfolios AS p WHERE p.id = profile.portfolio_id))").
-		Scan(ctx)
+	var live []Profile
+	// What refresh needs: it writes the statistics' columns only.
+	err := s.db.NewSelect().Model(&live).Column("id", "portfolio_id", "slug", "stats_at").
+		Where("unpublished_at IS NULL").Scan(ctx)
 	if err != nil {
 		return fmt.Errorf("copytrading: stale statistics: %w", err)
 	}
-	for i := range stale {
-		if err := s.refresh(ctx, &stale[i]); err != nil {
+	ids := make([]uuid.UUID, len(live))
+	for i, p := range live {
+		ids[i] = p.PortfolioID
+	}
+	updated, err := connect.NewStore(s.db).UpdatedAt(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range live {
+		p := &live[i]
+		at, ok := updated[p.PortfolioID]
+		if p.StatsAt != nil && (!ok || !p.StatsAt.Before(at)) {
+			continue
+		}
+		if err := s.refresh(ctx, p); err != nil {
 			return err
 		}
 	}
@@ -401,8 +442,8 @@ func (s *Service) refreshStale(ctx context.Context) error {
 // refresh computes p's statistics from its portfolio's daily equity and
 // stores them.
 func (s *Service) refresh(ctx context.Context, p *Profile) error {
-	var points []connect.EquityPoint
-	if err := s.db.NewSelect().Model(&points).Where("portfolio_id = ?", p.PortfolioID).Order("date").Scan(ctx); err != nil {
+	points, err := connect.NewStore(s.db).HistoryByID(ctx, p.PortfolioID)
+	if err != nil {
 		return fmt.Errorf("copytrading: history of %s: %w", p.Slug, err)
 	}
 	days := make([]Day, len(points))

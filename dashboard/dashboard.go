@@ -460,32 +460,31 @@ func (h *Handler) baseURL(r *http.Request) string {
 }
 
 // formErrors turns a refused request into errors beside the form's
-// fields, as the API would word them: a parameter error names its field;
-// a [*tradekit.Error] or another error of a known kind is the whole
-// form's. Any other error is no user's doing, and ok is false.
+// fields, as the API would word them ([tradekit.Message]): a parameter
+// error names its field; a [*tradekit.Error] or another error of a known
+// kind is the whole form's. Any other error is no user's doing, and ok is
+// false.
 func formErrors(err error) (errs map[string]string, ok bool) {
-	var pe *tradekit.ParamError
-	var te *tradekit.Error
-	switch {
-	case errors.As(err, &pe):
-		return map[string]string{pe.Param: sentence(pe.Msg)}, true
-	case errors.As(err, &te):
-		return map[string]string{"form": sentence(te.Msg)}, true
+	if p := tradekit.Param(err); p != "" {
+		// The message reads "param: msg"; beside the field, msg says it.
+		return map[string]string{p: sentence(strings.TrimPrefix(tradekit.Message(err), p+": "))}, true
 	}
-	for _, k := range []struct {
-		kind error
-		msg  string
-	}{
-		{tradekit.ErrNotFound, "It does not exist, or no longer."},
-		{tradekit.ErrConflict, "That conflicts with its current state: reload the page and try again."},
-		{tradekit.ErrForbidden, "You may not do that."},
-		{tradekit.ErrInvalid, "That is not a valid request."},
-	} {
-		if errors.Is(err, k.kind) {
-			return map[string]string{"form": k.msg}, true
-		}
+	if msg := tradekit.Message(err); msg != "" {
+		return map[string]string{"form": sentence(msg)}, true
+	}
+	if msg, ok := formKinds[tradekit.Code(err)]; ok {
+		return map[string]string{"form": msg}, true
 	}
 	return nil, false
+}
+
+// formKinds words the errors of a known kind that carry no message for
+// users, by [tradekit.Code].
+var formKinds = map[string]string{
+	"NOT_FOUND":        "It does not exist, or no longer.",
+	"CONFLICT":         "That conflicts with its current state: reload the page and try again.",
+	"FORBIDDEN":        "You may not do that.",
+	"VALIDATION_ERROR": "That is not a valid request.",
 }
 
 // sentence capitalises msg and ends it with a full stop.

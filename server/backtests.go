@@ -8,7 +8,6 @@ import (
 
 	"github.com/tradekit/tradekit/backtest"
 	"github.com/tradekit/tradekit/backtest/backtestdb"
-	"github.com/tradekit/tradekit/marketdata"
 )
 
 // backtestParams are the parameters of POST /api/v1/backtests. Package
@@ -57,7 +56,7 @@ func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request,
 		u.Symbols = strings.Split(p.Symbols, ",")
 	}
 	cfg := backtest.Config{Cash: p.Cash, From: p.From, To: p.To}
-	loaded, err := backtestdb.Load(ctx, marketdata.NewStore(s.db), u, backtestdb.LoadConfig{Unadjusted: !p.Adjusted})
+	loaded, err := backtestdb.Load(ctx, s.market, u, backtestdb.LoadConfig{Unadjusted: !p.Adjusted})
 	if err != nil {
 		return err
 	}
@@ -65,7 +64,7 @@ func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request,
 	if err != nil {
 		return err
 	}
-	if err := backtestdb.NewStore(s.db).Save(ctx, &rec); err != nil {
+	if err := s.backtests.Save(ctx, &rec); err != nil {
 		return err
 	}
 	return s.writeRawData(w, []byte(rec.Document))
@@ -79,7 +78,7 @@ type backtestGetParams struct {
 // handleBacktestGet serves GET /api/v1/backtests/:hash (beyond the spec):
 // the user's latest result of the strategy hash.
 func (s *Server) handleBacktestGet(w http.ResponseWriter, req bunrouter.Request, p *backtestGetParams) error {
-	rec, err := backtestdb.NewStore(s.db).Latest(req.Context(), principal(req.Context()).UserID, p.Hash)
+	rec, err := s.backtests.Latest(req.Context(), principal(req.Context()).UserID, p.Hash)
 	if err != nil {
 		return err
 	}

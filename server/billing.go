@@ -41,7 +41,7 @@ func newPlanJSON(p billing.Plan) planJSON {
 
 // handlePlanList serves GET /api/v1/billing/plans.
 func (s *Server) handlePlanList(w http.ResponseWriter, req bunrouter.Request) error {
-	plans, err := billing.NewStore(s.db).Plans(req.Context())
+	plans, err := s.billing.Plans(req.Context())
 	if err != nil {
 		return err
 	}

@@ -130,11 +130,8 @@ func (s *Server) refuseBody(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	status := http.StatusBadRequest
-	for _, k := range errorKinds {
-		if errors.Is(err, k.kind) {
-			status = k.status
-			break
-		}
+	if k, ok := answerOf(err); ok {
+		status = k.status
 	}
 	http.Error(w, err.Error(), status)
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit/brokers/connect"
-	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
@@ -65,7 +64,7 @@ func nonEmpty(s string) *string {
 
 // handleConnectionList serves GET /api/v1/brokers/connections.
 func (s *Server) handleConnectionList(w http.ResponseWriter, req bunrouter.Request) error {
-	list, err := connect.NewStore(s.db).Connections(req.Context(), principal(req.Context()).UserID)
+	list, err := s.trading.Connections(req.Context(), principal(req.Context()).UserID)
 	if err != nil {
 		return err
 	}
@@ -123,7 +122,7 @@ type syncLogJSON struct {
 
 // handleConnectionLogs serves GET /api/v1/brokers/connections/:id/logs.
 func (s *Server) handleConnectionLogs(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	logs, err := connect.NewStore(s.db).Logs(req.Context(), principal(req.Context()).UserID, p.ID)
+	logs, err := s.trading.Logs(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
@@ -189,7 +188,7 @@ type portfolioJSON struct {
 }
 
 func (s *Server) portfolioJSON(req bunrouter.Request, p connect.Portfolio) (portfolioJSON, error) {
-	valued, equity, err := connect.Value(req.Context(), marketdata.NewStore(s.db), p)
+	valued, equity, err := connect.Value(req.Context(), s.market, p)
 	if err != nil {
 		return portfolioJSON{}, err
 	}
@@ -213,7 +212,7 @@ func (s *Server) portfolioJSON(req bunrouter.Request, p connect.Portfolio) (port
 
 // handlePortfolioList serves GET /api/v1/portfolios.
 func (s *Server) handlePortfolioList(w http.ResponseWriter, req bunrouter.Request) error {
-	list, err := connect.NewStore(s.db).Portfolios(req.Context(), principal(req.Context()).UserID)
+	list, err := s.trading.Portfolios(req.Context(), principal(req.Context()).UserID)
 	if err != nil {
 		return err
 	}
@@ -228,7 +227,7 @@ func (s *Server) handlePortfolioList(w http.ResponseWriter, req bunrouter.Reques
 
 // handlePortfolioGet serves GET /api/v1/portfolios/:id.
 func (s *Server) handlePortfolioGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	pf, err := connect.NewStore(s.db).Portfolio(req.Context(), principal(req.Context()).UserID, p.ID)
+	pf, err := s.trading.Portfolio(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}
@@ -242,7 +241,7 @@ func (s *Server) handlePortfolioGet(w http.ResponseWriter, req bunrouter.Request
 // handlePortfolioHistory serves GET /api/v1/portfolios/:id/history: daily
 // equity, oldest first.
 func (s *Server) handlePortfolioHistory(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	h, err := connect.NewStore(s.db).History(req.Context(), principal(req.Context()).UserID, p.ID)
+	h, err := s.trading.History(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}

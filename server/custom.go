@@ -26,7 +26,7 @@ func newCustomJSON(c studies.CustomIndicator) customJSON {
 
 // handleCustomList serves GET /api/v1/indicators/custom.
 func (s *Server) handleCustomList(w http.ResponseWriter, req bunrouter.Request) error {
-	list, err := studies.NewStore(s.db).CustomIndicators(req.Context(), principal(req.Context()).UserID)
+	list, err := s.custom.CustomIndicators(req.Context(), principal(req.Context()).UserID)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Server) handleCustomCreate(w http.ResponseWriter, req bunrouter.Request
 	c := studies.CustomIndicator{
 		UserID: principal(req.Context()).UserID, Name: p.Name, Formula: p.Formula, Description: p.Description,
 	}
-	if err := studies.NewStore(s.db).CreateCustomIndicator(req.Context(), &c, s.now()); err != nil {
+	if err := s.custom.CreateCustomIndicator(req.Context(), &c, s.now()); err != nil {
 		return err
 	}
 	return s.writeData(w, newCustomJSON(c))
@@ -84,7 +84,7 @@ func (p *customUpdateParams) check() error {
 // handleCustomUpdate serves PATCH /api/v1/indicators/custom/:id: only the
 // parameters given change.
 func (s *Server) handleCustomUpdate(w http.ResponseWriter, req bunrouter.Request, p *customUpdateParams) error {
-	c, err := studies.NewStore(s.db).UpdateCustomIndicator(req.Context(), principal(req.Context()).UserID, p.ID, p.patch(), s.now())
+	c, err := s.custom.UpdateCustomIndicator(req.Context(), principal(req.Context()).UserID, p.ID, p.patch(), s.now())
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *Server) handleCustomUpdate(w http.ResponseWriter, req bunrouter.Request
 // handleCustomDelete serves DELETE /api/v1/indicators/custom/:id.
 func (s *Server) handleCustomDelete(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
 	id := p.ID
-	if err := studies.NewStore(s.db).DeleteCustomIndicator(req.Context(), principal(req.Context()).UserID, id, s.now()); err != nil {
+	if err := s.custom.DeleteCustomIndicator(req.Context(), principal(req.Context()).UserID, id, s.now()); err != nil {
 		return err
 	}
 	return s.writeData(w, map[string]string{"id": id.String(), "status": "deleted"})
@@ -115,7 +115,7 @@ type customEvaluateParams struct {
 func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Request, p *customEvaluateParams) error {
 	id, assetID, from, to := p.ID, p.AssetID, p.From, p.To
 	ctx := req.Context()
-	c, err := studies.NewStore(s.db).CustomIndicator(ctx, principal(ctx).UserID, id)
+	c, err := s.custom.CustomIndicator(ctx, principal(ctx).UserID, id)
 	if err != nil {
 		return err
 	}

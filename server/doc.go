@@ -4,12 +4,15 @@
 // Every /api/v1 route is listed in one table, [Server.routeTable], with the
 // struct that declares its parameters; one strict decoder (params.go)
 // checks them before the handler runs. Handlers are thin: they call a
-// domain service and write the envelope: {"data": …} for a resource or a
-// list, {"data": […], "meta": {total, page, limit}} for a paginated list.
-// Handlers return errors and never write error statuses themselves:
-// errors.go is the one place where the error kinds of package tradekit
-// become HTTP statuses and the {"error": {"code", "message", "details"}}
-// envelope.
+// domain service or store, which [New] builds once and keeps in the
+// [Server], and write the envelope: {"data": …} for a resource or a list,
+// {"data": […], "meta": {total, page, limit}} for a paginated list. No
+// handler builds a store, opens a transaction or runs SQL (thin_test.go
+// fails when one does). Handlers return errors and never write error
+// statuses themselves: errors.go is the one place where the error codes
+// of package tradekit ([tradekit.Code]) become HTTP statuses, and errors
+// the {"error": {"code", "message", "details"}} envelope, its message and
+// details those of [tradekit.Message] and [tradekit.Details].
 //
 // Every request passes, outermost first, through the layers that
 // [Server.Handler] stacks:

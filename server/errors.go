@@ -14,27 +14,53 @@ import (
 	"github.com/tradekit/tradekit"
 )
 
-// errorKinds maps the error kinds of package tradekit to HTTP statuses and
-// codes (CONTRACT.md, "Errors"). It is the only such mapping. msg is what a
-// client reads when the error carries no message written for clients.
-var errorKinds = []struct {
-	kind   error
+// errorKind is how the API answers an error of one kind: its status, its
+// code, and the message a client reads when the error carries no message
+// written for clients.
+type errorKind struct {
 	status int
 	code   string
 	msg    string
+}
+
+// errorKinds maps the codes of the error kinds of package tradekit (see
+// [tradekit.Code]) to HTTP statuses (CONTRACT.md, "Errors"). With
+// serverKinds it is the only such mapping.
+var errorKinds = map[string]errorKind{
+	"VALIDATION_ERROR": {http.StatusBadRequest, "VALIDATION_ERROR", "invalid request"},
+	"UNAUTHORIZED":     {http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized"},
+	"FORBIDDEN":        {http.StatusForbidden, "FORBIDDEN", "forbidden"},
+	"NOT_FOUND":        {http.StatusNotFound, "NOT_FOUND", "not found"},
+	"CONFLICT":         {http.StatusConflict, "CONFLICT", "conflict"},
+	"ORDER_REJECTED":   {http.StatusUnprocessableEntity, "ORDER_REJECTED", "rejected"},
+	"RATE_LIMITED":     {http.StatusTooManyRequests, "RATE_LIMITED", "rate limited"},
+	"UNAVAILABLE":      {http.StatusServiceUnavailable, "UNAVAILABLE", "unavailable; retry later"},
+}
+
+// serverKinds are the server's own error kinds: requests that HTTP, not
+// a domain package, refuses.
+var serverKinds = []struct {
+	kind error
+	errorKind
 }{
-	{tradekit.ErrInvalid, http.StatusBadRequest, "VALIDATION_ERROR", "invalid request"},
-	{tradekit.ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized"},
-	{tradekit.ErrForbidden, http.StatusForbidden, "FORBIDDEN", "forbidden"},
-	{tradekit.ErrNotFound, http.StatusNotFound, "NOT_FOUND", "not found"},
-	{errMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed"},
-	{errHeaderTooLarge, http.StatusRequestHeaderFieldsTooLarge, "VALIDATION_ERROR", "request headers too large"},
-	{errBodyTooLarge, http.StatusRequestEntityTooLarge, "VALIDATION_ERROR", "request body too large"},
-	{errUnsupportedMediaType, http.StatusUnsupportedMediaType, "VALIDATION_ERROR", "unsupported media type"},
-	{tradekit.ErrConflict, http.StatusConflict, "CONFLICT", "conflict"},
-	{tradekit.ErrRejected, http.StatusUnprocessableEntity, "ORDER_REJECTED", "rejected"},
-	{tradekit.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED", "rate limited"},
-	{tradekit.ErrUnavailable, http.StatusServiceUnavailable, "UNAVAILABLE", "unavailable; retry later"},
+	{errMethodNotAllowed, errorKind{http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "method not allowed"}},
+	{errHeaderTooLarge, errorKind{http.StatusRequestHeaderFieldsTooLarge, "VALIDATION_ERROR", "request headers too large"}},
+	{errBodyTooLarge, errorKind{http.StatusRequestEntityTooLarge, "VALIDATION_ERROR", "request body too large"}},
+	{errUnsupportedMediaType, errorKind{http.StatusUnsupportedMediaType, "VALIDATION_ERROR", "unsupported media type"}},
+}
+
+// answerOf returns how the API answers err, and false for an error of no
+// known kind.
+func answerOf(err error) (errorKind, bool) {
+	if k, ok := errorKinds[tradekit.Code(err)]; ok {
+		return k, true
+	}
+	for _, k := range serverKinds {
+		if errors.Is(err, k.kind) {
+			return k.errorKind, true
+		}
+	}
+	return errorKind{}, false
 }
 
 // errMethodNotAllowed answers a known path asked with another method.
@@ -84,8 +110,9 @@ func (s *Server) errorHandler(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 }
 
 // writeError writes err as the error envelope with the status of its kind.
-// The message is the one written for clients: a [*tradekit.ParamError]'s
-// or a [*tradekit.Error]'s, else a plain one for the kind; the error chain,
+// The message is the one written for clients ([tradekit.Message]: a
+// [*tradekit.ParamError]'s or a [*tradekit.Error]'s, with
+// [tradekit.Details]), else a plain one for the kind; the error chain,
 // which names packages and causes, goes only to the log. An error of no
 // known kind is a 503 when the database does not answer, and a 500
 // otherwise, logged but never shown.
@@ -101,26 +128,18 @@ func (s *Server) writeError(w http.ResponseWriter, req *http.Request, err error)
 	w.Header().Del("ETag")
 	body := errorJSON{Code: "INTERNAL", Message: "internal error"}
 	status := http.StatusInternalServerError
-	known := false
-	for _, k := range errorKinds {
-		if errors.Is(err, k.kind) {
-			status, body.Code, body.Message, known = k.status, k.code, k.msg, true
-			break
-		}
+	k, known := answerOf(err)
+	if known {
+		status, body.Code, body.Message = k.status, k.code, k.msg
 	}
-	var pe *tradekit.ParamError
-	var te *tradekit.Error
 	var se *json.SyntaxError
-	switch {
+	switch msg := tradekit.Message(err); {
 	case !known:
 		if errors.As(err, &se) {
 			status, body.Code, body.Message, known = http.StatusBadRequest, "VALIDATION_ERROR", "malformed JSON: "+se.Error(), true
 		}
-	case errors.As(err, &pe):
-		body.Message = pe.Error()
-		body.Details = map[string]any{"fields": []string{pe.Param}}
-	case errors.As(err, &te):
-		body.Message, body.Details = te.Msg, te.Details
+	case msg != "":
+		body.Message, body.Details = msg, tradekit.Details(err)
 	default:
 		// A known kind with no message for clients: they read the kind's
 		// plain message, and the log keeps the chain for whoever

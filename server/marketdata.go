@@ -184,7 +184,7 @@ func (s *Server) today() calendar.Date {
 
 // handleAssetList serves GET /api/v1/market-data/assets.
 func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) error {
-	as, err := marketdata.NewStore(s.db).Assets(req.Context())
+	as, err := s.market.Assets(req.Context())
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) e
 
 // handleAssetGet serves GET /api/v1/market-data/assets/:id.
 func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	a, err := marketdata.NewStore(s.db).Asset(req.Context(), p.ID)
+	a, err := s.market.Asset(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (s *Server) handleAssetGet(w http.ResponseWriter, req bunrouter.Request, p 
 
 // handleAssetBySymbol serves GET /api/v1/market-data/assets/symbol/:symbol.
 func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Request, p *symbolParams) error {
-	a, err := marketdata.NewStore(s.db).AssetBySymbol(req.Context(), p.Symbol)
+	a, err := s.market.AssetBySymbol(req.Context(), p.Symbol)
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (s *Server) handleAssetBySymbol(w http.ResponseWriter, req bunrouter.Reques
 
 // handleAssetProfile serves GET /api/v1/market-data/assets/:id/profile.
 func (s *Server) handleAssetProfile(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	pr, err := marketdata.NewStore(s.db).Profile(req.Context(), p.ID)
+	pr, err := s.market.Profile(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (s *Server) handleAssetProfile(w http.ResponseWriter, req bunrouter.Request
 
 // handleAssetFundamentals serves GET /api/v1/market-data/assets/:id/fundamentals.
 func (s *Server) handleAssetFundamentals(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	f, err := marketdata.NewStore(s.db).Fundamentals(req.Context(), p.ID)
+	f, err := s.market.Fundamentals(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ type industryListParams struct {
 
 // handleIndustryList serves GET /api/v1/market-data/industries?level=.
 func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request, p *industryListParams) error {
-	ns, err := marketdata.NewStore(s.db).Industries(req.Context(), p.Level)
+	ns, err := s.market.Industries(req.Context(), p.Level)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (s *Server) handleIndustryList(w http.ResponseWriter, req bunrouter.Request
 
 // handleIndustryGet serves GET /api/v1/market-data/industries/:id.
 func (s *Server) handleIndustryGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	n, err := marketdata.NewStore(s.db).Industry(req.Context(), p.ID)
+	n, err := s.market.Industry(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (s *Server) handleIndustryGet(w http.ResponseWriter, req bunrouter.Request,
 
 // handleIndustryChildren serves GET /api/v1/market-data/industries/:id/children.
 func (s *Server) handleIndustryChildren(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	ns, err := marketdata.NewStore(s.db).IndustryChildren(req.Context(), p.ID)
+	ns, err := s.market.IndustryChildren(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (s *Server) handleIndustryChildren(w http.ResponseWriter, req bunrouter.Req
 // handleIndustryAssets serves GET /api/v1/market-data/industries/:id/assets:
 // the assets at the node or below it, without exchangeId and isActive.
 func (s *Server) handleIndustryAssets(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	as, err := marketdata.NewStore(s.db).IndustryAssets(req.Context(), p.ID)
+	as, err := s.market.IndustryAssets(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (s *Server) handleIndustryAssets(w http.ResponseWriter, req bunrouter.Reque
 // handleIndexList serves GET /api/v1/market-data/indexes, with today's
 // constituent counts.
 func (s *Server) handleIndexList(w http.ResponseWriter, req bunrouter.Request) error {
-	xs, err := marketdata.NewStore(s.db).Indexes(req.Context(), s.today())
+	xs, err := s.market.Indexes(req.Context(), s.today())
 	if err != nil {
 		return err
 	}
@@ -296,7 +296,7 @@ func (s *Server) handleIndexList(w http.ResponseWriter, req bunrouter.Request) e
 
 // handleIndexGet serves GET /api/v1/market-data/indexes/:id.
 func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	x, err := marketdata.NewStore(s.db).Index(req.Context(), p.ID, s.today())
+	x, err := s.market.Index(req.Context(), p.ID, s.today())
 	if err != nil {
 		return err
 	}
@@ -306,7 +306,7 @@ func (s *Server) handleIndexGet(w http.ResponseWriter, req bunrouter.Request, p 
 // handleIndexBySymbol serves GET /api/v1/market-data/indexes/symbol/:symbol,
 // without assetCount as the spec says.
 func (s *Server) handleIndexBySymbol(w http.ResponseWriter, req bunrouter.Request, p *symbolParams) error {
-	x, err := marketdata.NewStore(s.db).IndexBySymbol(req.Context(), p.Symbol)
+	x, err := s.market.IndexBySymbol(req.Context(), p.Symbol)
 	if err != nil {
 		return err
 	}
@@ -326,7 +326,7 @@ func (s *Server) handleIndexAssets(w http.ResponseWriter, req bunrouter.Request,
 	if !asOf.IsValid() {
 		asOf = s.today()
 	}
-	as, err := marketdata.NewStore(s.db).IndexAssets(req.Context(), p.ID, asOf)
+	as, err := s.market.IndexAssets(req.Context(), p.ID, asOf)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ type actionJSON struct {
 // handleAssetActions serves GET /api/v1/market-data/assets/:id/actions:
 // the asset's splits and dividends, oldest first.
 func (s *Server) handleAssetActions(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	acts, err := marketdata.NewStore(s.db).Actions(req.Context(), p.ID)
+	acts, err := s.market.Actions(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -380,7 +380,7 @@ type priceListParams struct {
 func (s *Server) handlePriceList(w http.ResponseWriter, req bunrouter.Request, p *priceListParams) error {
 	id, from, to := p.AssetID, p.From, p.To
 	if p.Adjusted {
-		ps, err := marketdata.NewStore(s.db).AdjustedPrices(req.Context(), id, from, to)
+		ps, err := s.market.AdjustedPrices(req.Context(), id, from, to)
 		if err != nil {
 			return err
 		}
@@ -500,7 +500,7 @@ func (s *Server) handlePriceLatest(w http.ResponseWriter, req bunrouter.Request,
 // handlePriceGet serves GET /api/v1/market-data/prices/:id: the record of
 // the asset's cached price document on the date the id names.
 func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	assetID, date, err := marketdata.NewStore(s.db).PriceLocation(req.Context(), p.ID)
+	assetID, date, err := s.market.PriceLocation(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -519,7 +519,7 @@ func (s *Server) handlePriceGet(w http.ResponseWriter, req bunrouter.Request, p 
 
 // handleExchangeList serves GET /api/v1/market-data/exchanges.
 func (s *Server) handleExchangeList(w http.ResponseWriter, req bunrouter.Request) error {
-	es, err := marketdata.NewStore(s.db).Exchanges(req.Context())
+	es, err := s.market.Exchanges(req.Context())
 	if err != nil {
 		return err
 	}
@@ -532,7 +532,7 @@ func (s *Server) handleExchangeList(w http.ResponseWriter, req bunrouter.Request
 
 // handleExchangeGet serves GET /api/v1/market-data/exchanges/:id.
 func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), p.ID)
+	e, err := s.market.Exchange(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -541,7 +541,7 @@ func (s *Server) handleExchangeGet(w http.ResponseWriter, req bunrouter.Request,
 
 // handleExchangeBySymbol serves GET /api/v1/market-data/exchanges/symbol/:symbol.
 func (s *Server) handleExchangeBySymbol(w http.ResponseWriter, req bunrouter.Request, p *symbolParams) error {
-	e, err := marketdata.NewStore(s.db).ExchangeBySymbol(req.Context(), p.Symbol)
+	e, err := s.market.ExchangeBySymbol(req.Context(), p.Symbol)
 	if err != nil {
 		return err
 	}
@@ -559,7 +559,7 @@ type holidayListParams struct {
 // the full-day closures of year (default: this year and the next);
 // type=early_close gives the early closes instead and type=all both.
 func (s *Server) handleExchangeHolidays(w http.ResponseWriter, req bunrouter.Request, p *holidayListParams) error {
-	e, err := marketdata.NewStore(s.db).Exchange(req.Context(), p.ID)
+	e, err := s.market.Exchange(req.Context(), p.ID)
 	if err != nil {
 		return err
 	}

@@ -230,7 +230,7 @@ type orderListParams struct {
 // orders, newest first, a page at a time.
 func (s *Server) handleOrderList(w http.ResponseWriter, req bunrouter.Request, p *orderListParams) error {
 	f := connect.OrderFilter{Status: p.Status, Side: p.Side, Page: p.Page, Limit: p.Limit}
-	list, total, err := connect.NewStore(s.db).Orders(req.Context(), principal(req.Context()).UserID, f)
+	list, total, err := s.trading.Orders(req.Context(), principal(req.Context()).UserID, f)
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (s *Server) handleOrderDelete(w http.ResponseWriter, req bunrouter.Request,
 // handleOrderGet serves GET /api/v1/brokers/orders/:id (beyond the spec):
 // one of the key owner's orders.
 func (s *Server) handleOrderGet(w http.ResponseWriter, req bunrouter.Request, p *idParams) error {
-	o, err := connect.NewStore(s.db).Order(req.Context(), principal(req.Context()).UserID, p.ID)
+	o, err := s.trading.Order(req.Context(), principal(req.Context()).UserID, p.ID)
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 	// Read after the version: the records are at least as new as it, so
 	// nothing stale is cached under a newer version. One statement reads
 	// one snapshot, so a concurrent import is seen whole or not at all.
-	ps, err := marketdata.NewStore(s.db).Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
+	ps, err := s.market.Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -12,9 +12,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/profiles"
-	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
 // maxProfileIDs is the most asset ids GET /asset-profiles takes (spec 8).
@@ -23,12 +21,12 @@ const maxProfileIDs = 50
 // profileIDsParam is the spec's name of the ids of GET /asset-profiles.
 const profileIDsParam = "assetIds[]"
 
-// handleAIProfileGet serves GET /api/v1/asset-profiles/:assetId: the
+// handleAssetProfileGet serves GET /api/v1/asset-profiles/:assetId: the
 // stored profile with assetId and symbol first and updatedAt last,
 // spliced around the engine's JSON as stored (no decoding).
-func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
+func (s *Server) handleAssetProfileGet(w http.ResponseWriter, req bunrouter.Request, p *assetIDParams) error {
 	id, ctx := p.AssetID, req.Context()
-	rec, err := profiledb.NewStore(s.db).Profile(ctx, id)
+	rec, err := s.profiles.Profile(ctx, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return s.noProfile(req, id)
 	}
@@ -61,12 +59,11 @@ func (s *Server) handleAIProfileGet(w http.ResponseWriter, req bunrouter.Request
 // why: no such asset, too few bars, or not built yet.
 func (s *Server) noProfile(req bunrouter.Request, id uuid.UUID) error {
 	ctx := req.Context()
-	md := marketdata.NewStore(s.db)
-	a, err := md.Asset(ctx, id)
+	a, err := s.market.Asset(ctx, id)
 	if err != nil {
 		return err // ErrNotFound for an unknown asset
 	}
-	n, err := md.CountPrices(ctx, id)
+	n, err := s.market.CountPrices(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -78,8 +75,8 @@ func (s *Server) noProfile(req bunrouter.Request, id uuid.UUID) error {
 		"seeding and imports, or by `tradekit profiles build`)", a.Symbol, id)
 }
 
-// aiProfileSummaryJSON is the reduced profile of the multi-asset form.
-type aiProfileSummaryJSON struct {
+// assetProfileSummaryJSON is the reduced profile of the multi-asset form.
+type assetProfileSummaryJSON struct {
 	AssetID          string          `json:"assetId"`
 	Symbol           string          `json:"symbol"`
 	RegimePatterns   currentRegime   `json:"regimePatterns"`
@@ -92,9 +89,9 @@ type currentRegime struct {
 	Current string `json:"current"`
 }
 
-// aiProfileListParams are the parameters of GET /api/v1/asset-profiles:
+// assetProfileListParams are the parameters of GET /api/v1/asset-profiles:
 // assetIds[], also accepted without brackets.
-type aiProfileListParams struct {
+type assetProfileListParams struct {
 	IDs      []uuid.UUID `query:"assetIds[]"`
 	PlainIDs []uuid.UUID `query:"assetIds"`
 
@@ -102,7 +99,7 @@ type aiProfileListParams struct {
 }
 
 // check requires 1 to 50 distinct ids.
-func (p *aiProfileListParams) check() error {
+func (p *assetProfileListParams) check() error {
 	all := slices.Concat(p.IDs, p.PlainIDs)
 	if len(all) == 0 {
 		return invalidParam(profileIDsParam, "is required: give 1 to %d asset ids, as assetIds[]=<uuid>&assetIds[]=<uuid>", maxProfileIDs)
@@ -120,16 +117,16 @@ func (p *aiProfileListParams) check() error {
 	return nil
 }
 
-// handleAIProfileList serves GET /api/v1/asset-profiles?assetIds[]=…: the
+// handleAssetProfileList serves GET /api/v1/asset-profiles?assetIds[]=…: the
 // reduced profiles of up to 50 assets, in the order asked, each once.
 // Unknown ids, and assets with no profile yet, are left out.
-func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Request, p *aiProfileListParams) error {
+func (s *Server) handleAssetProfileList(w http.ResponseWriter, req bunrouter.Request, p *assetProfileListParams) error {
 	ids := p.ids
-	recs, err := profiledb.NewStore(s.db).Profiles(req.Context(), ids)
+	recs, err := s.profiles.Profiles(req.Context(), ids)
 	if err != nil {
 		return err
 	}
-	out := make([]aiProfileSummaryJSON, len(recs))
+	out := make([]assetProfileSummaryJSON, len(recs))
 	for i, r := range recs {
 		var part struct {
 			Regimes          currentRegime   `json:"regimePatterns"`
@@ -141,7 +138,7 @@ func (s *Server) handleAIProfileList(w http.ResponseWriter, req bunrouter.Reques
 			// fault (400), and stored data gone bad is the server's (500).
 			return fmt.Errorf("server: stored profile of %s is corrupt: %v", r.AssetID, err)
 		}
-		out[i] = aiProfileSummaryJSON{AssetID: r.AssetID.String(), Symbol: r.Symbol, RegimePatterns: part.Regimes,
+		out[i] = assetProfileSummaryJSON{AssetID: r.AssetID.String(), Symbol: r.Symbol, RegimePatterns: part.Regimes,
 			StrategyAffinity: part.StrategyAffinity, Volatility: part.Volatility, UpdatedAt: timestamp(r.UpdatedAt)}
 	}
 	return s.writeData(w, out)

@@ -76,8 +76,8 @@ func (s *Server) routeTable() []route {
 		{"POST", "/api/v1/indicators/custom/:id/evaluate", keyed, bind(s, s.handleCustomEvaluate)},
 
 		// Asset profiles (spec 4.8).
-		{"GET", "/api/v1/asset-profiles", keyed, bind(s, s.handleAIProfileList)},
-		{"GET", "/api/v1/asset-profiles/:assetId", keyed, bind(s, s.handleAIProfileGet)},
+		{"GET", "/api/v1/asset-profiles", keyed, bind(s, s.handleAssetProfileList)},
+		{"GET", "/api/v1/asset-profiles/:assetId", keyed, bind(s, s.handleAssetProfileGet)},
 
 		// Brokers (spec 4.10) and the portfolios of connected accounts.
 		{"GET", "/api/v1/brokers/providers", keyed, bindNone(s, s.handleProviderList)},

@@ -18,12 +18,15 @@ import (
 
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/alerts/webhook"
+	"github.com/tradekit/tradekit/backtest/backtestdb"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/knowledge"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/studies"
 )
 
@@ -82,7 +85,7 @@ type Config struct {
 // Server is the Tradekit HTTP API over one database. It is stateless
 // beyond bounded caches: several Servers on one PostgreSQL behave as one.
 type Server struct {
-	db        *bun.DB
+	db        *bun.DB // handed to the services, the stores and the dashboard as New builds them; else only pinged (databaseAnswers)
 	cfg       Config
 	log       *slog.Logger
 	now       func() time.Time
@@ -98,7 +101,16 @@ type Server struct {
 	connect   *connect.Service
 	copy      *copytrading.Service
 	alerts    *alerts.Service
-	docs      *lru.Cache // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
+	// The stores the handlers read and write through; built once by New,
+	// as the services are. No handler builds a store or runs SQL of its
+	// own (thin_test.go).
+	market    *marketdata.Store // assets, prices, industries, indexes, exchanges
+	billing   *billing.Store    // plans, users, rate counters, sessions
+	trading   *connect.Store    // connections, sync logs, portfolios, orders
+	custom    *studies.Store    // custom indicators
+	backtests *backtestdb.Store // backtest results
+	profiles  *profiledb.Store  // asset profiles
+	docs      *lru.Cache        // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
 	metrics   *metrics
 	idPrefix  string
 	seq       atomic.Uint64
@@ -154,6 +166,12 @@ func New(cfg Config, db *bun.DB) *Server {
 		knowledge: cfg.Knowledge,
 		studies:   studies.NewService(db, cfg.Studies),
 		metrics:   newMetrics(db),
+		market:    marketdata.NewStore(db),
+		billing:   billing.NewStore(db),
+		trading:   connect.NewStore(db),
+		custom:    studies.NewStore(db),
+		backtests: backtestdb.NewStore(db),
+		profiles:  profiledb.NewStore(db),
 	}
 	s.newTrading()
 	s.docs = lru.New(cfg.CacheBytes)
@@ -175,7 +193,7 @@ func New(cfg Config, db *bun.DB) *Server {
 func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 	cfg.Now, cfg.Logger, cfg.Observe = s.now, s.log, s.metrics.alertsObserver()
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
-		p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
+		p, err := s.billing.PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err
 	}
 	cfg.Transport = &webhook.Client{AllowPrivate: s.cfg.AllowPrivateWebhooks}
@@ -251,10 +269,10 @@ func (s *Server) Maintain(ctx context.Context) {
 			}
 		case <-prune.C:
 			// Keep yesterday's counters; nothing reads older ones.
-			if err := billing.NewStore(s.db).PruneCounters(ctx, s.now().Add(-48*time.Hour)); err != nil && ctx.Err() == nil {
+			if err := s.billing.PruneCounters(ctx, s.now().Add(-48*time.Hour)); err != nil && ctx.Err() == nil {
 				s.log.Warn("pruning rate counters failed", "err", err)
 			}
-			if _, err := billing.NewStore(s.db).DeleteExpiredSessions(ctx, s.now()); err != nil && ctx.Err() == nil {
+			if _, err := s.billing.DeleteExpiredSessions(ctx, s.now()); err != nil && ctx.Err() == nil {
 				s.log.Warn("deleting expired dashboard sessions failed", "err", err)
 			}
 		}

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 
-	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
@@ -108,7 +107,7 @@ func (s *Server) newTrading() {
 	}
 	s.connect = connect.NewService(s.db, connect.Config{Providers: providers, Sealer: sealer, Unavailable: unavailable,
 		PortfolioLimit: func(ctx context.Context, userID uuid.UUID) (int, error) {
-			p, err := billing.NewStore(s.db).PlanOf(ctx, userID)
+			p, err := s.billing.PlanOf(ctx, userID)
 			return p.Features.Portfolios, err
 		},
 		HTTPClient: s.brokerClient(), SyncInterval: cfg.SyncInterval, SlippageBps: cfg.PaperSlippageBps,
@@ -117,7 +116,7 @@ func (s *Server) newTrading() {
 		OnFill:  func(uuid.UUID) { s.copy.Wake() },
 		Observe: s.metrics.connectObserver(),
 		UserEmail: func(ctx context.Context, userID uuid.UUID) (string, error) {
-			u, err := billing.NewStore(s.db).UserByID(ctx, userID)
+			u, err := s.billing.UserByID(ctx, userID)
 			return u.Email, err
 		},
 		Now: s.now, Logger: s.log})

@@ -129,4 +129,11 @@
 // at Tradekit's latest stored close of the symbol's asset; a symbol that
 // is no Tradekit asset, or has no stored price, keeps the broker's
 // market value.
+//
+// Other packages read portfolios through [Store], never through SQL of
+// their own: package copytrading reads a leader's portfolio by id
+// ([Store.PortfolioByID]), a follower's by connection ([Store.PortfolioOf]),
+// both with their positions, and a leader's fills, daily equity, provider
+// and last change ([Store.Fills], [Store.HistoryByID], [Store.Providers],
+// [Store.UpdatedAt]). A Store built on a transaction reads inside it.
 package connect

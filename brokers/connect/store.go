@@ -246,11 +246,70 @@ func (s *Store) History(ctx context.Context, userID, id uuid.UUID) ([]EquityPoin
 	if !owned {
 		return nil, portfolioNotFound(id)
 	}
+	return s.HistoryByID(ctx, id)
+}
+
+// HistoryByID returns the daily equity of portfolio id, oldest first,
+// whoever owns it; none for a portfolio that does not exist.
+func (s *Store) HistoryByID(ctx context.Context, id uuid.UUID) ([]EquityPoint, error) {
 	list := []EquityPoint{}
 	if err := s.db.NewSelect().Model(&list).Where("portfolio_id = ?", id).Order("date").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("connect: history of portfolio %s: %w", id, err)
 	}
 	return list, nil
+}
+
+// Fills returns the fills of portfolio id, newest first (by the time they
+// filled, then by the broker's id), whoever owns it; none for a portfolio
+// that does not exist.
+func (s *Store) Fills(ctx context.Context, id uuid.UUID) ([]Fill, error) {
+	list := []Fill{}
+	if err := s.db.NewSelect().Model(&list).Where("portfolio_id = ?", id).Order("filled_at DESC", "broker_id DESC").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("connect: fills of portfolio %s: %w", id, err)
+	}
+	return list, nil
+}
+
+// Providers returns the provider of each portfolio's connection, by
+// portfolio id, whoever owns them. Ids with no portfolio are left out.
+func (s *Store) Providers(ctx context.Context, portfolioIDs []uuid.UUID) (map[uuid.UUID]string, error) {
+	out := make(map[uuid.UUID]string, len(portfolioIDs))
+	if len(portfolioIDs) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID       uuid.UUID `bun:"id"`
+		Provider string    `bun:"provider"`
+	}
+	err := s.db.NewSelect().TableExpr("portfolios AS p").ColumnExpr("p.id, c.provider").
+		Join("JOIN broker_connections AS c ON c.id = p.connection_id").
+		Where("p.id IN (?)", bun.In(portfolioIDs)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("connect: providers of portfolios: %w", err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Provider
+	}
+	return out, nil
+}
+
+// UpdatedAt returns when each portfolio last changed (its
+// [Portfolio.UpdatedAt]: a sync or a fill), by portfolio id, whoever owns
+// them. Ids with no portfolio are left out.
+func (s *Store) UpdatedAt(ctx context.Context, portfolioIDs []uuid.UUID) (map[uuid.UUID]time.Time, error) {
+	out := make(map[uuid.UUID]time.Time, len(portfolioIDs))
+	if len(portfolioIDs) == 0 {
+		return out, nil
+	}
+	var list []Portfolio
+	err := s.db.NewSelect().Model(&list).Column("id", "updated_at").Where("id IN (?)", bun.In(portfolioIDs)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect: portfolios' updates: %w", err)
+	}
+	for _, p := range list {
+		out[p.ID] = p.UpdatedAt
+	}
+	return out, nil
 }
 
 // saveFills adds the fills the portfolio p lacks, numbered from

@@ -115,10 +115,9 @@ func (s *Service) runSync(ctx context.Context, id uuid.UUID, log SyncLog) {
 
 // publicSyncError is what a failed sync's log tells the user.
 func publicSyncError(err error) string {
-	var te *tradekit.Error
 	switch {
-	case errors.As(err, &te):
-		return te.Msg
+	case tradekit.Message(err) != "":
+		return tradekit.Message(err)
 	case errors.Is(err, tradekit.ErrUnauthorized):
 		return "the broker no longer accepts this connection's authorization: disconnect and connect again"
 	case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):

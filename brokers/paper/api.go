@@ -204,8 +204,6 @@ func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) 
 		}
 		var e alpaca.ErrorJSON
 		var status int
-		var te *tradekit.Error
-		var pe *tradekit.ParamError
 		var ae *apiError
 		switch {
 		case errors.As(err, &ae):
@@ -213,12 +211,10 @@ func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) 
 		case errors.Is(err, tradekit.ErrUnauthorized):
 			status, e = http.StatusUnauthorized, alpaca.ErrorJSON{Code: codeUnauthorized, Message: "request is not authorized"}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="paper"`)
-		case errors.As(err, &pe):
-			status, e = http.StatusUnprocessableEntity, alpaca.ErrorJSON{Code: codeInvalid, Message: pe.Error()}
 		case errors.Is(err, tradekit.ErrInvalid):
-			msg := "invalid request"
-			if errors.As(err, &te) {
-				msg = te.Msg
+			msg := tradekit.Message(err) // a *tradekit.ParamError's "param: msg", or a *tradekit.Error's
+			if msg == "" {
+				msg = "invalid request"
 			}
 			status, e = http.StatusUnprocessableEntity, alpaca.ErrorJSON{Code: codeInvalid, Message: msg}
 		case errors.Is(err, tradekit.ErrNotFound):

@@ -128,12 +128,11 @@ func (b *Broker) handleCloseAll(w http.ResponseWriter, r *http.Request, a accoun
 // and false for an error that answers 500.
 func apiErrorOf(err error) (int, alpaca.ErrorJSON, bool) {
 	var ae *apiError
-	var pe *tradekit.ParamError
 	switch {
 	case errors.As(err, &ae):
 		return ae.status, alpaca.ErrorJSON{Code: ae.code, Message: ae.msg}, true
-	case errors.As(err, &pe):
-		return http.StatusUnprocessableEntity, alpaca.ErrorJSON{Code: codeInvalid, Message: pe.Error()}, true
+	case tradekit.Param(err) != "":
+		return http.StatusUnprocessableEntity, alpaca.ErrorJSON{Code: codeInvalid, Message: tradekit.Message(err)}, true
 	}
 	return 0, alpaca.ErrorJSON{}, false
 }
