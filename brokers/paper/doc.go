@@ -81,13 +81,40 @@
 // given the broker's base URL and the app's access token, work
 // unchanged.
 //
+// # API keys
+//
+// Besides OAuth access tokens, the API takes Alpaca-style API keys, as
+// Alpaca's SDKs send them when given a key id and a secret instead of a
+// token: the headers APCA-API-KEY-ID (a key id, "PK" and 18 characters)
+// and APCA-API-SECRET-KEY (a secret of 240 random bits, 40 characters).
+// A key reaches its account on every route under /v2, as the account's
+// access tokens do. A missing header, an unknown or revoked key, a wrong
+// secret, or a key beside an Authorization header answers Alpaca's 401
+// {"code":40110000,"message":"request is not authorized"}. Secrets are
+// shown once and stored as their SHA-256 only; a revoked key keeps its
+// row. An account holds at most [MaxAPIKeys] keys at once.
+//
+// Keys are created and revoked on the broker's account page, GET
+// /account, by the account's holder. The broker has no users or passwords
+// of its own: the holder signs in with a single-use link, valid for
+// [SignInLinkTTL], that the application connected to the account asks
+// for with one of its access tokens granted the account:write scope (POST
+// /account/sign-in-links; never with an API key, so that a key cannot
+// make keys), or that the server running the broker makes with
+// [Broker.SignInLink] (Tradekit's dashboard does, from a paper
+// connection's page). Using the link starts a session of [SessionTTL] in
+// an HttpOnly, SameSite=Lax cookie whose token is stored as its SHA-256;
+// every form of the page carries a CSRF token, an HMAC of the session
+// under Config.SigningKey. [Broker.CreateAPIKey], [Broker.APIKeys] and
+// [Broker.RevokeAPIKey] do the same from Go.
+//
 // # The account
 //
 // The API speaks Alpaca's Trading API v2 (see [Broker.Handler] for the
 // routes) with the types of package brokers/alpaca, decimals as JSON
 // strings, and Alpaca's JSON errors {"code", "message"} on every path
 // under /v2: 401 (code 40110000, "request is not authorized") for a
-// missing, unknown, expired or revoked access token; 404 (40410000) for
+// missing, unknown, expired or revoked access token or API key; 404 (40410000) for
 // an unknown path or object; 405 (40510000) for a known path with another
 // method; 422 (42210000) for invalid input and for what the paper broker
 // does not simulate (watchlists, options, corporate actions, time in
