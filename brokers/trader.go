@@ -38,6 +38,10 @@ type OrderRequest struct {
 	Type          OrderType
 	Quantity      decimal.Decimal  // positive
 	LimitPrice    *decimal.Decimal // limit orders only
+	// StopLossPrice, when not nil, is a buy's protective stop, which the
+	// broker holds as an order of its own once the buy fills (Alpaca: an
+	// OTO order's stop-loss leg). A sell's is ignored.
+	StopLossPrice *decimal.Decimal
 }
 
 // OrderState is an order as its broker reports it.

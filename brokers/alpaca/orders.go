@@ -15,7 +15,13 @@ import (
 var _ brokers.Trader = (*Client)(nil)
 
 // PlaceOrder sends o with POST /v2/orders: time in force "day" for a
-// market order and "gtc" (good till cancelled) for a limit order.
+// market order and "gtc" (good till cancelled) for a limit order. A buy
+// with a StopLossPrice goes as Alpaca expects a protective stop: as
+// order_class "oto" with stop_loss.stop_price, and time in force "gtc"
+// so that the stop leg, which takes the order's time in force, outlives
+// the day. The broker holds the leg until the buy fills, then rests it
+// as a stop sell of the same quantity; its fill is an order of its own,
+// which [Client.Fills] lists.
 //
 // An answer of 403 (Alpaca's "insufficient buying power", "insufficient
 // qty available for order", trading blocked) or 422 (an order the broker
@@ -30,6 +36,10 @@ func (c *Client) PlaceOrder(ctx context.Context, o brokers.OrderRequest) (broker
 		TimeInForce: "day", LimitPrice: o.LimitPrice, ClientOrderID: o.ClientOrderID}
 	if o.Type == brokers.Limit {
 		body.TimeInForce = "gtc"
+	}
+	if o.Side == brokers.Buy && o.StopLossPrice != nil {
+		stop := *o.StopLossPrice
+		body.OrderClass, body.StopLoss, body.TimeInForce = "oto", &StopLossJSON{StopPrice: &stop}, "gtc"
 	}
 	var out OrderJSON
 	err := c.do(ctx, http.MethodPost, "/v2/orders", nil, body, &out)

@@ -159,7 +159,7 @@ func (s *Service) traderOf(c *Connection) (brokers.Trader, error) {
 // leaves it pending, for the tracker to resolve.
 func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
 	st, err := tr.PlaceOrder(ctx, brokers.OrderRequest{ClientOrderID: o.ID.String(), Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, Quantity: o.Quantity, LimitPrice: o.LimitPrice})
+		Type: o.Type, Quantity: o.Quantity, LimitPrice: o.LimitPrice, StopLossPrice: o.StopLossPrice})
 	now := s.now()
 	var refused *brokers.RefusedError
 	switch {
