@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,6 +323,90 @@ func TestRecordedErrors(t *testing.T) {
 			var re *brokers.RefusedError
 			if errors.As(err, &re) {
 				t.Errorf("a %d is not a refusal of the order: %v", tt.status, err)
+			}
+		})
+	}
+}
+
+// TestRecordedReleaseStopLosses frees a position's quantity against
+// Alpaca's recorded answers: a position of 12 AAPL with none available,
+// held by two OTO stop legs (3, the newest, and 5), a limit sell of 4
+// that Tradekit did not place, and a held leg of 2 of a buy not yet
+// filled. Legs are cancelled newest first, as few as the sell needs; the
+// limit sell and the held leg never; the newest leg is read back through
+// pending_cancel until Alpaca reports it canceled.
+func TestRecordedReleaseStopLosses(t *testing.T) {
+	const (
+		newest = "a81e0c2b-5d0f-4f7e-b7a2-7c1d9e0f3a44"
+		older  = "d14b3f5e-803c-4cab-ae5d-af40c1326d77"
+	)
+	for _, tt := range []struct {
+		name       string
+		qty        string
+		position   answer
+		want       int
+		wantDelete []string
+	}{
+		{"the newest leg frees enough", "3", answer{200, nil, "position_aapl.json"}, 1, []string{newest}},
+		{"both legs, no more", "12", answer{200, nil, "position_aapl.json"}, 2, []string{newest, older}},
+		{"more than the position", "13", answer{200, nil, "position_aapl.json"}, 0, nil},
+		{"no position", "1", answer{404, nil, "error_404_position.json"}, 0, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var deleted []string
+			reads := map[string]int{}
+			s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				defer mu.Unlock()
+				a := answer{status: 200}
+				switch key := r.Method + " " + r.URL.Path; key {
+				case "GET /v2/positions/AAPL":
+					a = tt.position
+				case "GET /v2/orders":
+					if got := r.URL.RawQuery; got != "direction=desc&limit=500&side=sell&status=open&symbols=AAPL" {
+						t.Errorf("GET /v2/orders?%s", got)
+					}
+					a.file = "orders_open_sells.json"
+				case "DELETE /v2/orders/" + newest, "DELETE /v2/orders/" + older:
+					deleted = append(deleted, strings.TrimPrefix(r.URL.Path, "/v2/orders/"))
+					a.status = http.StatusNoContent
+				case "GET /v2/orders/" + newest:
+					reads[newest]++
+					a.file = "order_pending_cancel.json"
+					if reads[newest] > 1 {
+						a.file = "order_canceled.json"
+					}
+				case "GET /v2/orders/" + older:
+					reads[older]++
+					a.file = "order_canceled_older.json"
+				default:
+					t.Errorf("unexpected request %s %s", r.Method, r.URL)
+					a.status = http.StatusTeapot
+				}
+				if a.file != "" {
+					body, err := os.ReadFile(filepath.Join("testdata", "recorded", a.file))
+					if err != nil {
+						t.Error(err)
+					}
+					w.WriteHeader(a.status)
+					w.Write(body)
+					return
+				}
+				w.WriteHeader(a.status)
+			}))
+			defer s.Close()
+			n, err := staticClient(s.URL).ReleaseStopLosses(context.Background(), "AAPL", d(tt.qty))
+			if err != nil || n != tt.want {
+				t.Fatalf("ReleaseStopLosses(%s) = %d, %v; want %d", tt.qty, n, err, tt.want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(tt.wantDelete, deleted); diff != "" {
+				t.Errorf("cancelled (-want +got):\n%s", diff)
+			}
+			if len(tt.wantDelete) > 0 && reads[newest] != 2 {
+				t.Errorf("the newest leg read %d times, want until canceled (2)", reads[newest])
 			}
 		})
 	}
