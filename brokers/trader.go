@@ -86,6 +86,12 @@ type Trader interface {
 	// CancelOrder asks the broker to cancel the order with the broker's id.
 	// The cancellation may complete later: read the order to learn it.
 	CancelOrder(ctx context.Context, id string) error
+	// ReleaseStopLosses frees qty of the position in symbol for a sell,
+	// by cancelling the resting stop-loss orders that the broker holds for
+	// buys sent with a StopLossPrice, as few as it takes, and returns how
+	// many it cancelled. What they protected is no longer protected at
+	// the broker.
+	ReleaseStopLosses(ctx context.Context, symbol string, qty decimal.Decimal) (int, error)
 }
 
 // RefusedError reports an order its broker refused. It wraps

@@ -79,9 +79,16 @@
 //     the broker's cash and positions, so the ledger shows the position
 //     sold, and LedgerDrift notes the difference. Until then the ledger
 //     still holds the position. The resting stop holds the position's
-//     shares at the broker (qty_available), so a later sell of them
-//     through Tradekit is refused by the broker until the stop is
-//     cancelled there.
+//     shares at the broker (qty_available), so the broker refuses a
+//     later sell of them: when it refuses a sell, Tradekit cancels the
+//     stop-loss legs of the symbol that the sell needs
+//     ([brokers.Trader] ReleaseStopLosses: for Alpaca the open OTO stop
+//     legs, newest first, as few as free the quantity, waiting for the
+//     cancellations) and sends the sell once more. A sell of the whole
+//     position cancels its stops; a partial sell may leave the rest of
+//     the position without a stop at the broker, while the ledger keeps
+//     the position's stop for the guardrails. Sells that need no
+//     cancellation cost no extra round trip.
 //
 // Everything that reads or moves a user's exposure (a placement's check
 // and reservation, a fill, a reconciliation) runs under one lock per
