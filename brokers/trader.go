@@ -38,6 +38,10 @@ type OrderRequest struct {
 	Type          OrderType
 	Quantity      decimal.Decimal  // positive
 	LimitPrice    *decimal.Decimal // limit orders only
+	// StopLossPrice, when not nil, is a buy's protective stop, which the
+	// broker holds as an order of its own once the buy fills (Alpaca: an
+	// OTO order's stop-loss leg). A sell's is ignored.
+	StopLossPrice *decimal.Decimal
 }
 
 // OrderState is an order as its broker reports it.
@@ -82,6 +86,12 @@ type Trader interface {
 	// CancelOrder asks the broker to cancel the order with the broker's id.
 	// The cancellation may complete later: read the order to learn it.
 	CancelOrder(ctx context.Context, id string) error
+	// ReleaseStopLosses frees qty of the position in symbol for a sell,
+	// by cancelling the resting stop-loss orders that the broker holds for
+	// buys sent with a StopLossPrice, as few as it takes, and returns how
+	// many it cancelled. What they protected is no longer protected at
+	// the broker.
+	ReleaseStopLosses(ctx context.Context, symbol string, qty decimal.Decimal) (int, error)
 }
 
 // RefusedError reports an order its broker refused. It wraps

@@ -63,6 +63,8 @@ type connectionData struct {
 	Connection connect.Connection
 	Portfolio  *connect.Portfolio // nil before the first sync
 	Logs       []connect.SyncLog
+	// PaperKeys shows the button to the paper broker's account page.
+	PaperKeys bool
 }
 
 // connectionPage shows a connection's portfolio and sync log.
@@ -102,6 +104,7 @@ func (h *Handler) connectionPage(w http.ResponseWriter, r *http.Request) {
 				d.Portfolio = &full
 			}
 		}
+		d.PaperKeys = h.cfg.PaperSignIn != nil && isPaper(d.Connection)
 		title := d.Connection.Provider
 		if d.Connection.AccountName != "" {
 			title += " " + d.Connection.AccountName
@@ -135,4 +138,42 @@ func brokerPath(r *http.Request) func(uuid.UUID) string {
 		}
 		return "/dashboard/brokers"
 	}
+}
+
+// isPaper reports whether c is an active connection to the built-in paper
+// broker.
+func isPaper(c connect.Connection) bool {
+	return c.Provider == "paper" && c.Status == connect.Active && c.AccountID != ""
+}
+
+// paperAccount sends the user to the paper broker's account page of an
+// active paper connection, signed in by a single-use link: there they
+// create and revoke the account's API keys.
+func (h *Handler) paperAccount(w http.ResponseWriter, r *http.Request) {
+	h.withSession(w, r, func(v visit) {
+		id, err := uuid.Parse(r.PathValue("id"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		c, err := connect.NewStore(h.db).Connection(r.Context(), v.u.ID, id)
+		if _, ok := formErrors(err); ok {
+			http.NotFound(w, r)
+			return
+		}
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		if !isPaper(c) {
+			back(v, "/dashboard/brokers/"+id.String(), "Only an active connection to the paper broker has an account page there.")
+			return
+		}
+		link, err := h.cfg.PaperSignIn(r.Context(), c.AccountID)
+		if err != nil {
+			h.fail(w, err)
+			return
+		}
+		http.Redirect(w, r, link, http.StatusSeeOther)
+	})
 }

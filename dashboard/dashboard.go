@@ -9,7 +9,9 @@
 //     (the key shown once) and delete, and other members see;
 //   - Settings → Members: the account's users; administrators invite more;
 //   - Brokers: connect a broker (OAuth, returning here), sync, disconnect,
-//     the portfolio's positions and the sync log;
+//     the portfolio's positions and the sync log; for a paper account, a
+//     button that signs the user in to the paper broker's account page,
+//     where they create and revoke the account's Alpaca-style API keys;
 //   - Orders: the orders placed through the user's connections, newest
 //     first, 20 a page, with their status, prices, fill and reject
 //     reason; a pending one can be cancelled at its broker;
@@ -96,6 +98,11 @@ type Config struct {
 	// Brokers serves the broker, orders and guardrails pages; nil leaves
 	// them out.
 	Brokers *connect.Service
+	// PaperSignIn returns a link that signs the browser in to the paper
+	// broker's page of the paper account with the broker's id, where its
+	// holder manages the account's API keys; the server passes its paper
+	// broker's [paper.Broker.SignInLink]. nil leaves the button out.
+	PaperSignIn func(ctx context.Context, accountID string) (string, error)
 	// Copy serves the copy-trading pages; nil leaves them out.
 	Copy *copytrading.Service
 	// Alerts serves the watchlist, alert and webhook pages; nil leaves
@@ -173,6 +180,9 @@ func New(db bun.IDB, cfg Config) *Handler {
 		h.mux.HandleFunc("GET /dashboard/brokers/{id}", h.connectionPage)
 		h.mux.HandleFunc("POST /dashboard/brokers/{id}/sync", h.syncConnection)
 		h.mux.HandleFunc("POST /dashboard/brokers/{id}/disconnect", h.disconnect)
+		if cfg.PaperSignIn != nil {
+			h.mux.HandleFunc("POST /dashboard/brokers/{id}/paper-account", h.paperAccount)
+		}
 		h.mux.HandleFunc("GET /dashboard/orders", h.ordersPage)
 		h.mux.HandleFunc("POST /dashboard/orders/{id}/cancel", h.cancelOrder)
 		h.mux.HandleFunc("GET /dashboard/guardrails", h.guardrailsPage)

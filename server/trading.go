@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -79,7 +80,7 @@ func (s *Server) newTrading() {
 	s.paper = paper.New(s.db, paper.Config{
 		Clients:      []paper.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
 		StartingCash: cfg.PaperCash, SlippageBps: cfg.PaperSlippageBps, Commission: cfg.PaperCommission,
-		Prefix: paperPrefix, PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
+		Prefix: paperPrefix, PublicURL: strings.TrimRight(cfg.PublicURL, "/"), PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
 		SigningKey: paperSigningKey(cfg.SecretKey), SignupLimit: cfg.PaperSignupsPerHour, ClientAddress: clientAddress,
 	})
 	providers := []connect.Provider{{
@@ -120,6 +121,18 @@ func (s *Server) newTrading() {
 			return u.Email, err
 		},
 		Now: s.now, Logger: s.log})
+}
+
+// paperSignIn returns a sign-in link to the paper broker's page of the
+// paper account with the id, for the dashboard's button on a paper
+// connection.
+func (s *Server) paperSignIn(ctx context.Context, accountID string) (string, error) {
+	id, err := uuid.Parse(accountID)
+	if err != nil {
+		return "", fmt.Errorf("server: paper account id %q: %w", accountID, err)
+	}
+	link, _, err := s.paper.SignInLink(ctx, id)
+	return link, err
 }
 
 // paperClientSecret derives the paper broker's OAuth client secret from
@@ -164,7 +177,7 @@ func (s *Server) mount(router http.Handler) http.Handler {
 	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
 	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
 		PublicURL: s.cfg.Brokers.PublicURL, Brokers: s.connect, Copy: s.copy, Logger: s.log,
-		Alerts: s.alerts, Studies: s.studies, Passwords: s.cfg.Passwords})
+		Alerts: s.alerts, Studies: s.studies, Passwords: s.cfg.Passwords, PaperSignIn: s.paperSignIn})
 	metrics := s.metrics.handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, paperPrefix+"/") {

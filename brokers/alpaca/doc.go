@@ -90,7 +90,17 @@
 // day and gtc (paper orders never expire, so expired_at and expires_at
 // are null), and ioc and fok on market and limit orders: the matching
 // pass run at once after placement fills them at the close or cancels
-// them (one and the same, since fills are whole). Notional market day
+// them (one and the same, since fills are whole). Time in force opg and
+// cls on whole-share market and limit orders of class simple: they are
+// accepted and refused at Alpaca's hours, on NYSE's calendar in New York
+// time (opg refused from 09:28, cls from 15:50, or ten minutes before an
+// early close, until 19:00; from 19:00 and on days without a session
+// they join the next session's auction, and in the two or ten minutes
+// before the auction they cannot be cancelled or replaced); an opg order
+// fills at the open of its session's daily bar and a cls order at its
+// close, once the clock has passed that open or close and the bar is
+// stored, without slippage; a limit not met, or a session without a
+// stored bar once a later bar is stored, cancels the order. Notional market day
 // orders fill notional / price, truncated to 9 places, and show qty
 // null. extended_hours is stored and echoed; it changes nothing, since
 // fills are at daily closes. replaced_by, replaces and replaced_at come
@@ -118,8 +128,8 @@
 // above its stop, a buy's below).
 //
 // Answering 422 with Alpaca's JSON error, as does anything else not
-// simulated, so that nothing is silently dropped: time in force opg and
-// cls (and ioc or fok on stop orders), order class mleg and option legs,
+// simulated, so that nothing is silently dropped: time in force gtx and
+// gtd (and ioc or fok on stop orders), order class mleg and option legs,
 // and short sales. failed_at and position_intent stay null or empty.
 //
 // Money and quantities are [decimal.Decimal], decoded from the JSON text

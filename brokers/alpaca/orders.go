@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -15,7 +18,15 @@ import (
 var _ brokers.Trader = (*Client)(nil)
 
 // PlaceOrder sends o with POST /v2/orders: time in force "day" for a
-// market order and "gtc" (good till cancelled) for a limit order.
+// market order and "gtc" (good till cancelled) for a limit order. A buy
+// with a StopLossPrice goes as Alpaca expects a protective stop: as
+// order_class "oto" with stop_loss.stop_price, and time in force "gtc"
+// so that the stop leg, which takes the order's time in force, outlives
+// the day. The broker holds the leg until the buy fills, then rests it
+// as a stop sell of the same quantity; its fill is an order of its own,
+// which [Client.Fills] lists. While it rests it holds that quantity, so
+// that the broker refuses a sell of it: [Client.ReleaseStopLosses]
+// cancels the legs a sell needs.
 //
 // An answer of 403 (Alpaca's "insufficient buying power", "insufficient
 // qty available for order", trading blocked) or 422 (an order the broker
@@ -30,6 +41,10 @@ func (c *Client) PlaceOrder(ctx context.Context, o brokers.OrderRequest) (broker
 		TimeInForce: "day", LimitPrice: o.LimitPrice, ClientOrderID: o.ClientOrderID}
 	if o.Type == brokers.Limit {
 		body.TimeInForce = "gtc"
+	}
+	if o.Side == brokers.Buy && o.StopLossPrice != nil {
+		stop := *o.StopLossPrice
+		body.OrderClass, body.StopLoss, body.TimeInForce = "oto", &StopLossJSON{StopPrice: &stop}, "gtc"
 	}
 	var out OrderJSON
 	err := c.do(ctx, http.MethodPost, "/v2/orders", nil, body, &out)
@@ -139,4 +154,79 @@ func orderState(o OrderJSON) brokers.OrderState {
 		}
 	}
 	return st
+}
+
+// The timing of [Client.ReleaseStopLosses]' wait for the cancellations it
+// asked for: a read releaseFirst after them, each next one twice as long
+// after the one before, until releaseWait has passed.
+const (
+	releaseFirst = 4 * time.Millisecond
+	releaseWait  = time.Second
+)
+
+// ReleaseStopLosses frees qty of the account's position in symbol for a
+// sell, by cancelling the stop-loss legs that hold it: the open stop and
+// stop_limit sells of order class oto, which is how [Client.PlaceOrder]
+// sends a buy's StopLossPrice, newest first, until qty is available
+// (GET /v2/positions/{symbol}: qty_available) or none is left. It
+// cancels nothing when qty is available already, when there is no
+// position, or when qty is more than the position, which no cancellation
+// would let the broker sell. A leg held for a buy that has not filled
+// holds nothing and is kept; other open sells are never touched. Alpaca
+// cancels asynchronously (pending_cancel), so ReleaseStopLosses then
+// reads each cancelled leg until the broker reports it final, for at most
+// a second. It returns how many legs it cancelled; what they protected is
+// no longer protected at the broker.
+func (c *Client) ReleaseStopLosses(ctx context.Context, symbol string, qty decimal.Decimal) (int, error) {
+	var p PositionJSON
+	err := c.get(ctx, "/v2/positions/"+url.PathEscape(symbol), nil, &p)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	need := qty.Sub(p.QtyAvailable)
+	if !need.IsPositive() || qty.GreaterThan(p.Qty) {
+		return 0, nil
+	}
+	var open []OrderJSON
+	q := url.Values{"status": {"open"}, "symbols": {symbol}, "side": {"sell"}, "direction": {"desc"}, "limit": {"500"}}
+	if err := c.get(ctx, "/v2/orders", q, &open); err != nil {
+		return 0, err
+	}
+	var cancelled []string
+	for _, o := range open {
+		if !need.IsPositive() {
+			break
+		}
+		if o.OrderClass != "oto" || o.Type != "stop" && o.Type != "stop_limit" || o.Side != "sell" || o.Status == "held" || o.Qty == nil {
+			continue
+		}
+		err := c.CancelOrder(ctx, o.ID)
+		if errors.Is(err, tradekit.ErrConflict) || errors.Is(err, tradekit.ErrNotFound) {
+			continue // filled or gone meanwhile
+		}
+		if err != nil {
+			return len(cancelled), err
+		}
+		cancelled = append(cancelled, o.ID)
+		need = need.Sub(o.Qty.Sub(o.FilledQty))
+	}
+	wait, deadline := releaseFirst, time.Now().Add(releaseWait)
+	for _, id := range cancelled {
+		for {
+			st, err := c.Order(ctx, id)
+			if err != nil || st.Status.Final() || time.Now().Add(wait).After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return len(cancelled), fmt.Errorf("alpaca: waiting for cancellations: %w: %w", tradekit.ErrUnavailable, ctx.Err())
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+	}
+	return len(cancelled), nil
 }

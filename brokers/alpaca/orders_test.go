@@ -57,6 +57,42 @@ func TestPlaceOrder(t *testing.T) {
 	}
 }
 
+// TestPlaceOrderStopLoss checks that a buy's stop-loss goes to Alpaca
+// as an OTO order's stop_loss leg, good till cancelled.
+func TestPlaceOrderStopLoss(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &got)
+		io.WriteString(w, orderBody)
+	}))
+	defer srv.Close()
+	c := alpaca.New(alpaca.Config{BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
+	stop := decimal.RequireFromString("90.5")
+	for _, tt := range []struct {
+		name string
+		side brokers.Side
+		want map[string]any
+	}{
+		{"buy", brokers.Buy, map[string]any{"symbol": "AAPL", "qty": "2", "side": "buy", "type": "market", "time_in_force": "gtc",
+			"client_order_id": "c-1", "order_class": "oto", "stop_loss": map[string]any{"stop_price": "90.5"}}},
+		{"sell", brokers.Sell, map[string]any{"symbol": "AAPL", "qty": "2", "side": "sell", "type": "market", "time_in_force": "day",
+			"client_order_id": "c-1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got = nil
+			_, err := c.PlaceOrder(context.Background(), brokers.OrderRequest{ClientOrderID: "c-1", Symbol: "AAPL", Side: tt.side,
+				Type: brokers.Market, Quantity: decimal.RequireFromString("2"), StopLossPrice: &stop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("body (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestPlaceOrderRefusals(t *testing.T) {
 	var posts int
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -69,6 +69,26 @@
 //     ledger differed (Connection.LedgerDrift, also logged). A fill
 //     applied while the sync read the broker (Portfolio.Version moved)
 //     leaves the ledger to the next sync.
+//   - Stop-losses: a buy's stopLossPrice goes to the broker with the
+//     order ([brokers.OrderRequest] StopLossPrice; Alpaca: an OTO order
+//     with a stop_loss leg, good till cancelled), so the broker holds the
+//     stop. The tracker follows the buy alone (the order Tradekit placed):
+//     its fills are what the ledger applies. When the stop leg fills, it
+//     is a sell Tradekit did not place: the next sync records it among
+//     the account's fills (by the broker's id) and reconciliation takes
+//     the broker's cash and positions, so the ledger shows the position
+//     sold, and LedgerDrift notes the difference. Until then the ledger
+//     still holds the position. The resting stop holds the position's
+//     shares at the broker (qty_available), so the broker refuses a
+//     later sell of them: when it refuses a sell, Tradekit cancels the
+//     stop-loss legs of the symbol that the sell needs
+//     ([brokers.Trader] ReleaseStopLosses: for Alpaca the open OTO stop
+//     legs, newest first, as few as free the quantity, waiting for the
+//     cancellations) and sends the sell once more. A sell of the whole
+//     position cancels its stops; a partial sell may leave the rest of
+//     the position without a stop at the broker, while the ledger keeps
+//     the position's stop for the guardrails. Sells that need no
+//     cancellation cost no extra round trip.
 //
 // Everything that reads or moves a user's exposure (a placement's check
 // and reservation, a fill, a reconciliation) runs under one lock per

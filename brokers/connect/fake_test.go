@@ -41,6 +41,10 @@ type fakeBroker struct {
 	autoFill   bool // market orders fill when placed
 	fillOnRead bool // market orders fill when first read with Order
 	asyncStop  bool // CancelOrder leaves the order pending_cancel
+	// stopHeld is, by symbol, the quantity the stop-loss legs of filled
+	// buys with a StopLossPrice hold: a sell of more than the position
+	// less it is refused, until ReleaseStopLosses frees it.
+	stopHeld   map[string]decimal.Decimal
 	seq        int
 	calls      map[string]int
 	requests   []brokers.OrderRequest // every PlaceOrder that reached the broker's book
@@ -66,6 +70,7 @@ func newFakeBroker(now func() time.Time) *fakeBroker {
 		orders:    map[string]*fakeOrder{},
 		byClient:  map[string]string{},
 		calls:     map[string]int{},
+		stopHeld:  map[string]decimal.Decimal{},
 	}
 }
 
@@ -192,6 +197,10 @@ func (b *fakeBroker) PlaceOrder(_ context.Context, r brokers.OrderRequest) (brok
 	}
 	b.mu.Lock()
 	id, ok := b.byClient[r.ClientOrderID]
+	if p := b.positions[r.Symbol]; !ok && r.Side == brokers.Sell && p != nil && r.Quantity.GreaterThan(p.Quantity.Sub(b.stopHeld[r.Symbol])) {
+		b.mu.Unlock()
+		return brokers.OrderState{}, &brokers.RefusedError{Reason: "insufficient qty available for order", Code: 40310000}
+	}
 	if !ok {
 		b.seq++
 		id = fmt.Sprintf("b-%d", b.seq)
@@ -271,6 +280,24 @@ func (b *fakeBroker) CancelOrder(_ context.Context, id string) error {
 	return b.done("CancelOrder")
 }
 
+// ReleaseStopLosses frees the stop-loss legs of symbol, all at once, when
+// a sell of qty needs them and the position has qty, and reports one
+// cancellation.
+func (b *fakeBroker) ReleaseStopLosses(_ context.Context, symbol string, qty decimal.Decimal) (int, error) {
+	if err := b.call("ReleaseStopLosses"); err != nil {
+		return 0, err
+	}
+	b.mu.Lock()
+	n := 0
+	if p := b.positions[symbol]; p != nil && b.stopHeld[symbol].IsPositive() && !qty.GreaterThan(p.Quantity) &&
+		qty.GreaterThan(p.Quantity.Sub(b.stopHeld[symbol])) {
+		delete(b.stopHeld, symbol)
+		n = 1
+	}
+	b.mu.Unlock()
+	return n, b.done("ReleaseStopLosses")
+}
+
 // fill fills qty more of the broker's order id at price, charging
 // commission, as the broker's matcher would.
 func (b *fakeBroker) fill(id string, qty, price, commission decimal.Decimal) {
@@ -311,6 +338,9 @@ func (b *fakeBroker) fillLocked(id string, qty, price, commission decimal.Decima
 		p.AvgEntryPrice = p.Quantity.Mul(p.AvgEntryPrice).Add(qty.Mul(price)).DivRound(after, 10)
 	}
 	p.Quantity = after
+	if o.req.Side == brokers.Buy && o.req.StopLossPrice != nil {
+		b.stopHeld[o.req.Symbol] = b.stopHeld[o.req.Symbol].Add(qty)
+	}
 	if after.IsZero() {
 		delete(b.positions, o.req.Symbol)
 	}

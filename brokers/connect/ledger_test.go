@@ -150,6 +150,10 @@ func TestFills(t *testing.T) {
 			if p.Order.Status != brokers.Filled {
 				t.Fatalf("status %s, want filled", p.Order.Status)
 			}
+			// The stop-loss travels to the broker with the order.
+			if rs := f.broker.orderRequests(); len(rs) != 1 || rs[0].StopLossPrice == nil || !rs[0].StopLossPrice.Equal(dec("95")) {
+				t.Errorf("the broker got %+v, want the stop-loss 95", rs)
+			}
 			want := ledgerState{Cash: "99000", Equity: "100000", Version: 1, FillSeq: 1, Positions: []positionState{{"ACME", "10", "100", "95"}}}
 			if diff := cmp.Diff(want, f.ledgerOf(t, f.conn.ID)); diff != "" {
 				t.Errorf("ledger (-want +got):\n%s", diff)

@@ -156,12 +156,22 @@ func (s *Service) traderOf(c *Connection) (brokers.Trader, error) {
 
 // send sends the pending order o to its broker and records the answer.
 // An error that leaves it unknown whether the broker holds the order
-// leaves it pending, for the tracker to resolve.
+// leaves it pending, for the tracker to resolve. A sell the broker
+// refuses is sent once more when ReleaseStopLosses cancelled stop-loss
+// legs holding the position (see the package doc).
 func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
-	st, err := tr.PlaceOrder(ctx, brokers.OrderRequest{ClientOrderID: o.ID.String(), Symbol: o.Symbol, Side: o.Side,
-		Type: o.Type, Quantity: o.Quantity, LimitPrice: o.LimitPrice})
-	now := s.now()
+	req := brokers.OrderRequest{ClientOrderID: o.ID.String(), Symbol: o.Symbol, Side: o.Side,
+		Type: o.Type, Quantity: o.Quantity, LimitPrice: o.LimitPrice, StopLossPrice: o.StopLossPrice}
+	st, err := tr.PlaceOrder(ctx, req)
 	var refused *brokers.RefusedError
+	if errors.As(err, &refused) && o.Side == brokers.Sell {
+		if n, rerr := tr.ReleaseStopLosses(ctx, o.Symbol, o.Quantity); rerr != nil {
+			s.cfg.Logger.Warn("releasing the stop-losses a sell needs failed", "order_id", o.ID, "err", rerr)
+		} else if n > 0 {
+			st, err = tr.PlaceOrder(ctx, req)
+		}
+	}
+	now := s.now()
 	switch {
 	case errors.As(err, &refused):
 		err = s.reject(ctx, o, refused.Reason, now)

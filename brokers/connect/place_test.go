@@ -87,7 +87,8 @@ func TestPlaceOrder(t *testing.T) {
 			if diff := cmp.Diff(o, f.mustOrder(t, o.ID)); diff != "" {
 				t.Errorf("the order as stored differs from the one returned (-returned +stored):\n%s", diff)
 			}
-			want := []brokers.OrderRequest{{ClientOrderID: o.ID.String(), Symbol: "ACME", Side: brokers.Buy, Type: brokers.Market, Quantity: dec("10")}}
+			want := []brokers.OrderRequest{{ClientOrderID: o.ID.String(), Symbol: "ACME", Side: brokers.Buy, Type: brokers.Market, Quantity: dec("10"),
+				StopLossPrice: decp("90")}} // the stop-loss travels with the order
 			if diff := cmp.Diff(want, f.broker.orderRequests()); diff != "" {
 				t.Errorf("the broker's orders (-want +got):\n%s", diff)
 			}

@@ -30,6 +30,12 @@ import (
 //	POST /oauth/authorize                 the user's decision
 //	POST /oauth/token                     authorization_code and refresh_token grants
 //	POST /oauth/revoke                    token revocation (RFC 7009)
+//	POST /account/sign-in-links           a sign-in link to the account page (access token with account:write)
+//	GET  /account/sign-in                 use a sign-in link: start a session, go to the account page
+//	GET  /account                         the account page: its API keys
+//	POST /account/keys                    create an API key; the page shows its secret once
+//	POST /account/keys/revoke             revoke an API key (key_id)
+//	POST /account/sign-out                end the session
 //	GET  /v2/account                      Alpaca's account
 //	GET  /v2/account/configurations       the account's configurations (fixed)
 //	PATCH /v2/account/configurations      accepted when it changes nothing; 422 otherwise
@@ -51,10 +57,13 @@ import (
 //	GET  /v2/assets                       Tradekit's assets: status, asset_class, exchange
 //	GET  /v2/assets/{symbol}              one asset, by symbol or id
 //
-// Every other path under /v2 answers Alpaca's JSON error: 422 for what
-// Alpaca serves and the paper broker does not simulate (watchlists,
-// options contracts, corporate actions), 405 for a known path with
-// another method, 404 for anything else.
+// Every route under /v2 takes an OAuth access token (Authorization:
+// Bearer) or an API key (the headers APCA-API-KEY-ID and
+// APCA-API-SECRET-KEY; see [Broker.CreateAPIKey]). Every other path
+// under /v2 answers Alpaca's JSON error: 422 for what Alpaca serves and
+// the paper broker does not simulate (watchlists, options contracts,
+// corporate actions), 405 for a known path with another method, 404 for
+// anything else.
 //
 // Mount it under its prefix with the prefix stripped:
 //
@@ -65,6 +74,12 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("POST /oauth/authorize", b.page(b.handleAuthorizeDecide))
 	mux.Handle("POST /oauth/token", b.oauth(b.handleToken))
 	mux.Handle("POST /oauth/revoke", b.oauth(b.handleRevoke))
+	mux.Handle("POST /account/sign-in-links", b.apiWith(b.bearerWithKeysScope, b.handleSignInLink))
+	mux.Handle("GET /account/sign-in", b.accountPages(b.handleSignIn))
+	mux.Handle("GET /account", b.accountPages(b.handleAccountPage))
+	mux.Handle("POST /account/keys", b.accountPages(b.handleKeyCreate))
+	mux.Handle("POST /account/keys/revoke", b.accountPages(b.handleKeyRevoke))
+	mux.Handle("POST /account/sign-out", b.accountPages(b.handleSignOut))
 	mux.Handle("GET /v2/account", b.api(b.handleAccount))
 	mux.Handle("GET /v2/account/configurations", b.api(b.handleConfigurations))
 	mux.Handle("PATCH /v2/account/configurations", b.api(b.handleConfigurationsUpdate))
@@ -130,6 +145,18 @@ func unknownRoute(mux *http.ServeMux, r *http.Request) error {
 // shown as it is (a *retryError with its Retry-After header), anything
 // else as a 500 page, logged.
 func (b *Broker) page(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return b.pageWith("This connection cannot go on", "Close this page and connect again from the application.", h)
+}
+
+// accountPages adapts a handler of the account page as page does the
+// authorization endpoint's.
+func (b *Broker) accountPages(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return b.pageWith("Paper account", accountNote, h)
+}
+
+// pageWith adapts a handler of HTML pages: a *pageError is shown with the
+// title and the closing note, anything else as a 500 page, logged.
+func (b *Broker) pageWith(title, note string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		err := h(w, r)
 		if err == nil {
@@ -144,11 +171,11 @@ func (b *Broker) page(h func(http.ResponseWriter, *http.Request) error) http.Han
 			b.logError(r, err)
 			pe = &pageError{http.StatusInternalServerError, "Something went wrong on our side. Please try again later."}
 		}
-		title := "This connection cannot go on"
+		title := title
 		if pe.status >= 500 {
 			title = "Something went wrong"
 		}
-		if err := b.render(w, pe.status, "error", errorPage{Title: title, Message: pe.msg}); err != nil {
+		if err := b.render(w, pe.status, "error", errorPage{Title: title, Message: pe.msg, Note: note}); err != nil {
 			b.logError(r, err)
 			http.Error(w, "internal error", http.StatusInternalServerError)
 		}
@@ -189,13 +216,19 @@ const (
 )
 
 // api adapts a handler of the Alpaca-dialect API: it authenticates the
-// bearer token and hands the handler its account; errors wrapping
-// [tradekit.ErrUnauthorized] answer 401, [tradekit.ErrInvalid] 422 and
-// [tradekit.ErrNotFound] 404, each with Alpaca's code, and an *apiError
-// its own status and code; anything else answers 500, logged.
+// request (see [Broker.authenticate]) and hands the handler its account.
 func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) http.Handler {
+	return b.apiWith(b.authenticate, h)
+}
+
+// apiWith adapts a handler of the Alpaca-dialect API whose requests auth
+// authenticates: errors wrapping [tradekit.ErrUnauthorized] answer 401,
+// [tradekit.ErrInvalid] 422 and [tradekit.ErrNotFound] 404, each with
+// Alpaca's code, and an *apiError its own status and code; anything else
+// answers 500, logged.
+func (b *Broker) apiWith(auth func(*http.Request) (account, error), h func(http.ResponseWriter, *http.Request, account) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, err := b.bearer(r)
+		a, err := auth(r)
 		if err == nil {
 			err = h(w, r, a)
 		}
@@ -227,8 +260,25 @@ func (b *Broker) api(h func(http.ResponseWriter, *http.Request, account) error) 
 	})
 }
 
-// errUnauthorized answers a request without a valid access token.
+// errUnauthorized answers a request without a valid access token or API
+// key.
 var errUnauthorized = fmt.Errorf("paper: %w", tradekit.ErrUnauthorized)
+
+// authenticate returns the account of the request's credentials: an API
+// key when either of its headers is present (see [Broker.apiKey]), an
+// OAuth access token otherwise (see [Broker.bearer]). A request with both
+// a key header and an Authorization header is refused, since it is
+// unclear which account it means. The error wraps
+// [tradekit.ErrUnauthorized] when the credentials are missing or invalid.
+func (b *Broker) authenticate(r *http.Request) (account, error) {
+	if !hasKeyHeaders(r) {
+		return b.bearer(r)
+	}
+	if r.Header.Get("Authorization") != "" {
+		return account{}, errUnauthorized
+	}
+	return b.apiKey(r)
+}
 
 // bearer returns the account of the request's access token (RFC 6750
 // §2.1). The error wraps [tradekit.ErrUnauthorized] when the token is

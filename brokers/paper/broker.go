@@ -62,6 +62,11 @@ type Config struct {
 	// it, e.g. "/paper": the consent form posts to Prefix+"/oauth/authorize"
 	// and the CSRF cookie's Path is that same path. Empty means the root.
 	Prefix string
+	// PublicURL is the base URL at which browsers and clients reach the
+	// server the broker is mounted in, such as "https://tradekit.example":
+	// sign-in links to the account page start with it, then Prefix.
+	// Empty: they are paths on the broker's host.
+	PublicURL string
 	// AccessTTL is the lifetime of an access token; 1 h when zero.
 	AccessTTL time.Duration
 	// SlippageBps is how far from the latest close a market order fills,
@@ -147,6 +152,7 @@ type Broker struct {
 	cash       decimal.Decimal
 	currency   string
 	prefix     string
+	publicURL  string // no trailing slash
 	accessTTL  time.Duration
 	slippage   decimal.Decimal // SlippageBps / 10⁴
 	commission decimal.Decimal
@@ -168,9 +174,10 @@ type Broker struct {
 // with one ID, a redirect URI that is not an absolute URL without a
 // fragment, a negative or oversized StartingCash or one with more than 18
 // decimal places, a Currency that is not three letters, a Prefix that does
-// not start with "/", a negative AccessTTL or MatchInterval, a
-// SlippageBps outside [0, 10000), a negative Commission or one with
-// more than 9 decimal places, or a SigningKey shorter than 32 bytes.
+// not start with "/", a PublicURL that is not an absolute URL without a
+// query or a fragment, a negative AccessTTL or MatchInterval, a SlippageBps outside [0, 10000), a
+// negative Commission or one with more than 9 decimal places, or a
+// SigningKey shorter than 32 bytes.
 func New(db bun.IDB, cfg Config) *Broker {
 	b := &Broker{
 		db:         db,
@@ -179,6 +186,7 @@ func New(db bun.IDB, cfg Config) *Broker {
 		cash:       cfg.StartingCash,
 		currency:   strings.ToUpper(cfg.Currency),
 		prefix:     strings.TrimRight(cfg.Prefix, "/"),
+		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
 		accessTTL:  cfg.AccessTTL,
 		slippage:   cfg.SlippageBps.Shift(-4),
 		commission: cfg.Commission,
@@ -231,6 +239,9 @@ func New(db bun.IDB, cfg Config) *Broker {
 	}
 	if b.prefix != "" && !strings.HasPrefix(b.prefix, "/") {
 		panic(fmt.Sprintf("paper: prefix %q does not start with /", cfg.Prefix))
+	}
+	if p, err := url.Parse(b.publicURL); b.publicURL != "" && (err != nil || !p.IsAbs() || p.Host == "" || p.RawQuery != "" || strings.Contains(b.publicURL, "#")) {
+		panic(fmt.Sprintf("paper: public URL %q is not an absolute URL without a query or a fragment", cfg.PublicURL))
 	}
 	switch {
 	case b.accessTTL < 0:

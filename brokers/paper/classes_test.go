@@ -1,6 +1,7 @@
 package paper_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	sdk "github.com/alpacahq/alpaca-trade-api-go/v3/alpaca"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
@@ -150,6 +152,42 @@ func TestOrderClasses(t *testing.T) {
 			if _, err := c.PlaceOrder(req); !isStatus(err, http.StatusUnprocessableEntity) {
 				t.Errorf("PlaceOrder(%s): %v, want 422", name, err)
 			}
+		}
+	})
+}
+
+// TestStopLossLeg places a buy with a stop-loss through Tradekit's own
+// Alpaca client, as brokers/connect sends one: the paper broker holds an
+// OTO order whose stop leg rests once the buy fills, fills when the close
+// falls to the stop, and is listed by the client's Fills as a sell of
+// its own, which the sync records.
+func TestStopLossLeg(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustPrices(t, db, "ACME", map[string]string{"2026-03-02": "100"})
+		e := mustEnv(t, db, paper.Config{})
+		c, _ := e.trader(t)
+		ctx := context.Background()
+		stop := d("95")
+		st, err := c.PlaceOrder(ctx, brokers.OrderRequest{ClientOrderID: "tk-1", Symbol: "ACME", Side: brokers.Buy, Type: brokers.Market,
+			Quantity: d("4"), StopLossPrice: &stop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		match(t, e.b)
+		if got, err := c.Order(ctx, st.ID); err != nil || got.Status != brokers.Filled || !got.FilledPrice.Equal(d("100")) {
+			t.Fatalf("the buy: %+v, %v", got, err)
+		}
+		mustClose(t, db, "ACME", "2026-03-02", "94")
+		match(t, e.b)
+		fills, err := c.Fills(ctx, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fills) != 2 || fills[0].ID != st.ID || fills[1].Side != brokers.Sell || !fills[1].Quantity.Equal(d("4")) || !fills[1].Price.Equal(d("94")) {
+			t.Errorf("fills: %+v, want the buy at 100 and the stop leg's sell of 4 at 94", fills)
+		}
+		if ps, err := c.Positions(ctx); err != nil || len(ps) != 0 {
+			t.Errorf("positions after the stop: %+v, %v", ps, err)
 		}
 	})
 }

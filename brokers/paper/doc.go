@@ -81,17 +81,44 @@
 // given the broker's base URL and the app's access token, work
 // unchanged.
 //
+// # API keys
+//
+// Besides OAuth access tokens, the API takes Alpaca-style API keys, as
+// Alpaca's SDKs send them when given a key id and a secret instead of a
+// token: the headers APCA-API-KEY-ID (a key id, "PK" and 18 characters)
+// and APCA-API-SECRET-KEY (a secret of 240 random bits, 40 characters).
+// A key reaches its account on every route under /v2, as the account's
+// access tokens do. A missing header, an unknown or revoked key, a wrong
+// secret, or a key beside an Authorization header answers Alpaca's 401
+// {"code":40110000,"message":"request is not authorized"}. Secrets are
+// shown once and stored as their SHA-256 only; a revoked key keeps its
+// row. An account holds at most [MaxAPIKeys] keys at once.
+//
+// Keys are created and revoked on the broker's account page, GET
+// /account, by the account's holder. The broker has no users or passwords
+// of its own: the holder signs in with a single-use link, valid for
+// [SignInLinkTTL], that the application connected to the account asks
+// for with one of its access tokens granted the account:write scope (POST
+// /account/sign-in-links; never with an API key, so that a key cannot
+// make keys), or that the server running the broker makes with
+// [Broker.SignInLink] (Tradekit's dashboard does, from a paper
+// connection's page). Using the link starts a session of [SessionTTL] in
+// an HttpOnly, SameSite=Lax cookie whose token is stored as its SHA-256;
+// every form of the page carries a CSRF token, an HMAC of the session
+// under Config.SigningKey. [Broker.CreateAPIKey], [Broker.APIKeys] and
+// [Broker.RevokeAPIKey] do the same from Go.
+//
 // # The account
 //
 // The API speaks Alpaca's Trading API v2 (see [Broker.Handler] for the
 // routes) with the types of package brokers/alpaca, decimals as JSON
 // strings, and Alpaca's JSON errors {"code", "message"} on every path
 // under /v2: 401 (code 40110000, "request is not authorized") for a
-// missing, unknown, expired or revoked access token; 404 (40410000) for
+// missing, unknown, expired or revoked access token or API key; 404 (40410000) for
 // an unknown path or object; 405 (40510000) for a known path with another
 // method; 422 (42210000) for invalid input and for what the paper broker
 // does not simulate (watchlists, options, corporate actions, time in
-// force opg and cls, order class mleg, short sales, changing the account
+// force gtx and gtd, order class mleg, short sales, changing the account
 // configurations). Package brokers/alpaca's doc lists how each field of
 // the account, positions and orders is simulated.
 //
@@ -108,8 +135,9 @@
 // by notional, on the symbols of Tradekit assets that have a stored
 // close, of order class simple, bracket, oto or oco (see [Broker.Place]
 // and [Broker.Match]); time in force day or gtc is kept, and paper
-// orders never expire; ioc and fok orders fill at once or are cancelled. An order is open (status new)
-// until the matching engine fills it or the owner cancels it (DELETE
+// orders never expire; ioc and fok orders fill at once or are cancelled;
+// opg and cls orders join an auction (see Auctions below). An order is
+// open (status new) until the matching engine fills it or the owner cancels it (DELETE
 // /v2/orders/{id}: 204, or 422 "order is not cancelable"), cancels all
 // (DELETE /v2/orders: 207) or replaces it (PATCH /v2/orders/{id}: the old
 // order becomes replaced, the new one replaces it). With the account
@@ -177,6 +205,30 @@
 // day when none is stored. Weekends and holidays therefore repeat the
 // previous close. last_equity of /v2/account is the equity at the end of
 // yesterday, or the starting cash for an account opened today.
+//
+// # Auctions
+//
+// Time in force opg (market or limit on open) and cls (market or limit on
+// close) are simulated on daily bars, with NYSE's sessions from
+// Tradekit's exchange calendar in New York time, as the clock. They take
+// whole-share market and limit orders of class simple in regular hours,
+// and follow Alpaca's acceptance rules: on a trading day an opg order is
+// refused (422) from 09:28 (two minutes before the open) to 19:00, and a
+// cls order from 15:50 (ten minutes before the close, 12:50 on an early
+// close) to 19:00. Placed before the cutoff, an order joins that day's
+// auction; from 19:00, or on a day without a session, the next
+// session's. From the cutoff to the auction it can be neither cancelled
+// nor replaced.
+//
+// An opg order fills at the open of its session's daily bar, a cls order
+// at its close: once the clock has passed the session's open (09:30) or
+// close, and that bar is stored. Every order of an auction gets the
+// auction's one price, so no slippage applies (the commission does). A
+// limit on open or close fills only at a price at or better than its
+// limit, and is cancelled otherwise, as Alpaca cancels what the auction
+// leaves unfilled. An order whose session never gets a bar stays open
+// (and may be cancelled) until a later session's bar is stored, and is
+// then cancelled.
 //
 // # Errors
 //

@@ -72,11 +72,11 @@ func isSecret(s string) bool {
 	return err == nil
 }
 
-//go:embed consent.html
+//go:embed consent.html account.html
 var pageFiles embed.FS
 
-// pages holds the "consent" and "error" pages.
-var pages = template.Must(template.ParseFS(pageFiles, "consent.html"))
+// pages holds the "consent", "account" and "error" pages.
+var pages = template.Must(template.ParseFS(pageFiles, "consent.html", "account.html"))
 
 // pageError is an error shown as an HTML page, without a redirect: what
 // the authorization endpoint answers when it cannot trust the client or
@@ -276,6 +276,7 @@ type hiddenField struct{ Name, Value string }
 type errorPage struct {
 	Title   string
 	Message string
+	Note    string // what the user may do next
 }
 
 // handleAuthorizeShow answers GET /oauth/authorize with the consent page.

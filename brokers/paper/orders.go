@@ -152,7 +152,9 @@ func exitGroup(o *order) uuid.UUID {
 // engine ([Broker.Match]) fills it. Market, limit, stop, stop_limit and
 // trailing_stop orders on symbols of Tradekit assets with a stored price
 // are taken, with time in force day, gtc, ioc or fok (see [Broker.Match]),
-// and order class simple, bracket, oto or oco: the legs of a bracket or
+// or opg or cls on whole-share market and limit orders of class simple,
+// refused (422) at the hours Alpaca refuses them (see [Broker.Match] and
+// the package doc), and order class simple, bracket, oto or oco: the legs of a bracket or
 // OTO order are placed with it, held until it fills; an OCO order is a
 // limit order at take_profit.limit_price and its stop leg, both open.
 //
@@ -226,8 +228,8 @@ func checkPositive(name string, v *decimal.Decimal) error {
 
 // checkRequest checks an order request's fields against each other, as
 // Alpaca does, and refuses (422) what the paper broker does not
-// simulate: multi-leg option orders, short sales, and time in force opg
-// and cls.
+// simulate: multi-leg option orders, short sales, and time in force gtx
+// and gtd.
 func checkRequest(req alpaca.OrderRequestJSON) error {
 	switch req.OrderClass {
 	case "", "simple":
@@ -269,7 +271,16 @@ func checkRequest(req alpaca.OrderRequestJSON) error {
 		if req.Type != "market" && req.Type != "limit" {
 			return notSimulated("time_in_force %s on a %s order", req.TimeInForce, req.Type)
 		}
-	case "opg", "cls", "gtx", "gtd":
+	case "opg", "cls":
+		// Alpaca's on-open and on-close orders: market or limit, whole
+		// shares (a notional order is refused below: it must be day).
+		if req.Type != "market" && req.Type != "limit" {
+			return param("time_in_force", req.TimeInForce+" is only allowed on market and limit orders")
+		}
+		if req.Qty != nil && !req.Qty.Equal(req.Qty.Truncate(0)) {
+			return param("qty", "fractional orders must be DAY orders")
+		}
+	case "gtx", "gtd":
 		return notSimulated("time_in_force %s", req.TimeInForce)
 	default:
 		return param("time_in_force", "must be day, gtc, opg, cls, ioc or fok")
@@ -384,6 +395,11 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	}
 	if err := checkRequest(req); err != nil {
 		return nil, decimal.Decimal{}, err
+	}
+	if isAuction(req.TimeInForce) {
+		if _, err := auctionOf(req.TimeInForce, b.clock()); err != nil {
+			return nil, decimal.Decimal{}, err
+		}
 	}
 	a, err := b.md.AssetBySymbol(ctx, symbol)
 	if errors.Is(err, tradekit.ErrNotFound) {
@@ -555,6 +571,9 @@ func (b *Broker) Cancel(ctx context.Context, accountID, id uuid.UUID) error {
 		return err
 	}
 	now := b.clock()
+	if err := checkAuctionCancel(&o, now); err != nil {
+		return err
+	}
 	o.Status, o.CanceledAt, o.UpdatedAt = statusCanceled, &now, now
 	cancel := func(ctx context.Context, db bun.IDB) error {
 		ok, err := closeOrder(ctx, db, &o, "canceled_at")
@@ -612,6 +631,12 @@ func (b *Broker) Run(ctx context.Context) {
 // a leg cancels the rest of its group (the other exit, or an OCO
 // order). A rejected order cancels its held legs.
 //
+// An opg or cls order waits for its auction instead: once the clock has
+// passed the open (opg) or the close (cls) of its session and the
+// session's daily bar is stored, it fills at the bar's open or close,
+// without slippage, or is cancelled when that price misses its limit or
+// the session has no stored bar but a later session has.
+//
 // Each fill runs in a transaction that locks the account and moves the
 // order from open to filled only if it is still open, so that an order
 // fills once, and its cash and position change once, however many
@@ -640,6 +665,16 @@ func (b *Broker) matchPass(ctx context.Context, closes map[uuid.UUID]*decimal.De
 	for i := range open {
 		o := &open[i]
 		if o.AssetID == nil {
+			continue
+		}
+		if isAuction(o.TimeInForce) {
+			done, err := b.matchAuction(ctx, o)
+			if err != nil {
+				return filled, again, err
+			}
+			if done {
+				filled++
+			}
 			continue
 		}
 		c, ok := closes[*o.AssetID]
@@ -839,6 +874,9 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 	}
 	if old.OrderClass != "" && old.OrderClass != "simple" {
 		return alpaca.OrderJSON{}, notSimulated("replacing an order of class %s", old.OrderClass)
+	}
+	if err := checkAuctionCancel(&old, b.clock()); err != nil {
+		return alpaca.OrderJSON{}, err
 	}
 	if req.Trail != nil && old.Type != "trailing_stop" {
 		return alpaca.OrderJSON{}, &tradekit.ParamError{Param: "trail", Msg: "is only allowed on a trailing_stop order"}

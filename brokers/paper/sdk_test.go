@@ -190,7 +190,7 @@ func TestOfficialSDK(t *testing.T) {
 
 		// What is not simulated answers 422, never a silent drop.
 		for name, req := range map[string]sdk.PlaceOrderRequest{
-			"opg":      {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.OPG},
+			"gtd":      {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.GTD},
 			"ioc stop": {Symbol: "ACME", Qty: dec("1"), Side: sdk.Buy, Type: sdk.Stop, StopPrice: dec("200"), TimeInForce: sdk.IOC},
 			"notional bracket": {Symbol: "ACME", Notional: dec("100"), Side: sdk.Buy, Type: sdk.Market, TimeInForce: sdk.Day, OrderClass: sdk.Bracket,
 				TakeProfit: &sdk.TakeProfit{LimitPrice: dec("120")}, StopLoss: &sdk.StopLoss{StopPrice: dec("90")}},

@@ -1,0 +1,342 @@
+package paper
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit"
+)
+
+// The account page: where the holder of a paper account creates and
+// revokes its API keys. The paper broker has no users or passwords of its
+// own, so the holder signs in with a single-use link that the application
+// connected to the account asks for with the account's access token
+// (POST /account/sign-in-links), or that the server running the broker
+// makes with [Broker.SignInLink]: whoever the application lets trade the
+// account may manage its keys.
+
+// SignInLinkTTL is how long a sign-in link works, and SessionTTL how long
+// the account page stays signed in after it is used.
+const (
+	SignInLinkTTL = 5 * time.Minute
+	SessionTTL    = time.Hour
+)
+
+// sessionCookie names the cookie of an account page's session, and
+// keysScope the scope an access token needs to ask for a sign-in link.
+const (
+	sessionCookie = "paper_session"
+	keysScope     = "account:write"
+)
+
+// formLabel starts every message that the account page's CSRF tokens
+// sign, so that no other use of the key can produce one.
+const formLabel = "tradekit paper account form v1\x00"
+
+// SignInLink returns a link that signs a browser in to the account page
+// of the account, and when it expires: it works once, within
+// [SignInLinkTTL]. The link is Config.PublicURL, Config.Prefix and
+// "/account/sign-in?token=…", a path on the broker's host when PublicURL
+// is empty. Only the SHA-256 of its token is stored. The error wraps
+// [tradekit.ErrNotFound] when there is no such account.
+func (b *Broker) SignInLink(ctx context.Context, accountID uuid.UUID) (string, time.Time, error) {
+	if _, err := accountByID(ctx, b.db, accountID, false); err != nil {
+		return "", time.Time{}, err
+	}
+	now := b.clock()
+	tok, exp := newSecret(), now.Add(SignInLinkTTL)
+	_, err := b.db.NewRaw("INSERT INTO paper_sign_in_links (token_hash, account_id, expires_at) VALUES (?, ?, ?)",
+		hashSecret(tok), accountID, exp).Exec(ctx)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("paper: sign-in link: %w", err)
+	}
+	b.purgeSessions(ctx, now)
+	return b.publicURL + b.prefix + "/account/sign-in?token=" + tok, exp, nil
+}
+
+// purgeSessions deletes the expired sign-in links and sessions. It only
+// logs its errors: what it leaves is deleted next time.
+func (b *Broker) purgeSessions(ctx context.Context, now time.Time) {
+	for _, table := range []string{"paper_sign_in_links", "paper_sessions"} {
+		if _, err := b.db.NewRaw("DELETE FROM ? WHERE expires_at < ?", bun.Ident(table), now).Exec(ctx); err != nil {
+			b.log.Warn("paper: purge expired "+table, "err", err)
+		}
+	}
+}
+
+// signInLinkJSON is the answer of POST /account/sign-in-links.
+type signInLinkJSON struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// handleSignInLink answers POST /account/sign-in-links: a sign-in link to
+// the account page of the access token's account, with 201.
+func (b *Broker) handleSignInLink(w http.ResponseWriter, r *http.Request, a account) error {
+	u, exp, err := b.SignInLink(r.Context(), a.ID)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	return writeJSON(w, http.StatusCreated, signInLinkJSON{URL: u, ExpiresAt: exp})
+}
+
+// bearerWithKeysScope authenticates an OAuth access token granted the
+// account:write scope; an API key does not do, so that a key cannot make
+// more keys. It answers 401 as [Broker.bearer] does, and 403 with Alpaca's
+// code 40310000 for a token without the scope.
+func (b *Broker) bearerWithKeysScope(r *http.Request) (account, error) {
+	if hasKeyHeaders(r) {
+		return account{}, errUnauthorized
+	}
+	a, err := b.bearer(r)
+	if err != nil {
+		return account{}, err
+	}
+	_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	t, err := tokenByHash(r.Context(), b.db, hashSecret(tok))
+	if err != nil {
+		return account{}, err
+	}
+	if !slices.Contains(strings.Fields(t.Scope), keysScope) {
+		return account{}, &apiError{http.StatusForbidden, codeForbidden, "the access token was not granted the scope " + keysScope}
+	}
+	return a, nil
+}
+
+// accountCookie returns the session cookie with the given value and max
+// age. It is sent only to the account page's paths and, unlike the
+// consent page's, with SameSite=Lax, so that a browser arriving from the
+// application's site through a sign-in link keeps it on the redirect.
+func (b *Broker) accountCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name:     sessionCookie,
+		Value:    value,
+		Path:     b.prefix + "/account",
+		MaxAge:   maxAge,
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// errLinkUsed is the page of a sign-in link that is unknown, expired or
+// used.
+var errLinkUsed = &pageError{http.StatusForbidden, "This sign-in link has expired or was used already."}
+
+// errSignedOut is the page of a request without a valid session.
+var errSignedOut = &pageError{http.StatusUnauthorized, "You are not signed in to a paper account, or your session has ended."}
+
+// handleSignIn answers GET /account/sign-in?token=…: it uses up the
+// sign-in link, starts a session of [SessionTTL] in a new cookie and sends
+// the browser to the account page.
+func (b *Broker) handleSignIn(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	if len(q["token"]) != 1 || !isSecret(q.Get("token")) {
+		return errLinkUsed
+	}
+	now := b.clock()
+	session := newSecret()
+	err := b.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		var ids []uuid.UUID
+		err := tx.NewRaw("DELETE FROM paper_sign_in_links WHERE token_hash = ? AND expires_at > ? RETURNING account_id",
+			hashSecret(q.Get("token")), now).Scan(ctx, &ids)
+		if err != nil {
+			return fmt.Errorf("paper: use sign-in link: %w", err)
+		}
+		if len(ids) != 1 {
+			return errLinkUsed
+		}
+		_, err = tx.NewRaw("INSERT INTO paper_sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+			hashSecret(session), ids[0], now, now.Add(SessionTTL)).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("paper: start session: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, b.accountCookie(r, session, int(SessionTTL/time.Second)))
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, b.prefix+"/account", http.StatusSeeOther)
+	return nil
+}
+
+// session returns the account of the request's session and the
+// session's token. The error is errSignedOut when there is no session
+// cookie, or its session is unknown or has expired.
+func (b *Broker) session(r *http.Request) (account, string, error) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || !isSecret(c.Value) {
+		return account{}, "", errSignedOut
+	}
+	var a account
+	err = b.db.NewSelect().Model(&a).
+		Join("JOIN paper_sessions AS s ON s.account_id = account.id").
+		Where("s.token_hash = ? AND s.expires_at > ?", hashSecret(c.Value), b.clock()).
+		Scan(r.Context())
+	if errors.Is(err, sql.ErrNoRows) {
+		return account{}, "", errSignedOut
+	}
+	if err != nil {
+		return account{}, "", fmt.Errorf("paper: session: %w", err)
+	}
+	return a, c.Value, nil
+}
+
+// formToken returns the CSRF token of the account page's forms for the
+// session: base64url(HMAC-SHA256(key, label ‖ session)).
+func (b *Broker) formToken(session string) string {
+	m := hmac.New(sha256.New, b.key)
+	m.Write([]byte(formLabel))
+	m.Write([]byte(session))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// errFormForged is the page of an account form without the session's
+// CSRF token.
+var errFormForged = &pageError{http.StatusForbidden, "This form did not come from your account page. Reload the page and try again."}
+
+// postedSession parses an account page's form and returns the account of
+// the session it was posted in and the form, checking its CSRF token.
+func (b *Broker) postedSession(w http.ResponseWriter, r *http.Request) (account, string, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return account{}, "", &pageError{http.StatusBadRequest, "The form could not be read."}
+	}
+	a, session, err := b.session(r)
+	if err != nil {
+		return account{}, "", err
+	}
+	f := r.PostForm
+	if len(f[csrfField]) != 1 || !hmac.Equal([]byte(f.Get(csrfField)), []byte(b.formToken(session))) {
+		return account{}, "", errFormForged
+	}
+	return a, session, nil
+}
+
+// accountPage is the data of the account page.
+type accountPage struct {
+	Number  string
+	Money   string // the cash, e.g. "100,000.00 USD"
+	Opened  string // the day the account opened
+	APIBase string // the API's base URL, or its path when Config.PublicURL is empty
+	Action  string // the path of the page, which its forms post under
+	CSRF    string
+	Max     int
+	Keys    []keyLine
+	NewKey  *newKeyPage // the key just created, with its secret
+	Notice  string
+	Error   string
+	Name    string // the name of a refused new key, kept in its field
+}
+
+type keyLine struct{ ID, Name, Created string }
+
+type newKeyPage struct{ ID, Secret string }
+
+// showAccount renders the account page of a with the keys it holds.
+func (b *Broker) showAccount(w http.ResponseWriter, r *http.Request, a account, session string, status int, p accountPage) error {
+	keys, err := b.APIKeys(r.Context(), a.ID)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		p.Keys = append(p.Keys, keyLine{ID: k.ID, Name: k.Name, Created: k.CreatedAt.Format("2 January 2006, 15:04 UTC")})
+	}
+	p.Number, p.Money, p.Opened = a.Number, formatMoney(a.Cash)+" "+a.Currency, a.CreatedAt.UTC().Format("2 January 2006")
+	p.APIBase, p.Action = b.publicURL+b.prefix, b.prefix+"/account"
+	p.CSRF, p.Max = b.formToken(session), MaxAPIKeys
+	return b.render(w, status, "account", p)
+}
+
+// handleAccountPage answers GET /account: the signed-in account's page.
+func (b *Broker) handleAccountPage(w http.ResponseWriter, r *http.Request) error {
+	a, session, err := b.session(r)
+	if err != nil {
+		return err
+	}
+	var p accountPage
+	if id := r.URL.Query().Get("revoked"); isKeyID(id) {
+		p.Notice = "The key " + id + " is revoked: requests with it are now refused."
+	}
+	return b.showAccount(w, r, a, session, http.StatusOK, p)
+}
+
+// handleKeyCreate answers POST /account/keys: it creates an API key and
+// shows the page with its secret, once. A refused key shows the page with
+// the reason.
+func (b *Broker) handleKeyCreate(w http.ResponseWriter, r *http.Request) error {
+	a, session, err := b.postedSession(w, r)
+	if err != nil {
+		return err
+	}
+	name := r.PostForm.Get("name")
+	k, secret, err := b.CreateAPIKey(r.Context(), a.ID, name)
+	var te *tradekit.Error
+	var pe *tradekit.ParamError
+	switch {
+	case errors.As(err, &pe):
+		return b.showAccount(w, r, a, session, http.StatusBadRequest, accountPage{Error: "The name " + pe.Msg + ".", Name: name})
+	case errors.As(err, &te):
+		return b.showAccount(w, r, a, session, http.StatusConflict, accountPage{Error: sentence(te.Msg), Name: name})
+	case err != nil:
+		return err
+	}
+	return b.showAccount(w, r, a, session, http.StatusOK, accountPage{NewKey: &newKeyPage{ID: k.ID, Secret: secret}})
+}
+
+// handleKeyRevoke answers POST /account/keys/revoke: it revokes the key
+// of the form's key_id and sends the browser back to the page.
+func (b *Broker) handleKeyRevoke(w http.ResponseWriter, r *http.Request) error {
+	a, session, err := b.postedSession(w, r)
+	if err != nil {
+		return err
+	}
+	id := r.PostForm.Get("key_id")
+	err = b.RevokeAPIKey(r.Context(), a.ID, id)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return b.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + id + " to revoke."})
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, b.prefix+"/account?revoked="+id, http.StatusSeeOther)
+	return nil
+}
+
+// handleSignOut answers POST /account/sign-out: it ends the session.
+func (b *Broker) handleSignOut(w http.ResponseWriter, r *http.Request) error {
+	if _, session, err := b.postedSession(w, r); err != nil {
+		return err
+	} else if _, err := b.db.NewRaw("DELETE FROM paper_sessions WHERE token_hash = ?", hashSecret(session)).Exec(r.Context()); err != nil {
+		return fmt.Errorf("paper: end session: %w", err)
+	}
+	http.SetCookie(w, b.accountCookie(r, "", -1))
+	return b.render(w, http.StatusOK, "error", errorPage{Title: "Signed out", Message: "You are signed out of the paper account.", Note: accountNote})
+}
+
+// accountNote ends every page of the account page's errors.
+const accountNote = "To manage the account's API keys, open its account page again from the application connected to it."
+
+// sentence capitalises msg and ends it with a period.
+func sentence(msg string) string {
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:] + "."
+}
