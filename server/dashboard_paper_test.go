@@ -24,6 +24,7 @@ var (
 // databases; another user's connection, or a form without the
 // dashboard's CSRF token, goes nowhere.
 func TestDashboardPaperKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustOrderAssets(t, db)
 		ts := startTrading(t, db)

@@ -14,6 +14,7 @@ import (
 // position: the sell fills, because Tradekit cancels the stop leg it
 // needs when the broker refuses it, and sends it again.
 func TestSellAfterStopLoss(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ts, alice, conn := orderFixture(t, db)
 		order := func(kv ...string) string {

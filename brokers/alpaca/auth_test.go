@@ -115,6 +115,7 @@ func (b *broker) client(tok *oauth2.Token, onToken func() error) *alpaca.Client 
 }
 
 func TestRefreshOn401(t *testing.T) {
+	t.Parallel()
 	b := mustBroker(t, nil)
 	c := b.client(&oauth2.Token{AccessToken: "old-access", RefreshToken: "old-refresh", Expiry: time.Now().Add(time.Hour)}, nil)
 	for range 2 {
@@ -142,6 +143,7 @@ func TestRefreshOn401(t *testing.T) {
 }
 
 func TestRefreshBeforeCall(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		expires time.Duration // from now
@@ -165,6 +167,7 @@ func TestRefreshBeforeCall(t *testing.T) {
 }
 
 func TestRefreshFails(t *testing.T) {
+	t.Parallel()
 	expired := time.Now().Add(-time.Minute)
 	later := time.Now().Add(time.Hour)
 	tests := []struct {
@@ -218,6 +221,7 @@ func TestRefreshFails(t *testing.T) {
 // Once the token endpoint has refused the refresh token, the client does
 // not ask it again.
 func TestRefreshRefusedOnce(t *testing.T) {
+	t.Parallel()
 	b := mustBroker(t, nil)
 	c := b.client(&oauth2.Token{AccessToken: "old-access", RefreshToken: "revoked", Expiry: time.Now().Add(-time.Minute)}, nil)
 	for range 3 {
@@ -233,6 +237,7 @@ func TestRefreshRefusedOnce(t *testing.T) {
 // Concurrent calls that find the token expired, or see it refused,
 // refresh it once. Run with -race.
 func TestConcurrentRefresh(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		expires time.Duration // from now
@@ -280,6 +285,7 @@ func TestConcurrentRefresh(t *testing.T) {
 // call offers it to OnToken again rather than refresh again (the refresh
 // may have rotated the refresh token).
 func TestOnTokenFails(t *testing.T) {
+	t.Parallel()
 	b := mustBroker(t, nil)
 	errSave := errors.New("database is locked")
 	fail := true
@@ -310,6 +316,7 @@ func TestOnTokenFails(t *testing.T) {
 
 // A static token (no OAuth configuration) is never refreshed.
 func TestStaticToken(t *testing.T) {
+	t.Parallel()
 	b := mustBroker(t, nil)
 	c := alpaca.New(alpaca.Config{BaseURL: b.URL, Token: &oauth2.Token{AccessToken: "old-access", RefreshToken: "old-refresh", Expiry: time.Now().Add(-time.Minute)}})
 	_, err := c.Account(context.Background())
@@ -324,6 +331,7 @@ func TestStaticToken(t *testing.T) {
 
 // A call whose context ends while another call refreshes gives up.
 func TestRefreshWaitCancelled(t *testing.T) {
+	t.Parallel()
 	b := mustBroker(t, func(b *broker) { b.tokenDelay = 200 * time.Millisecond })
 	c := b.client(&oauth2.Token{AccessToken: "old-access", RefreshToken: "old-refresh", Expiry: time.Now().Add(-time.Minute)}, nil)
 	done := make(chan error, 1)

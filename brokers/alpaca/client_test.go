@@ -188,6 +188,7 @@ func at(s string) time.Time {
 }
 
 func TestAccount(t *testing.T) {
+	t.Parallel()
 	s := mustAPIServer(t, map[string]string{"/v2/account": accountBody})
 	got, err := staticClient(s.URL).Account(context.Background())
 	if err != nil {
@@ -212,6 +213,7 @@ func TestAccount(t *testing.T) {
 // A base URL with a path, as the paper broker's, keeps it; a trailing
 // slash is ignored.
 func TestBaseURLWithPath(t *testing.T) {
+	t.Parallel()
 	s := mustAPIServer(t, map[string]string{"/paper/v2/account": accountBody})
 	for _, base := range []string{s.URL + "/paper", s.URL + "/paper/"} {
 		if _, err := staticClient(base).Account(context.Background()); err != nil {
@@ -221,6 +223,7 @@ func TestBaseURLWithPath(t *testing.T) {
 }
 
 func TestPositions(t *testing.T) {
+	t.Parallel()
 	s := mustAPIServer(t, map[string]string{"/v2/positions": positionsBody})
 	got, err := staticClient(s.URL).Positions(context.Background())
 	if err != nil {
@@ -239,6 +242,7 @@ func TestPositions(t *testing.T) {
 // A short position whose quantity comes positive, with side "short", is
 // negative all the same; an empty list is an empty slice.
 func TestPositionsShortAndEmpty(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -264,6 +268,7 @@ func TestPositionsShortAndEmpty(t *testing.T) {
 }
 
 func TestFills(t *testing.T) {
+	t.Parallel()
 	s := mustAPIServer(t, map[string]string{"/v2/orders": ordersBody})
 	after := at("2025-01-06T14:00:00Z")
 	got, err := staticClient(s.URL).Fills(context.Background(), after)
@@ -348,6 +353,7 @@ func mustOrdersServer(tb testing.TB, orders []testOrder) *ordersServer {
 }
 
 func TestFillsPaging(t *testing.T) {
+	t.Parallel()
 	// 700 orders, three a second, each a few milliseconds into its
 	// second: the first page ends inside a second, so the second page,
 	// which starts at that second, repeats the page's last orders.
@@ -387,6 +393,7 @@ func TestFillsPaging(t *testing.T) {
 // More than a page of orders within one second cannot be paged past:
 // Fills fails rather than loop or drop orders.
 func TestFillsStuckPage(t *testing.T) {
+	t.Parallel()
 	t0 := at("2025-01-06T14:30:00Z")
 	var orders []testOrder
 	for i := range 600 {
@@ -403,6 +410,7 @@ func TestFillsStuckPage(t *testing.T) {
 }
 
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	day := func(s string) time.Time { return at(s + "T00:00:00Z") }
 	tests := []struct {
 		name string
@@ -455,6 +463,7 @@ func TestHistory(t *testing.T) {
 
 // The client's answers to bodies and statuses it cannot use.
 func TestErrors(t *testing.T) {
+	t.Parallel()
 	const html502 = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n"
 	tests := []struct {
 		name       string
@@ -548,6 +557,7 @@ func history(c *alpaca.Client) error {
 }
 
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	s := httptest.NewServer(http.NotFoundHandler())
 	base := s.URL
 	s.Close()
@@ -561,6 +571,7 @@ func TestUnreachable(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, base string
 		token      *oauth2.Token

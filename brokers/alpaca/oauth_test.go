@@ -16,6 +16,7 @@ import (
 )
 
 func TestOAuthConfig(t *testing.T) {
+	t.Parallel()
 	var gotAuth, gotForm string
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.ParseForm()
@@ -65,6 +66,7 @@ func TestOAuthConfig(t *testing.T) {
 }
 
 func TestRevoke(t *testing.T) {
+	t.Parallel()
 	// A secret with characters that RFC 6749 section 2.3.1 has encoded
 	// before they go into HTTP Basic.
 	const clientID, secret = "client-id", "s3cr:et/+ 1"
@@ -98,6 +100,7 @@ func TestRevoke(t *testing.T) {
 }
 
 func TestRevokeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		status  int

@@ -26,6 +26,7 @@ const orderBody = `{"id":"61e69015-8549-4bfd-b9c3-01e75843f47d","client_order_id
  "qty":"2.5","filled_qty":"2.5","filled_avg_price":"100.123456789","limit_price":"101","stop_price":null,"extended_hours":false}`
 
 func TestPlaceOrder(t *testing.T) {
+	t.Parallel()
 	var got map[string]any
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != "POST" || r.URL.Path != "/v2/orders" || r.Header.Get("Authorization") != "Bearer tok" ||
@@ -60,6 +61,7 @@ func TestPlaceOrder(t *testing.T) {
 // TestPlaceOrderStopLoss checks that a buy's stop-loss goes to Alpaca
 // as an OTO order's stop_loss leg, good till cancelled.
 func TestPlaceOrderStopLoss(t *testing.T) {
+	t.Parallel()
 	var got map[string]any
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -94,6 +96,7 @@ func TestPlaceOrderStopLoss(t *testing.T) {
 }
 
 func TestPlaceOrderRefusals(t *testing.T) {
+	t.Parallel()
 	var posts int
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -144,6 +147,7 @@ func TestPlaceOrderRefusals(t *testing.T) {
 }
 
 func TestCancelOrder(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != "DELETE" {
 			t.Errorf("%s %s", r.Method, r.URL)
@@ -175,6 +179,7 @@ func TestCancelOrder(t *testing.T) {
 }
 
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]brokers.OrderStatus{
 		"new": brokers.Pending, "accepted": brokers.Pending, "pending_new": brokers.Pending, "partially_filled": brokers.Pending,
 		"done_for_day": brokers.Pending, "pending_cancel": brokers.Pending, "held": brokers.Pending,

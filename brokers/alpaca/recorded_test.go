@@ -78,6 +78,7 @@ func tp(s string) *time.Time {
 // TestRecordedReads decodes Alpaca's recorded account, positions, closed
 // orders and portfolio history, and checks every field the client reads.
 func TestRecordedReads(t *testing.T) {
+	t.Parallel()
 	base := recorded(t, map[string]answer{
 		"GET /v2/account":   {200, nil, "account.json"},
 		"GET /v2/positions": {200, nil, "positions.json"},
@@ -148,6 +149,7 @@ func TestRecordedReads(t *testing.T) {
 // TestRecordedOrders places, reads and cancels orders against Alpaca's
 // recorded answers, and checks the state the client makes of each.
 func TestRecordedOrders(t *testing.T) {
+	t.Parallel()
 	base := recorded(t, map[string]answer{
 		"POST /v2/orders": {200, nil, "order_pending_new.json"},
 		"GET /v2/orders/61e69015-8549-4bfd-b9c3-01e75843f47d":                                    {200, nil, "order_accepted.json"},
@@ -231,6 +233,7 @@ func TestRecordedOrders(t *testing.T) {
 // *brokers.RefusedError with Alpaca's message and code; a 422 for a taken
 // client_order_id reads the order placed with it.
 func TestRecordedRefusals(t *testing.T) {
+	t.Parallel()
 	o := brokers.OrderRequest{ClientOrderID: "tk-x", Symbol: "AAPL", Side: brokers.Buy, Type: brokers.Market, Quantity: d("2")}
 	for _, tt := range []struct {
 		name     string
@@ -289,6 +292,7 @@ func TestRecordedRefusals(t *testing.T) {
 // tradekit.ErrUnavailable, and its caller tries again on its own
 // schedule.
 func TestRecordedErrors(t *testing.T) {
+	t.Parallel()
 	rateLimited := map[string]string{"X-RateLimit-Limit": "200", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1714660320"}
 	for _, tt := range []struct {
 		name     string
@@ -336,6 +340,7 @@ func TestRecordedErrors(t *testing.T) {
 // limit sell and the held leg never; the newest leg is read back through
 // pending_cancel until Alpaca reports it canceled.
 func TestRecordedReleaseStopLosses(t *testing.T) {
+	t.Parallel()
 	const (
 		newest = "a81e0c2b-5d0f-4f7e-b7a2-7c1d9e0f3a44"
 		older  = "d14b3f5e-803c-4cab-ae5d-af40c1326d77"

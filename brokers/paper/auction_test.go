@@ -58,6 +58,7 @@ func mustBar(t *testing.T, db bun.IDB, symbol, date, open, close string) {
 // market and limit orders of class simple, in regular hours, may be opg
 // or cls.
 func TestAuctionAcceptance(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100"})
 		e := mustEnv(t, db, paper.Config{AccessTTL: 24 * 365 * time.Hour})
@@ -117,6 +118,7 @@ func TestAuctionAcceptance(t *testing.T) {
 // without a stored bar once a later one is stored; an order cannot be
 // cancelled or replaced from its auction's cutoff to the auction.
 func TestAuctionFills(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100"})
 		mustBar(t, db, "ACME", "2026-03-02", "101", "102")

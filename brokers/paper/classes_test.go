@@ -162,6 +162,7 @@ func TestOrderClasses(t *testing.T) {
 // falls to the stop, and is listed by the client's Fills as a sell of
 // its own, which the sync records.
 func TestStopLossLeg(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-03-02": "100"})
 		e := mustEnv(t, db, paper.Config{})

@@ -160,6 +160,7 @@ const unauthorizedBody = `{"code":40110000,"message":"request is not authorized"
 // (account, orders, positions); a wrong, unknown or revoked key answers
 // Alpaca's 401.
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100", "2026-03-02": "102"})
 		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
@@ -309,6 +310,7 @@ func TestAPIKeys(t *testing.T) {
 // expire and work once; sessions expire and end on sign-out; forms need
 // the session's CSRF token; an account holds at most MaxAPIKeys keys.
 func TestAccountPage(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
 		tok, accountID := e.connect(t)
@@ -441,6 +443,7 @@ func TestAccountPage(t *testing.T) {
 // TestSignInLinkPublicURL checks that with Config.PublicURL a sign-in
 // link is an absolute URL on it.
 func TestSignInLinkPublicURL(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{PublicURL: "https://broker.example/"})
 		_, accountID := e.connect(t)

@@ -20,6 +20,7 @@ import (
 // leg; a sell within what is available cancels nothing, and the held leg
 // of a buy not yet filled is kept.
 func TestReleaseStopLosses(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-03-02": "100"})
 		e := mustEnv(t, db, paper.Config{})
