@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -158,6 +159,8 @@ type Broker struct {
 	commission decimal.Decimal
 	matchEvery time.Duration
 	kick       chan struct{} // a placement asks the matcher to run
+	placedMu   sync.Mutex
+	placed     []uuid.UUID // the orders placed through b that its matcher has not yet looked at
 	now        func() time.Time
 	log        *slog.Logger
 	pages      *template.Template

@@ -178,7 +178,7 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 		if err != nil {
 			return err
 		}
-		open, dup, err := openOrdersAnd(ctx, tx, accountID, o.ClientOrderID)
+		open, dup, err := openOrdersAnd(ctx, tx, accountID, o)
 		if err != nil {
 			return err
 		}
@@ -201,10 +201,7 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 	if err != nil {
 		return alpaca.OrderJSON{}, err
 	}
-	select {
-	case b.kick <- struct{}{}:
-	default: // a pass is due already
-	}
+	b.placedOne(o.ID)
 	return orderJSON(*o), nil
 }
 
@@ -482,7 +479,8 @@ func legOrders(o *order, req alpaca.OrderRequestJSON) []order {
 }
 
 // afford checks that account a can pay for order o or hold what it sells,
-// beside its open orders.
+// beside its open orders open: for a buy at least its open buys, for a
+// sell its open sells of o's symbol (see openOrdersAnd).
 func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, open []order, last decimal.Decimal) error {
 	if o.Side == string(brokers.Sell) {
 		p, _, err := positionOf(ctx, db, a.ID, o.Symbol)
@@ -599,21 +597,66 @@ func (b *Broker) Cancel(ctx context.Context, accountID, id uuid.UUID) error {
 
 // Run fills orders until ctx is done: it runs [Broker.Match] every
 // Config.MatchInterval, and at once after each placement through this
-// Broker. Any number of Brokers may run on one database.
+// Broker a pass over the orders placed since the last one (and the legs
+// their fills open): what else is open can fill only when a price or the
+// clock moves, which the regular passes see. Any number of Brokers may
+// run on one database.
 func (b *Broker) Run(ctx context.Context) {
 	t := time.NewTicker(b.matchEvery)
 	defer t.Stop()
 	for {
+		var err error
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			_, err = b.Match(ctx)
 		case <-b.kick:
+			_, err = b.matchPlaced(ctx)
 		}
-		if _, err := b.Match(ctx); err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil {
 			b.log.Warn("paper: matching orders failed", "error", err)
 		}
 	}
+}
+
+// placedOne notes the order placed through b, for the matcher's next
+// pass over the orders placed (see [Broker.Run]), and wakes the matcher.
+func (b *Broker) placedOne(id uuid.UUID) {
+	b.placedMu.Lock()
+	b.placed = append(b.placed, id)
+	b.placedMu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default: // a pass is due already
+	}
+}
+
+// matchPlaced is [Broker.Match] over the orders placed through b since
+// the last call, and then over the legs their fills opened.
+func (b *Broker) matchPlaced(ctx context.Context) (int, error) {
+	b.placedMu.Lock()
+	ids := b.placed
+	b.placed = nil
+	b.placedMu.Unlock()
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	closes := map[uuid.UUID]*decimal.Decimal{}
+	filled := 0
+	for _, where := range []string{"id IN (?)", "parent_id IN (?)"} {
+		var open []order
+		if err := b.db.NewSelect().Model(&open).Where("status = ?", statusNew).Where(where, bun.In(ids)).
+			Order("submitted_at", "seq").Scan(ctx); err != nil {
+			return filled, fmt.Errorf("paper: the orders placed: %w", err)
+		}
+		n, again, err := b.matchOrders(ctx, closes, open)
+		filled += n
+		if err != nil || !again {
+			return filled, err
+		}
+	}
+	return filled, nil
 }
 
 // Match fills the open orders that can fill at their asset's latest
@@ -659,9 +702,16 @@ func (b *Broker) Match(ctx context.Context) (int, error) {
 // reports whether a fill opened held legs.
 func (b *Broker) matchPass(ctx context.Context, closes map[uuid.UUID]*decimal.Decimal) (filled int, again bool, err error) {
 	open, err := openOrders(ctx, b.db, uuid.Nil, matchBatch)
-	if err != nil || len(open) == 0 {
+	if err != nil {
 		return 0, false, err
 	}
+	return b.matchOrders(ctx, closes, open)
+}
+
+// matchOrders fills, cancels or triggers each of the open orders as
+// [Broker.Match] does, with the closes read so far in closes; again
+// reports whether a fill opened held legs.
+func (b *Broker) matchOrders(ctx context.Context, closes map[uuid.UUID]*decimal.Decimal, open []order) (filled int, again bool, err error) {
 	for i := range open {
 		o := &open[i]
 		if o.AssetID == nil {
@@ -935,7 +985,7 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 		if !ok {
 			return &apiError{http.StatusUnprocessableEntity, codeInvalid, "order is not replaceable: it is no longer open"}
 		}
-		open, dup, err := openOrdersAnd(ctx, tx, accountID, o.ClientOrderID)
+		open, dup, err := openOrdersAnd(ctx, tx, accountID, o)
 		if err != nil {
 			return err
 		}
@@ -950,10 +1000,7 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 	if err != nil {
 		return alpaca.OrderJSON{}, err
 	}
-	select {
-	case b.kick <- struct{}{}:
-	default:
-	}
+	b.placedOne(o.ID)
 	return orderJSON(*o), nil
 }
 

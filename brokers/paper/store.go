@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers"
 )
 
 // The rows of the paper_* tables. Every function here takes a bun.IDB, so
@@ -354,21 +355,28 @@ func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int)
 	return out, nil
 }
 
-// openOrdersAnd returns the open orders of the account in the order they
-// were placed, and whether it placed an order with the client order id
-// already, open or not: both in one read.
-func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, clientOrderID string) ([]order, bool, error) {
+// openOrdersAnd returns the open orders of the account that bear on
+// whether it can afford o (see [Broker.afford]) in the order they were
+// placed, and whether it placed an order with o's client order id
+// already, open or not: both in one read. For a buy they are the open
+// buys, for a sell the open sells of o's symbol; the others (an
+// account's resting stop-loss legs, say) are not read.
+func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *order) ([]order, bool, error) {
 	var rows []order
-	err := db.NewSelect().Model(&rows).Where("account_id = ?", accountID).
-		Where("(status = ? OR client_order_id = ?)", statusNew, clientOrderID).Order("submitted_at", "seq").Scan(ctx)
-	if err != nil {
+	q := db.NewSelect().Model(&rows).Where("account_id = ?", accountID)
+	if o.Side == string(brokers.Sell) {
+		q = q.Where("(status = ? AND side = ? AND symbol = ? OR client_order_id = ?)", statusNew, o.Side, o.Symbol, o.ClientOrderID)
+	} else {
+		q = q.Where("(status = ? AND side = ? OR client_order_id = ?)", statusNew, o.Side, o.ClientOrderID)
+	}
+	if err := q.Order("submitted_at", "seq").Scan(ctx); err != nil {
 		return nil, false, fmt.Errorf("paper: open orders: %w", err)
 	}
 	open, dup := rows[:0], false
-	for _, o := range rows {
-		dup = dup || o.ClientOrderID == clientOrderID
-		if o.Status == statusNew {
-			open = append(open, o)
+	for _, x := range rows {
+		dup = dup || x.ClientOrderID == o.ClientOrderID
+		if x.Status == statusNew && x.Side == o.Side && (x.Side != string(brokers.Sell) || x.Symbol == o.Symbol) {
+			open = append(open, x)
 		}
 	}
 	return open, dup, nil
