@@ -27,22 +27,8 @@ Run 'tradekit keys <subcommand> -h' for a subcommand's flags.`
 
 // keys runs `tradekit keys`.
 func (e *env) keys(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return errors.New("keys: give a subcommand: create, list or delete (see 'tradekit keys -h')")
-	}
-	if isHelp(args[0]) {
-		return e.help(keysUsage)
-	}
-	switch sub, rest := args[0], args[1:]; sub {
-	case "create":
-		return e.keysCreate(ctx, rest)
-	case "list":
-		return e.keysList(ctx, rest)
-	case "delete":
-		return e.keysDelete(ctx, rest)
-	default:
-		return fmt.Errorf("keys: unknown subcommand %q: want create, list or delete", sub)
-	}
+	return e.runSubcommand(ctx, "keys", "keys", keysUsage, args,
+		subcommand{"create", e.keysCreate}, subcommand{"list", e.keysList}, subcommand{"delete", e.keysDelete})
 }
 
 // keysCreate runs `tradekit keys create`.

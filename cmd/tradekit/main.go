@@ -201,6 +201,40 @@ func isHelp(arg string) bool {
 	return false
 }
 
+// subcommand is one subcommand of a command group: its name and what
+// runs it with the arguments after the name.
+type subcommand struct {
+	name string
+	run  func(ctx context.Context, args []string) error
+}
+
+// runSubcommand runs the subcommand of the group (say "keys", or "paper apps")
+// that args[0] names, printing usage for a help argument. Without a
+// subcommand, or with an unknown one, it returns an error listing subs;
+// see names the command whose -h explains them.
+func (e *env) runSubcommand(ctx context.Context, group, see, usage string, args []string, subs ...subcommand) error {
+	names := make([]string, len(subs))
+	for i, sub := range subs {
+		names[i] = sub.name
+	}
+	want := names[len(names)-1]
+	if len(names) > 1 {
+		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
+	}
+	if len(args) == 0 {
+		return fmt.Errorf("%s: give a subcommand: %s (see 'tradekit %s -h')", group, want, see)
+	}
+	if isHelp(args[0]) {
+		return e.help(usage)
+	}
+	for _, sub := range subs {
+		if sub.name == args[0] {
+			return sub.run(ctx, args[1:])
+		}
+	}
+	return fmt.Errorf("%s: unknown subcommand %q: want %s", group, args[0], want)
+}
+
 // help prints text, the usage of a command, to stdout and returns
 // [flag.ErrHelp], which run reports as success.
 func (e *env) help(text string) error {

@@ -33,23 +33,8 @@ func (e *env) paperCmd(ctx context.Context, args []string) error {
 	if args[0] != "apps" {
 		return fmt.Errorf("paper: unknown subcommand %q: want apps", args[0])
 	}
-	args = args[1:]
-	if len(args) == 0 {
-		return errors.New("paper apps: give a subcommand: create, list or delete (see 'tradekit paper -h')")
-	}
-	if isHelp(args[0]) {
-		return e.help(paperUsage)
-	}
-	switch sub, rest := args[0], args[1:]; sub {
-	case "create":
-		return e.paperAppsCreate(ctx, rest)
-	case "list":
-		return e.paperAppsList(ctx, rest)
-	case "delete":
-		return e.paperAppsDelete(ctx, rest)
-	default:
-		return fmt.Errorf("paper apps: unknown subcommand %q: want create, list or delete", sub)
-	}
+	return e.runSubcommand(ctx, "paper apps", "paper", paperUsage, args[1:], subcommand{"create", e.paperAppsCreate},
+		subcommand{"list", e.paperAppsList}, subcommand{"delete", e.paperAppsDelete})
 }
 
 // paperAppsCreate runs `tradekit paper apps create`.

@@ -36,24 +36,8 @@ Run 'tradekit users <subcommand> -h' for a subcommand's flags.`
 
 // users runs `tradekit users`.
 func (e *env) users(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return errors.New("users: give a subcommand: create, set-password, set-role or list (see 'tradekit users -h')")
-	}
-	if isHelp(args[0]) {
-		return e.help(usersUsage)
-	}
-	switch sub, rest := args[0], args[1:]; sub {
-	case "create":
-		return e.usersCreate(ctx, rest)
-	case "set-password":
-		return e.usersSetPassword(ctx, rest)
-	case "set-role":
-		return e.usersSetRole(ctx, rest)
-	case "list":
-		return e.usersList(ctx, rest)
-	default:
-		return fmt.Errorf("users: unknown subcommand %q: want create, set-password, set-role or list", sub)
-	}
+	return e.runSubcommand(ctx, "users", "users", usersUsage, args, subcommand{"create", e.usersCreate},
+		subcommand{"set-password", e.usersSetPassword}, subcommand{"set-role", e.usersSetRole}, subcommand{"list", e.usersList})
 }
 
 // readPassword reads the password from the first line of stdin and hashes
