@@ -167,21 +167,32 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	if _, err := s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK().Exec(ctx); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
-	var pf Portfolio
-	err := s.db.NewSelect().Model(&pf).Where("connection_id = ?", o.ConnectionID).Scan(ctx)
+	// The portfolio and its position in the symbol, in one read.
+	var head struct {
+		Portfolio `bun:",extend"`
+		Held      *string `bun:"held,scanonly"` // the position as JSON, nil for none
+	}
+	heldExpr := `(SELECT json_build_object('quantity', quantity, 'average_cost', average_cost, 'stop_loss_price', stop_loss_price)
+		FROM portfolio_positions WHERE portfolio_id = p.id AND symbol = ?)`
+	if s.db.Dialect().Name() == dialect.SQLite {
+		heldExpr = `(SELECT json_object('quantity', quantity, 'average_cost', average_cost, 'stop_loss_price', stop_loss_price)
+			FROM portfolio_positions WHERE portfolio_id = p.id AND symbol = ?)`
+	}
+	err := s.db.NewSelect().Model(&head).ModelTableExpr("portfolios AS p").ColumnExpr("p.*").
+		ColumnExpr(heldExpr+" AS held", o.Symbol).Where("p.connection_id = ?", o.ConnectionID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return uuid.Nil, nil // the first sync's snapshot will hold the fill
 	}
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
 	}
-	var pos Position
-	err = s.db.NewSelect().Model(&pos).Where("portfolio_id = ? AND symbol = ?", pf.ID, o.Symbol).Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		pos = Position{PortfolioID: pf.ID, Symbol: o.Symbol}
-	case err != nil:
-		return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+	pf, pos := head.Portfolio, Position{PortfolioID: head.ID, Symbol: o.Symbol}
+	if head.Held != nil {
+		var held bookPosition
+		if err := json.Unmarshal([]byte(*head.Held), &held); err != nil {
+			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+		}
+		pos.Quantity, pos.AverageCost, pos.StopLossPrice = held.Quantity, held.AverageCost, held.StopLossPrice
 	}
 	if !dq.IsZero() {
 		after := pos.Quantity.Add(dq.Mul(sign))
