@@ -2,7 +2,6 @@ package copytrading
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
@@ -95,11 +94,10 @@ func LoadDemoLeaders(ctx context.Context, db *bun.DB, users []uuid.UUID, now tim
 			break
 		}
 		connID := uuid.NewSHA1(demoNamespace, []byte("connection:"+l.Slug))
-		var conn connect.Connection
-		err := db.NewSelect().Model(&conn).Column("user_id").Where("id = ?", connID).Scan(ctx)
+		owner, err := connect.NewStore(db).ConnectionOwner(ctx, connID)
 		switch {
 		case err == nil: // stored already
-		case errors.Is(err, sql.ErrNoRows):
+		case errors.Is(err, tradekit.ErrNotFound):
 			sim, err := simulate(ctx, md, l)
 			if errors.Is(err, tradekit.ErrNotFound) {
 				continue
@@ -110,11 +108,11 @@ func LoadDemoLeaders(ctx context.Context, db *bun.DB, users []uuid.UUID, now tim
 			if err := storeDemo(ctx, db, l, users[i], connID, sim, now); err != nil {
 				return err
 			}
-			conn.UserID = users[i]
+			owner = users[i]
 		default:
 			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
 		}
-		if err := publishDemoStrategy(ctx, db, l, conn.UserID, now); err != nil {
+		if err := publishDemoStrategy(ctx, db, l, owner, now); err != nil {
 			return err
 		}
 	}
@@ -291,41 +289,25 @@ func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uui
 		if err != nil {
 			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
 		}
-		c := connect.Connection{ID: connID, UserID: userID, Provider: "paper", Status: connect.Disconnected,
-			RedirectURL: "https://demo.tradekit.example/", AccountID: accountID.String(), AccountName: number, CreatedAt: now, UpdatedAt: now}
-		if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
-			return fmt.Errorf("copytrading: demo connection: %w", err)
-		}
-		last := sim.equity[len(sim.equity)-1].Equity
-		pf := connect.Portfolio{ID: uuid.NewSHA1(demoNamespace, []byte("portfolio:"+l.Slug)), UserID: userID, ConnectionID: connID,
-			Currency: "USD", Cash: sim.cash, Equity: last, UpdatedAt: now, FillSeq: int64(len(fills))}
-		if _, err := tx.NewInsert().Model(&pf).Exec(ctx); err != nil {
-			return fmt.Errorf("copytrading: demo portfolio: %w", err)
+		h := connect.AccountHistory{
+			Connection: connect.Connection{ID: connID, UserID: userID, Provider: "paper", Status: connect.Disconnected,
+				RedirectURL: "https://demo.tradekit.example/", AccountID: accountID.String(), AccountName: number, CreatedAt: now, UpdatedAt: now},
+			Portfolio: connect.Portfolio{ID: uuid.NewSHA1(demoNamespace, []byte("portfolio:"+l.Slug)),
+				Currency: "USD", Cash: sim.cash, Equity: sim.equity[len(sim.equity)-1].Equity, UpdatedAt: now},
+			Fills:  fills,
+			Equity: sim.equity,
 		}
 		for _, sym := range l.Symbols {
 			if q := sim.held[sym]; q.IsPositive() {
 				id := sim.assets[sym]
-				p := connect.Position{PortfolioID: pf.ID, Symbol: sym, AssetID: &id, Quantity: q, AverageCost: sim.avg[sym]}
-				if _, err := tx.NewInsert().Model(&p).Exec(ctx); err != nil {
-					return fmt.Errorf("copytrading: demo position: %w", err)
-				}
+				h.Portfolio.Positions = append(h.Portfolio.Positions,
+					connect.Position{Symbol: sym, AssetID: &id, Quantity: q, AverageCost: sim.avg[sym]})
 			}
 		}
-		for i := range fills {
-			fills[i].PortfolioID = pf.ID
+		if err := connect.NewStore(tx).InsertAccountHistory(ctx, &h); err != nil {
+			return fmt.Errorf("copytrading: demo leader %s: %w", l.Slug, err)
 		}
-		for i := range sim.equity {
-			sim.equity[i].PortfolioID = pf.ID
-		}
-		if len(fills) > 0 {
-			if _, err := tx.NewInsert().Model(&fills).Exec(ctx); err != nil {
-				return fmt.Errorf("copytrading: demo fills: %w", err)
-			}
-		}
-		if _, err := tx.NewInsert().Model(&sim.equity).Exec(ctx); err != nil {
-			return fmt.Errorf("copytrading: demo equity: %w", err)
-		}
-		p := Profile{ID: uuid.NewSHA1(demoNamespace, []byte("profile:"+l.Slug)), UserID: userID, PortfolioID: pf.ID, Slug: l.Slug,
+		p := Profile{ID: uuid.NewSHA1(demoNamespace, []byte("profile:"+l.Slug)), UserID: userID, PortfolioID: h.Portfolio.ID, Slug: l.Slug,
 			DisplayName: l.DisplayName, PublishedAt: now, MonthlyReturns: "[]",
 			Bio: "SYNTHETIC demo leader: a fictional trader of the synthetic demo prices, holding " + l.Bio +
 				", traded by a deterministic simulation through a paper-broker account; not a real person, not real performance."}
@@ -337,7 +319,7 @@ func storeDemo(ctx context.Context, db bun.IDB, l DemoLeader, userID, connID uui
 }
 
 // demoFills records the trades in the paper account, in order, and
-// returns the fills as the broker reported them, numbered from 1.
+// returns the fills as the broker reported them.
 func demoFills(ctx context.Context, broker *paper.Broker, accountID uuid.UUID, trades []demoTrade) ([]connect.Fill, error) {
 	fills := make([]connect.Fill, len(trades))
 	for i, t := range trades {
@@ -347,7 +329,7 @@ func demoFills(ctx context.Context, broker *paper.Broker, accountID uuid.UUID, t
 		}
 		after := t.positionAfter
 		fills[i] = connect.Fill{BrokerID: o.ID, Symbol: o.Symbol, Side: o.Side, Quantity: o.FilledQty, Price: *o.FilledAvgPrice,
-			FilledAt: o.FilledAt.UTC(), Seq: int64(i + 1), PositionAfter: &after}
+			FilledAt: o.FilledAt.UTC(), PositionAfter: &after}
 	}
 	return fills, nil
 }

@@ -93,6 +93,15 @@
 // (placed, rejected, skipped, notified), its notifications and the
 // watermark are written in one transaction.
 //
+// The package reads and writes connect's tables (portfolios, fills,
+// orders, connections) only through package connect, never with SQL of
+// its own: a pass's one statement joins each follow to its next fill
+// with [connect.NextFill], the copies' orders are read with the subquery
+// of their copy events ([connect.Store.AssetOrders],
+// [connect.Store.FilledOrders]), and the demo leaders' accounts are
+// stored with [connect.Store.InsertAccountHistory]. tables_test.go fails
+// when a file names one of connect's tables.
+//
 // scalingPct is at most 1000 %; a follow that would close a loop is
 // refused. A loop is a cycle of live follows (A follows B, B follows A,
 // or A → B → C → A), whatever their auto-sync: copies would multiply

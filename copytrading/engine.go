@@ -208,8 +208,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 		// a time, in order, and Run passes again while a pass takes
 		// something up, so a follow with a long backlog, or one waiting,
 		// never crowds the others out of a batch.
-		Join("JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq = "+
-			"(SELECT min(nf.seq) FROM portfolio_fills AS nf WHERE nf.portfolio_id = lp.portfolio_id AND nf.seq > follow.copied_seq)").
+		Apply(connect.NextFill("pf", "lp.portfolio_id", "follow.copied_seq")).
 		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = pf.broker_id").
 		Where("follow.unfollowed_at IS NULL AND (follow.auto_sync OR follow.notifications)").
 		OrderExpr("pf.filled_at, follow.id").Limit(copyBatch).Scan(ctx, &todo)
@@ -584,12 +583,16 @@ type copied struct {
 	open bool            // some copy order is still open
 }
 
+// copyOrders returns the query of the ids of the follow's copy orders,
+// placed or rejected by the broker, to run as a subquery.
+func (s *Service) copyOrders(followID uuid.UUID) *bun.SelectQuery {
+	return s.db.NewSelect().ColumnExpr("order_id").TableExpr("copy_events").
+		Where("follow_id = ? AND order_id IS NOT NULL", followID)
+}
+
 // copies returns what the follow's copy orders in the asset hold.
 func (s *Service) copies(ctx context.Context, followID, assetID uuid.UUID) (copied, error) {
-	var orders []connect.Order
-	err := s.db.NewSelect().Model(&orders).Column("side", "status", "filled_quantity").
-		Where("asset_id = ? AND id IN (SELECT order_id FROM copy_events WHERE follow_id = ? AND order_id IS NOT NULL)", assetID, followID).
-		Scan(ctx)
+	orders, err := connect.NewStore(s.db).AssetOrders(ctx, s.copyOrders(followID), assetID)
 	if err != nil {
 		return copied{}, fmt.Errorf("copytrading: copies of %s: %w", followID, err)
 	}
@@ -648,17 +651,15 @@ func (s *Service) checkStop(ctx context.Context, f *Follow) (bool, error) {
 	if f.ConnectionID == nil {
 		return false, nil
 	}
-	var orders []connect.Order
-	err := s.db.NewSelect().Model(&orders).
-		Where("status = ? AND id IN (SELECT order_id FROM copy_events WHERE follow_id = ? AND order_id IS NOT NULL)", brokers.Filled, f.ID).
-		Scan(ctx)
+	st := connect.NewStore(s.db)
+	orders, err := st.FilledOrders(ctx, s.copyOrders(f.ID))
 	if err != nil {
 		return false, fmt.Errorf("copytrading: copies of %s: %w", f.ID, err)
 	}
 	if len(orders) == 0 {
 		return false, nil
 	}
-	mine, err := connect.NewStore(s.db).PortfolioOf(ctx, *f.ConnectionID)
+	mine, err := st.PortfolioOf(ctx, *f.ConnectionID)
 	if err != nil {
 		return false, err
 	}

@@ -84,7 +84,8 @@ func keys(t *testing.T, v any) []string {
 }
 
 // TestProfileJSON checks the field names against the API spec's Asset AI
-// profile (spec/api-v1.md, section 2).
+// profile (section 2 of ../shared/spec/api-v1.md, beside the repository's
+// root).
 func TestProfileJSON(t *testing.T) {
 	s := series(fromReturns(100, gbmReturns(newRand(41), 800, 0.0005, 0.015)))
 	s.ID = "me"

@@ -12,7 +12,8 @@ import (
 	"github.com/tradekit/tradekit"
 )
 
-// The indicator kinds the API serves (CONTRACT.md, "Indicator parameters").
+// The indicator kinds the API serves (../shared/CONTRACT.md beside the
+// repository's root, "Indicator parameters").
 const (
 	SMA  = "SMA"
 	EMA  = "EMA"

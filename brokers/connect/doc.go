@@ -156,4 +156,13 @@
 // both with their positions, and a leader's fills, daily equity, provider
 // and last change ([Store.Fills], [Store.HistoryByID], [Store.Providers],
 // [Store.UpdatedAt]). A Store built on a transaction reads inside it.
+//
+// Where another package's statement must reach connect's tables, connect
+// hands it the piece (external.go), so that the statement stays one: the
+// copy engine joins each follow to the leader's next fill with
+// [NextFill], and reads the orders its copy events name with
+// [Store.AssetOrders] and [Store.FilledOrders], which take the subquery
+// of their ids. The demo leaders are stored with
+// [Store.InsertAccountHistory] in the loader's transaction, and found
+// again with [Store.ConnectionOwner].
 package connect

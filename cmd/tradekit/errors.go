@@ -34,21 +34,21 @@ func (e *cmdError) Error() string { return e.where + ": " + userMessage(e.err) }
 // Unwrap returns the cause.
 func (e *cmdError) Unwrap() error { return e.err }
 
-// userMessage returns the message of err meant for users: that of the
-// outermost [*cmdError], [*tradekit.ParamError] ("param: msg") or
-// [*tradekit.Error] (its Msg) in err's chain, which name no package. An
-// error with none of them, such as a file the system cannot open, has no
-// other message than its own: userMessage returns err.Error().
+// userMessage returns the message of err meant for users, which names no
+// package: that of the outermost [*cmdError] in err's chain (its where
+// and its cause's message for users), else [tradekit.Message] of err, the
+// "param: msg" of a [*tradekit.ParamError] or the Msg of a
+// [*tradekit.Error]. Those two end a chain (they wrap only their kind),
+// so whichever is in it lies under every cmdError. An error with none of
+// them, such as a file the system cannot open, has no other message than
+// its own: userMessage returns err.Error().
 func userMessage(err error) string {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		switch e := e.(type) {
-		case *cmdError:
-			return e.Error()
-		case *tradekit.ParamError:
-			return e.Error()
-		case *tradekit.Error:
-			return e.Msg
-		}
+	var ce *cmdError
+	if errors.As(err, &ce) {
+		return ce.Error()
+	}
+	if msg := tradekit.Message(err); msg != "" {
+		return msg
 	}
 	return err.Error()
 }

@@ -101,3 +101,35 @@ func TestWithCommand(t *testing.T) {
 		t.Errorf("oneLine = %q", got)
 	}
 }
+
+// TestUserMessage checks the message written for users of each kind of
+// chain: the outermost cmdError's, else the ParamError's or Error's that
+// ends the chain, else the error's own.
+func TestUserMessage(t *testing.T) {
+	t.Parallel()
+	notFound := tradekit.Errorf(tradekit.ErrNotFound, "user %s not found", tradekit.Quote("x"))
+	param := &tradekit.ParamError{Param: "email", Msg: "is too long"}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"an Error", notFound, `user "x" not found`},
+		{"a wrapped Error", fmt.Errorf("billing: %w", notFound), `user "x" not found`},
+		{"a wrapped ParamError", fmt.Errorf("billing: %w", param), "email: is too long"},
+		{"a cmdError", fmt.Errorf("outer: %w", fail("--email", fmt.Errorf("billing: %w", notFound))), `--email: user "x" not found`},
+		{"nested cmdErrors", fail("users create", fail("--account-of", notFound)), `users create: --account-of: user "x" not found`},
+		{"a cmdError of a plain error", fmt.Errorf("outer: %w", fail("--file", errors.New("open p.csv: no such file"))),
+			"--file: open p.csv: no such file"},
+		{"a plain error", fmt.Errorf("database: %w", errors.New("ping: refused")), "database: ping: refused"},
+		{"a kind alone", fmt.Errorf("paper: %w", tradekit.ErrUnavailable), "paper: unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := userMessage(tt.err); got != tt.want {
+				t.Errorf("userMessage(%q) = %q, want %q", tt.err, got, tt.want)
+			}
+		})
+	}
+}
