@@ -126,9 +126,9 @@ func TestGateGivesUp(t *testing.T) {
 // TestEveryHashTakesASlot takes every slot of the process's gate and
 // checks that hashing, checking, and signing in (an unknown email as well
 // as a known one) all wait for one and then fail with ErrPasswordBusy:
-// an unknown email costs a slot as a known one does.
+// an unknown email costs a slot as a known one does. It takes the
+// process's gate from every other test, so it does not run in parallel.
 func TestEveryHashTakesASlot(t *testing.T) {
-	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
 	st := NewStore(db)

@@ -15,7 +15,8 @@ import (
 // TestUsers creates a dashboard user and changes the password through the
 // CLI, on both databases, and checks the password signs in.
 func TestUsers(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the commands hash passwords at the default cost, and
+	// hashes in parallel tests would outwait billing.PasswordWait.
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		if _, err := cli(t, env, "migrate"); err != nil {
@@ -60,7 +61,8 @@ func TestUsers(t *testing.T) {
 }
 
 func TestUsersErrors(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the commands hash passwords at the default cost, and
+	// hashes in parallel tests would outwait billing.PasswordWait.
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	for _, tt := range []struct {
 		stdin string
@@ -87,7 +89,8 @@ func TestUsersErrors(t *testing.T) {
 // what to run instead; set-password and set-role make it an administrator
 // who signs in. No output names an empty plan.
 func TestAdminPathForExistingUser(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the commands hash passwords at the default cost, and
+	// hashes in parallel tests would outwait billing.PasswordWait.
 	emptyPlan := regexp.MustCompile(`plan( [,)]|,|$)`)
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
@@ -165,7 +168,8 @@ func TestAdminPathForExistingUser(t *testing.T) {
 }
 
 func TestUsersSetRoleErrors(t *testing.T) {
-	t.Parallel()
+	// Not parallel: the commands hash passwords at the default cost, and
+	// hashes in parallel tests would outwait billing.PasswordWait.
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	for _, tt := range []struct {
 		args []string
