@@ -281,7 +281,9 @@ func (s *Server) Maintain(ctx context.Context) {
 
 // Serve accepts connections on l until ctx is done, then stops accepting,
 // lets in-flight requests finish (up to Config.ShutdownTimeout) and
-// returns. It logs one line with the address once it accepts connections.
+// returns. The paper broker's trade-update streams are cut at once (see
+// [paper.Broker.EndStreams]). It logs one line with the address once it
+// accepts connections.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -291,6 +293,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// The paper broker's trade-update streams never finish of themselves:
+	// cut them when shutdown starts, so that their clients reconnect and
+	// shutdown need not wait them out.
+	srv.RegisterOnShutdown(s.paper.EndStreams)
 	bg, stop := context.WithCancel(context.WithoutCancel(ctx))
 	maintained := make(chan struct{})
 	go func() {

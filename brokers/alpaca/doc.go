@@ -50,7 +50,8 @@
 // # What the paper broker simulates
 //
 // Tradekit's paper broker fills in every field of [AccountJSON],
-// [PositionJSON] and [OrderJSON], Alpaca's models, as follows.
+// [PositionJSON], [OrderJSON] and [TradeUpdateJSON], Alpaca's models, as
+// follows.
 //
 // Account. A paper account is a cash account: cash, buying_power,
 // regt_buying_power, effective_buying_power and
@@ -126,6 +127,25 @@
 // replaced (422); bracket and oto orders need qty, day or gtc, regular
 // hours, and exits on either side of each other (a sell's take profit
 // above its stop, a buy's below).
+//
+// Trade updates (GET /v2/events/trades, [TradeUpdateJSON]). Derived from
+// the orders' stored times: new at submitted_at (a held leg's when its
+// entry fills), fill at filled_at, canceled at canceled_at, replaced at
+// replaced_at (the replacement has its own new event), rejected when
+// the order was rejected; partial_fill and expired never happen, nor
+// Alpaca's rarer events (pending_new, accepted, done_for_day,
+// pending_cancel, pending_replace, order_replace_rejected, …). order is
+// the order as of the event: for a new event status new, filled_qty 0,
+// and no fill, cancel or replace fields, with updated_at the event's
+// time; a trailing stop's hwm and stop_price are their latest values,
+// and legs is null (each leg has its own events). A fill's price, qty
+// and timestamp are filled_avg_price, filled_qty and filled_at (one
+// execution per order); execution_id is a UUID derived from the order's
+// id; position_qty is the position in the symbol after the fill,
+// replaying the account's fills in the order they filled. event_id is a
+// ULID whose time is the event's millisecond and whose other bits are
+// the microsecond, the order's number and the kind of event: stable,
+// and ordered as the events.
 //
 // Answering 422 with Alpaca's JSON error, as does anything else not
 // simulated, so that nothing is silently dropped: time in force gtx and

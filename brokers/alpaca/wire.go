@@ -124,6 +124,25 @@ type OrderJSON struct {
 	Commission *decimal.Decimal `json:"commission,omitempty"`
 }
 
+// TradeUpdateJSON is one event of GET /v2/events/trades, Alpaca's
+// trade-update stream (Server-Sent Events, one "data: " line each):
+// event is "new", "fill", "partial_fill", "canceled", "expired",
+// "replaced", "rejected", …; order is the order as of the event. A fill
+// carries execution_id, price and qty (of the execution), position_qty
+// (the position in the symbol after it) and timestamp (when it
+// executed); other events leave them out.
+type TradeUpdateJSON struct {
+	Event       string           `json:"event"`
+	EventID     string           `json:"event_id"` // a ULID, ordered as the events
+	ExecutionID string           `json:"execution_id,omitempty"`
+	At          time.Time        `json:"at"`
+	Order       OrderJSON        `json:"order"`
+	Timestamp   *time.Time       `json:"timestamp,omitempty"`
+	Price       *decimal.Decimal `json:"price,omitempty"`
+	Qty         *decimal.Decimal `json:"qty,omitempty"`
+	PositionQty *decimal.Decimal `json:"position_qty,omitempty"`
+}
+
 // OrderRequestJSON is the body of POST /v2/orders, Alpaca's: exactly one
 // of Qty and Notional; StopLoss and TakeProfit for the legs of a
 // bracket, OTO or OCO order. Tradekit's client sends simple market and

@@ -56,6 +56,7 @@ import (
 //	GET  /v2/calendar                     NYSE's trading days: start, end
 //	GET  /v2/assets                       Tradekit's assets: status, asset_class, exchange
 //	GET  /v2/assets/{symbol}              one asset, by symbol or id
+//	GET  /v2/events/trades                trade updates (Server-Sent Events): since, until, since_id, until_id
 //
 // Every route under /v2 takes an OAuth access token (Authorization:
 // Bearer) or an API key (the headers APCA-API-KEY-ID and
@@ -101,6 +102,7 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("GET /v2/calendar", b.api(b.handleCalendar))
 	mux.Handle("GET /v2/assets", b.api(b.handleAssets))
 	mux.Handle("GET /v2/assets/{symbol}", b.api(b.handleAsset))
+	mux.Handle("GET /v2/events/trades", b.api(b.handleTradeEvents))
 	for _, p := range []string{"/v2/watchlists", "/v2/watchlists/", "/v2/watchlists:by_name"} {
 		mux.Handle(p, b.api(unsimulated("watchlists")))
 	}

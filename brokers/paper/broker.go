@@ -80,6 +80,15 @@ type Config struct {
 	// MatchInterval is how often [Broker.Run] looks for orders to fill,
 	// besides at once after each placement; 250 ms when zero.
 	MatchInterval time.Duration
+	// StreamPoll is how often an open trade-update stream (GET
+	// /v2/events/trades) reads its account's orders for changes, made
+	// through this Broker or any other on the database;
+	// [DefaultStreamPoll] when zero.
+	StreamPoll time.Duration
+	// StreamKeepAlive is how long a trade-update stream stays silent
+	// before it sends a keep-alive comment; [DefaultStreamKeepAlive]
+	// when zero.
+	StreamKeepAlive time.Duration
 	// PriceVersion returns an asset's price version, which changes with
 	// its prices: the broker keeps each asset's latest close while its
 	// version is unchanged. When nil, [marketdata.Store.PriceVersion]; a
@@ -112,6 +121,11 @@ const (
 	DefaultCurrency      = "USD"
 	DefaultAccessTTL     = time.Hour
 	DefaultMatchInterval = 250 * time.Millisecond
+
+	// DefaultStreamPoll is the default of Config.StreamPoll.
+	DefaultStreamPoll = 100 * time.Millisecond
+	// DefaultStreamKeepAlive is the default of Config.StreamKeepAlive.
+	DefaultStreamKeepAlive = 15 * time.Second
 )
 
 // defaultStartingCash is the cash of a new account when
@@ -158,6 +172,10 @@ type Broker struct {
 	slippage   decimal.Decimal // SlippageBps / 10⁴
 	commission decimal.Decimal
 	matchEvery time.Duration
+	streamPoll time.Duration // how often a trade-update stream polls
+	keepAlive  time.Duration // a trade-update stream's longest silence
+	streamsEnd chan struct{} // closed by EndStreams
+	endOnce    sync.Once
 	kick       chan struct{} // a placement asks the matcher to run
 	placedMu   sync.Mutex
 	placed     []uuid.UUID // the orders placed through b that its matcher has not yet looked at
@@ -178,7 +196,8 @@ type Broker struct {
 // fragment, a negative or oversized StartingCash or one with more than 18
 // decimal places, a Currency that is not three letters, a Prefix that does
 // not start with "/", a PublicURL that is not an absolute URL without a
-// query or a fragment, a negative AccessTTL or MatchInterval, a SlippageBps outside [0, 10000), a
+// query or a fragment, a negative AccessTTL, MatchInterval, StreamPoll
+// or StreamKeepAlive, a SlippageBps outside [0, 10000), a
 // negative Commission or one with more than 9 decimal places, or a
 // SigningKey shorter than 32 bytes.
 func New(db bun.IDB, cfg Config) *Broker {
@@ -194,6 +213,9 @@ func New(db bun.IDB, cfg Config) *Broker {
 		slippage:   cfg.SlippageBps.Shift(-4),
 		commission: cfg.Commission,
 		matchEvery: cfg.MatchInterval,
+		streamPoll: cfg.StreamPoll,
+		keepAlive:  cfg.StreamKeepAlive,
+		streamsEnd: make(chan struct{}),
 		kick:       make(chan struct{}, 1),
 		now:        cfg.Now,
 		log:        cfg.Logger,
@@ -261,6 +283,15 @@ func New(db bun.IDB, cfg Config) *Broker {
 		panic("paper: negative MatchInterval")
 	case b.matchEvery == 0:
 		b.matchEvery = DefaultMatchInterval
+	}
+	switch {
+	case b.streamPoll < 0 || b.keepAlive < 0:
+		panic("paper: negative StreamPoll or StreamKeepAlive")
+	case b.streamPoll == 0:
+		b.streamPoll = DefaultStreamPoll
+	}
+	if b.keepAlive == 0 {
+		b.keepAlive = DefaultStreamKeepAlive
 	}
 	if b.now == nil {
 		b.now = time.Now

@@ -230,6 +230,45 @@
 // (and may be cancelled) until a later session's bar is stored, and is
 // then cancelled.
 //
+// # Trade updates
+//
+// GET /v2/events/trades streams the account's trade updates as Alpaca
+// does, as Server-Sent Events: one "data: <JSON>" line per event, with
+// Alpaca's fields (package brokers/alpaca's TradeUpdateJSON), so that
+// Alpaca's SDKs' StreamTradeUpdates works unchanged. The events are not
+// stored but derived from the times stored on the orders: new when an
+// order is submitted (the legs of a bracket or OTO order when their entry
+// fills and they open), then fill, canceled, replaced or rejected when it
+// closes. Orders fill whole and never expire, so partial_fill and
+// expired never happen. Each event carries the order as of the event (a
+// new event's order open, nothing filled), and a fill its price, qty,
+// timestamp, an execution_id and position_qty, the position in the
+// symbol after it, replaying the fills in the order they filled, as the
+// portfolio history does.
+//
+// An event's id is a ULID made of its time, its order's number and its
+// kind, so ids are stable and ordered as the events. since and until
+// (RFC 3339, inclusive) and since_id (exclusive) and until_id (inclusive)
+// select a range. With until or until_id the stream sends the stored
+// events and ends. Without, it stays open: every Config.StreamPoll
+// (100 ms) it reads the orders updated since the latest event it sent,
+// so that it sees the changes made through any Broker on the database,
+// and sends an event once two reads have seen it, with every unsent
+// event of a smaller id, in the order of ids: an event whose transaction
+// commits up to a poll interval after that of an event of a greater id
+// still goes out first, so that a client that resumes from the last id
+// it got (since_id) gets no duplicates and no gaps. An event that
+// commits later still, by up to ten seconds of event time, reaches the
+// open stream when seen, after events of greater ids (a client resuming
+// from one of those would miss it). After
+// Config.StreamKeepAlive (15 s) of silence the stream sends a comment.
+// It ends when the client goes away; [Broker.EndStreams], which a
+// server calls when it shuts down, cuts it short, as a broken connection
+// would, so that Alpaca's SDKs reconnect and resume (they stop for good
+// on a stream that ends cleanly). Each write moves the connection's
+// write deadline ahead, so that a server's WriteTimeout does not cut a
+// long stream.
+//
 // # Errors
 //
 // [Broker.Fill] returns errors prefixed "paper: " that wrap
