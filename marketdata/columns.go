@@ -2,8 +2,6 @@ package marketdata
 
 import (
 	"context"
-	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -27,63 +25,22 @@ import (
 // a compact encoding, each price a varint of its change in cents (or at
 // whatever scale its column needs), decoded to the exact same float64
 // (see encodeColumns).
-// When the copy is missing or older than the asset's prices, PriceColumns
-// rebuilds it from the price records and stores it for the next reader.
+// When the copy is older than the asset's prices, PriceColumns brings it
+// up to date from the records written since (see [Store.PriceColumnsOf]),
+// or rebuilds it from every record when it is missing or that is not
+// known, and stores it for the next reader.
 // The pure-Go SQLite driver pays a mutex round trip per value it hands
 // over, so a few values are several times faster than 2,500 rows.
 func (s *Store) PriceColumns(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT a.prices_version, pc.version, pc.data
-		FROM assets AS a LEFT JOIN price_columns AS pc ON pc.asset_id = a.id
-		WHERE a.id = ? ORDER BY pc.chunk`, assetID)
+	got, err := s.columnsOf(ctx, []uuid.UUID{assetID}, func(uuid.UUID, int, bool) bool { return true })
 	if err != nil {
-		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
+		return ohlcv.Series{}, err
 	}
-	var current int64
-	var data []byte
-	found, fresh := false, true
-	for rows.Next() {
-		var version sql.NullInt64
-		var chunk sql.RawBytes // valid until Next: copied into data at once
-		if err := rows.Scan(&current, &version, &chunk); err != nil {
-			rows.Close()
-			return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
-		}
-		found = true
-		fresh = fresh && version.Valid && version.Int64 == current
-		if data == nil && len(chunk) >= columnsHeader && chunk[0] == columnsFormat {
-			// The first chunk tells the size; a corrupt one is not believed
-			// past a bound.
-			if size := binary.LittleEndian.Uint32(chunk[5:]); size <= maxColumnsSize {
-				data = make([]byte, 0, size)
-			}
-		}
-		data = append(data, chunk...)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
-	}
-	if !found {
+	vc, ok := got[assetID]
+	if !ok {
 		return ohlcv.Series{}, fmt.Errorf("marketdata: asset %s: %w", assetID, tradekit.ErrNotFound)
 	}
-	if fresh {
-		if c, err := decodeColumns(data); err == nil {
-			return c, nil
-		}
-		// A copy that does not decode, such as one of an older format, is
-		// rebuilt like a stale one.
-	}
-
-	c, err := s.readColumns(ctx, assetID)
-	if err != nil {
-		return ohlcv.Series{}, err
-	}
-	// Tagged with the version read before the prices: if they changed in
-	// between, the tag is already old and the next reader rebuilds.
-	if err := s.saveColumns(ctx, assetID, current, encodeColumns(c)); err != nil {
-		return ohlcv.Series{}, err
-	}
-	return c, nil
+	return vc.Bars, nil
 }
 
 // maxColumnsSize bounds the buffer PriceColumns allocates from the size
@@ -96,7 +53,9 @@ const maxColumnsSize = 16 << 20
 const columnsChunk = 3900
 
 // saveColumns replaces the stored copy of the asset's columns with data,
-// built from version, unless a newer copy is there.
+// built from version, unless a newer copy is there. When version is still
+// the asset's, it clears the asset's prices_changed_from: the copy holds
+// every record written so far.
 func (s *Store) saveColumns(ctx context.Context, assetID uuid.UUID, version int64, data []byte) error {
 	var q strings.Builder
 	q.WriteString("INSERT INTO price_columns (asset_id, chunk, version, data) VALUES ")
@@ -118,42 +77,17 @@ func (s *Store) saveColumns(ctx context.Context, assetID uuid.UUID, version int6
 		if _, err := tx.ExecContext(ctx, "DELETE FROM price_columns WHERE asset_id = ?", assetID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, q.String(), args...)
+		if _, err = tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+		_, err = tx.NewRaw("UPDATE assets SET prices_changed_from = NULL WHERE id = ? AND prices_version = ?",
+			assetID, version).Exec(ctx)
 		return err
 	}
 	if err := s.db.RunInTx(ctx, nil, save); err != nil {
 		return fmt.Errorf("marketdata: store price columns of %s: %w", assetID, err)
 	}
 	return nil
-}
-
-// readColumns reads the asset's price records as columns.
-func (s *Store) readColumns(ctx context.Context, assetID uuid.UUID) (ohlcv.Series, error) {
-	// One text value per row, split here, rather than six values.
-	rows, err := s.db.QueryContext(ctx, "SELECT "+priceLine+" FROM prices WHERE asset_id = ? ORDER BY date", assetID)
-	if err != nil {
-		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
-	}
-	defer rows.Close()
-	var c ohlcv.Series
-	var line string
-	var f [5]float64
-	for rows.Next() {
-		if err := rows.Scan(&line); err != nil {
-			return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
-		}
-		d, err := parseColumns(line, &f)
-		if err != nil {
-			return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %q: %w", assetID, line, err)
-		}
-		c.Dates = append(c.Dates, d)
-		c.Open, c.High, c.Low = append(c.Open, f[0]), append(c.High, f[1]), append(c.Low, f[2])
-		c.Close, c.Volume = append(c.Close, f[3]), append(c.Volume, f[4])
-	}
-	if err := rows.Err(); err != nil {
-		return ohlcv.Series{}, fmt.Errorf("marketdata: price columns of %s: %w", assetID, err)
-	}
-	return c, nil
 }
 
 // parseColumns parses "YYYY-MM-DD,open,high,low,close,volume", as both

@@ -3,11 +3,14 @@ package marketdata
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 
@@ -20,47 +23,81 @@ type VersionedColumns struct {
 }
 
 // PriceColumnsOf returns the price columns of each of the assets, as
-// [Store.PriceColumns] would, in two queries whatever their number: one
-// reads the price versions and the stored copies, the other the price
-// records of the assets whose copy is missing or stale. It does not store
-// the copies it rebuilds (PriceColumns does, for the next reader). Assets
-// that do not exist are left out of the result.
+// [Store.PriceColumns] would, in a few queries whatever their number: one
+// reads the price versions and the stored copies, then one per distinct
+// date of change reads the records the copies lack. Assets that do not
+// exist are left out of the result.
+//
+// A stale copy is brought up to date rather than rebuilt: its bars dated
+// before the asset's prices_changed_from (the earliest date written since
+// the copy was stored, see [Store.SavePrices]) are kept, and the records
+// from that date on are read. After a day's import that is one record per
+// asset. A copy that is missing, does not decode, or is stale for a reason
+// not recorded (a change of corporate actions) is rebuilt from every
+// record. PriceColumnsOf stores the copies it rebuilds, and those it
+// brought up to date past a few dozen records, for the next reader.
 //
 // It is meant for passes over many assets, such as the evaluation of
 // alerts after an import: per asset, PriceColumns pays several round
-// trips, and a stale copy's rebuild a write transaction.
+// trips.
 func (s *Store) PriceColumnsOf(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]VersionedColumns, error) {
+	return s.columnsOf(ctx, ids, func(id uuid.UUID, read int, whole bool) bool {
+		return whole || read >= refreshAfter(id)
+	})
+}
+
+// refreshAfter returns how many records read past a stale copy make
+// PriceColumnsOf store the copy brought up to date: 16 to 47 by asset, so
+// that the copies of assets imported together are not all stored by the
+// same pass.
+func refreshAfter(id uuid.UUID) int { return 16 + int(id[15]%32) }
+
+// storedCopy is what columnsOf reads of an asset before its records.
+type storedCopy struct {
+	version int64   // the asset's price version
+	from    SQLDate // its prices_changed_from; zero for NULL
+	fresh   bool    // every chunk of the copy is tagged with version
+	data    []byte  // the copy's chunks, in order
+}
+
+// columnsOf reads the columns of the assets ids as PriceColumnsOf
+// describes, and stores the copy of each asset for which save, given the
+// records read for it and whether they were all of them, says so.
+func (s *Store) columnsOf(ctx context.Context, ids []uuid.UUID, save func(id uuid.UUID, read int, whole bool) bool) (map[uuid.UUID]VersionedColumns, error) {
 	out := make(map[uuid.UUID]VersionedColumns, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT a.id, a.prices_version, pc.version, pc.data
+	rows, err := s.db.QueryContext(ctx, `SELECT a.id, a.prices_version, a.prices_changed_from, pc.version, pc.data
 		FROM assets AS a LEFT JOIN price_columns AS pc ON pc.asset_id = a.id
 		WHERE a.id IN (?) ORDER BY a.id, pc.chunk`, bun.In(ids))
 	if err != nil {
 		return nil, fmt.Errorf("marketdata: price columns: %w", err)
 	}
-	type copyOf struct {
-		version int64
-		fresh   bool
-		data    []byte
-	}
-	copies := map[uuid.UUID]*copyOf{}
+	copies := map[uuid.UUID]*storedCopy{}
 	var order []uuid.UUID
 	for rows.Next() {
 		var id uuid.UUID
 		var current int64
+		var from SQLDate
 		var version sql.NullInt64
 		var chunk sql.RawBytes // valid until Next: copied at once
-		if err := rows.Scan(&id, &current, &version, &chunk); err != nil {
+		if err := rows.Scan(&id, &current, &from, &version, &chunk); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("marketdata: price columns: %w", err)
 		}
 		c, ok := copies[id]
 		if !ok {
-			c = &copyOf{version: current, fresh: true}
+			c = &storedCopy{version: current, from: from, fresh: true}
 			copies[id] = c
 			order = append(order, id)
+			// The first chunk tells the size; a corrupt one is not
+			// believed past a bound.
+			if len(chunk) >= columnsHeader && chunk[0] == columnsFormat {
+				if size := binary.LittleEndian.Uint32(chunk[5:]); size <= maxColumnsSize {
+					c.data = make([]byte, 0, size)
+				}
+			}
 		}
 		c.fresh = c.fresh && version.Valid && version.Int64 == current
 		c.data = append(c.data, chunk...)
@@ -69,45 +106,90 @@ func (s *Store) PriceColumnsOf(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("marketdata: price columns: %w", err)
 	}
-	var stale []uuid.UUID
+
+	// The assets whose records are to be read, by the date to read them
+	// from (the zero date: all of them), with the bars of the copy to keep.
+	kept := map[uuid.UUID]ohlcv.Series{}
+	byFrom := map[calendar.Date][]uuid.UUID{}
+	var froms []calendar.Date
 	for _, id := range order {
 		c := copies[id]
-		if c.fresh {
+		out[id] = VersionedColumns{Version: c.version}
+		var bars ohlcv.Series
+		decoded := false
+		if len(c.data) > 0 {
 			if b, err := decodeColumns(c.data); err == nil {
-				out[id] = VersionedColumns{Version: c.version, Bars: b}
-				continue
+				bars, decoded = b, true
 			}
 		}
-		stale = append(stale, id)
-		out[id] = VersionedColumns{Version: c.version}
+		from := calendar.Date{}
+		switch {
+		case decoded && c.fresh:
+			out[id] = VersionedColumns{Version: c.version, Bars: bars}
+			continue
+		case decoded && c.from != SQLDate{}:
+			from = calendar.Date(c.from)
+			n, _ := slices.BinarySearchFunc(bars.Dates, from, calendar.Date.Compare)
+			kept[id] = bars.Slice(0, n)
+		}
+		if byFrom[from] == nil {
+			froms = append(froms, from)
+		}
+		byFrom[from] = append(byFrom[from], id)
 	}
-	if len(stale) == 0 {
-		return out, nil
-	}
+	slices.SortFunc(froms, calendar.Date.Compare)
 	// Read after the versions: the records are at least as new as them.
-	rows, err = s.db.QueryContext(ctx, "SELECT asset_id, "+priceLine+" FROM prices WHERE asset_id IN (?) ORDER BY asset_id, date", bun.In(stale))
+	for _, from := range froms {
+		group := byFrom[from]
+		read, err := s.recordColumns(ctx, group, from)
+		if err != nil {
+			return nil, err
+		}
+		whole := !from.IsValid()
+		for _, id := range group {
+			bars := appendSeries(kept[id], read[id])
+			vc := out[id]
+			vc.Bars = bars
+			out[id] = vc
+			if save(id, read[id].Len(), whole) {
+				// Tagged with the version read before the records: if they
+				// changed in between, the tag is already old and the next
+				// reader catches up.
+				if err := s.saveColumns(ctx, id, vc.Version, encodeColumns(bars)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// recordColumns reads the price records of the assets ids dated on or
+// after from (all of them for the zero date), as columns by asset.
+func (s *Store) recordColumns(ctx context.Context, ids []uuid.UUID, from calendar.Date) (map[uuid.UUID]ohlcv.Series, error) {
+	out := make(map[uuid.UUID]ohlcv.Series, len(ids))
+	q, args := "SELECT asset_id, "+priceLine+" FROM prices WHERE asset_id IN (?)", []any{bun.In(ids)}
+	if from.IsValid() {
+		q += " AND date >= ?"
+		args = append(args, SQLDate(from))
+	}
+	rows, err := s.db.QueryContext(ctx, q+" ORDER BY asset_id, date", args...)
 	if err != nil {
 		return nil, fmt.Errorf("marketdata: price columns: %w", err)
 	}
 	defer rows.Close()
-	var id uuid.UUID
+	var id, curID uuid.UUID
 	var line string
 	var f [5]float64
 	var cur ohlcv.Series
-	var curID uuid.UUID
-	put := func() {
-		if curID != uuid.Nil {
-			vc := out[curID]
-			vc.Bars = cur
-			out[curID] = vc
-		}
-	}
 	for rows.Next() {
 		if err := rows.Scan(&id, &line); err != nil {
 			return nil, fmt.Errorf("marketdata: price columns: %w", err)
 		}
 		if id != curID {
-			put()
+			if curID != uuid.Nil {
+				out[curID] = cur
+			}
 			curID, cur = id, ohlcv.Series{}
 		}
 		d, err := parseColumns(line, &f)
@@ -121,6 +203,24 @@ func (s *Store) PriceColumnsOf(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("marketdata: price columns: %w", err)
 	}
-	put()
+	if curID != uuid.Nil {
+		out[curID] = cur
+	}
 	return out, nil
+}
+
+// appendSeries returns the bars of a followed by those of b, in new
+// slices when both have bars.
+func appendSeries(a, b ohlcv.Series) ohlcv.Series {
+	switch {
+	case a.Len() == 0:
+		return b
+	case b.Len() == 0:
+		return a
+	}
+	n := a.Len() + b.Len()
+	cat := func(x, y []float64) []float64 { return append(append(make([]float64, 0, n), x...), y...) }
+	return ohlcv.Series{Dates: append(append(make([]calendar.Date, 0, n), a.Dates...), b.Dates...),
+		Open: cat(a.Open, b.Open), High: cat(a.High, b.High), Low: cat(a.Low, b.Low),
+		Close: cat(a.Close, b.Close), Volume: cat(a.Volume, b.Volume)}
 }

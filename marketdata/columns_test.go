@@ -103,7 +103,7 @@ func TestPriceColumnsOldFormat(t *testing.T) {
 		ctx := context.Background()
 		st := NewStore(db)
 		id, ps := mustColumnsAsset(t, db, 300)
-		want, err := st.readColumns(ctx, id)
+		want, err := readColumns(ctx, st, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func BenchmarkPriceColumns(b *testing.B) {
 		b.Run("rows", func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := st.readColumns(ctx, id); err != nil {
+				if _, err := readColumns(ctx, st, id); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -256,4 +256,11 @@ func TestStoreClock(t *testing.T) {
 			t.Errorf("prices updated at %s, want the store's clock's %s", v.UpdatedAt, at)
 		}
 	})
+}
+
+// readColumns reads every price record of the asset as columns, as
+// PriceColumns does when it rebuilds a copy.
+func readColumns(ctx context.Context, st *Store, id uuid.UUID) (ohlcv.Series, error) {
+	got, err := st.recordColumns(ctx, []uuid.UUID{id}, calendar.Date{})
+	return got[id], err
 }

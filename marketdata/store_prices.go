@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -328,21 +330,54 @@ const priceUpsert = ` ON CONFLICT (asset_id, date) DO UPDATE SET open = excluded
 		OR prices.volume IS DISTINCT FROM excluded.volume`
 
 // bumpPriceVersions adds one to the price version (see [PriceVersion]) of
-// every asset in ps and tells listening [Versions] so.
+// every asset in ps, lowers each one's prices_changed_from to the earliest
+// date it has in ps (records with a zero date count as changed from the
+// first day), and tells listening [Versions] so. Readers of the stored
+// copies of the columns bring a stale copy up to date from that date (see
+// [Store.PriceColumnsOf]).
 func (s *Store) bumpPriceVersions(ctx context.Context, ps []Price) error {
+	from := map[uuid.UUID]calendar.Date{}
 	var ids []uuid.UUID
-	seen := map[uuid.UUID]bool{}
 	for _, p := range ps {
-		if !seen[p.AssetID] {
-			seen[p.AssetID] = true
+		d := p.Date
+		if !d.IsValid() {
+			d = firstDay
+		}
+		if old, ok := from[p.AssetID]; !ok {
 			ids = append(ids, p.AssetID)
+			from[p.AssetID] = d
+		} else if d.Before(old) {
+			from[p.AssetID] = d
 		}
 	}
-	if err := s.bumpVersions(ctx, ids); err != nil {
+	// One statement per date: after a day's import, one for all assets.
+	byDate := map[calendar.Date][]uuid.UUID{}
+	var dates []calendar.Date
+	for _, id := range ids {
+		d := from[id]
+		if byDate[d] == nil {
+			dates = append(dates, d)
+		}
+		byDate[d] = append(byDate[d], id)
+	}
+	slices.SortFunc(dates, calendar.Date.Compare)
+	for _, d := range dates {
+		_, err := s.db.NewRaw(`UPDATE assets SET prices_version = prices_version + 1, prices_updated_at = ?,
+			prices_changed_from = CASE WHEN prices_changed_from IS NULL OR prices_changed_from > ? THEN ? ELSE prices_changed_from END
+			WHERE id IN (?)`, s.now().UTC(), SQLDate(d), SQLDate(d), bun.In(byDate[d])).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("marketdata: save prices: version: %w", err)
+		}
+	}
+	if err := s.notifyVersions(ctx, ids); err != nil {
 		return fmt.Errorf("marketdata: save prices: version: %w", err)
 	}
 	return nil
 }
+
+// firstDay is the prices_changed_from of records whose date is not known:
+// before every record.
+var firstDay = calendar.NewDate(1, time.January, 1)
 
 // bumpVersions adds one to the price version of the assets ids (distinct)
 // and tells listening [Versions] so, at commit.

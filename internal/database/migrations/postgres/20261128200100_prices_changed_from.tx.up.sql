@@ -1,0 +1,11 @@
+-- assets.prices_changed_from is the earliest date of the price records
+-- written since the asset's price_columns copy was last stored at the
+-- asset's price version; NULL when none was, or when that is unknown.
+-- Every price write lowers it (marketdata.Store.SavePrices, the bulk
+-- import), and storing a copy at the current version clears it. A stale
+-- copy is then brought up to date from the records dated on or after it
+-- instead of being rebuilt from every record (marketdata.Store.PriceColumnsOf):
+-- after a day's import, one record per asset. A stale copy with NULL here
+-- (one stored before this column, or made stale by corporate actions
+-- only) is rebuilt whole, as before.
+ALTER TABLE assets ADD COLUMN prices_changed_from DATE;
