@@ -291,6 +291,44 @@ func TestAlertFiresOncePerBar(t *testing.T) {
 	})
 }
 
+// TestAlertWatermarks evaluates an alert made while its asset had bars
+// no pass had evaluated yet: it starts at its own watermark, the older
+// alert at the asset's.
+func TestAlertWatermarks(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db, 30)
+		older, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "older", Condition: "close > 0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.save(t, 130)
+		if n := evaluate(t, f.svc); n != 1 {
+			t.Fatalf("first pass: %d firings, want 1", n)
+		}
+		f.save(t, 131, 132) // not evaluated before the next alert is made
+		newer, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "newer", Condition: "close > 0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.save(t, 133)
+		if n := evaluate(t, f.svc); n != 4 {
+			t.Fatalf("second pass: %d firings, want 4 (older: 3 new bars, newer: 1)", n)
+		}
+		for _, tt := range []struct {
+			id   uuid.UUID
+			want int
+		}{{older.ID, 4}, {newer.ID, 1}} {
+			if n := countRows(t, db, "alert_firings", "alert_id = ?", tt.id); n != tt.want {
+				t.Errorf("alert %s: %d firings, want %d", tt.id, n, tt.want)
+			}
+		}
+		if n := evaluate(t, f.svc); n != 0 {
+			t.Errorf("a pass with no new bars fired %d times", n)
+		}
+	})
+}
+
 func TestAlertCrossover(t *testing.T) {
 	t.Parallel()
 	db := dbtest.SQLite(t)

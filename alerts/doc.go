@@ -24,30 +24,37 @@
 // and it holds on a bar where its value is defined and not zero
 // (comparisons and crossover give 1 or 0).
 //
-// Each alert keeps a watermark: the asset's price version (which every
-// price change made by marketdata's SavePrices increments) and the date
-// of the last bar it evaluated, starting at the latest bar when the alert
-// is created. An evaluation pass ([Service.Evaluate]) selects the active
-// alerts whose asset's price version is past their watermark, evaluates
-// each on the bars dated after the watermark (the latest [MaxNewBars] of
-// them at most), and fires on each such bar where the condition holds:
-// at most once per bar, and only on the first for an alert made with
-// once (the default in the API), which then becomes triggered. Bars
-// revised in place (same date) are not new and are not evaluated again.
+// Alerts are evaluated against watermarks: the asset's price version
+// (which every price change made by marketdata's SavePrices increments)
+// and the date of the last bar evaluated. Each asset with alerts has one
+// (table alert_watermarks), which evaluation passes move; each alert has
+// its own, set when it is created (at the latest bar) and when it fires.
+// An evaluation pass ([Service.Evaluate]) selects the assets whose price
+// version is past their watermark and that have active alerts not yet at
+// that version, and evaluates each such alert on the bars dated after the
+// later of its own watermark and its asset's (the latest [MaxNewBars] of
+// them at most). It fires on each such bar where the condition holds: at
+// most once per bar, and only on the first for an alert made with once
+// (the default in the API), which then becomes triggered. Bars revised in
+// place (same date) are not new and are not evaluated again.
 //
-// A pass reads each asset's bars once, parses each distinct condition once
-// and evaluates it once per asset, however many alerts share it. It then
-// records the outcomes in batches, one transaction each. An alert fires
-// only if that transaction moves its watermark from the value the pass
-// read to the new one (an UPDATE … WHERE checked_version = old …
-// RETURNING id, one statement per group of alerts alike, which only one
-// of several concurrent passes can win); with it the transaction inserts
-// the notification (kind "alert"), a row keyed by (alert, bar date) whose
+// A pass reads the alerts and bars of a hundred assets at once (the bars
+// from the stored copies of the price columns, which marketdata brings up
+// to date from the records an import wrote rather than rereading every
+// record), parses each distinct condition once and evaluates it once per
+// asset, however many alerts share it. It then records the outcomes of
+// up to a thousand assets in one transaction. The transaction first
+// claims the assets: it moves each one's watermark from the value the
+// pass read to the new one (an UPDATE … WHERE version = old … RETURNING,
+// or an INSERT … ON CONFLICT DO NOTHING RETURNING for the first, one
+// statement per group of assets alike), which only one of several
+// concurrent passes can win. Only the claimed assets' alerts fire: they
+// are marked as fired (status triggered for once) if still active, and
+// the notifications (kind "alert"), rows keyed by (alert, bar date) whose
 // primary key refuses a second firing for the bar, and the deliveries to
-// webhooks. Everything a firing writes is therefore written exactly once
-// across any number of instances. Alerts that do not fire have their
-// watermarks advanced in one statement per group moving to the same
-// version and bar.
+// webhooks are inserted. Everything a firing writes is therefore written
+// exactly once across any number of instances. Alerts that do not fire
+// are not written at all.
 //
 // Passes run on every price change: on PostgreSQL [Service.Run] listens
 // on marketdata.PricesChannel, the channel SavePrices notifies in its

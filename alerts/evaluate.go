@@ -3,8 +3,11 @@ package alerts
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -26,11 +29,19 @@ import (
 // imported at once cannot fire an alert hundreds of times.
 const MaxNewBars = 5
 
-// candidate is an active alert whose asset's prices changed since it was
-// last evaluated.
-type candidate struct {
-	Alert        `bun:",extend"`
-	AssetVersion int64 `bun:"asset_version"`
+// changedAsset is an asset with active alerts whose prices changed since
+// they were last evaluated, and the watermark of its alerts (see
+// [Service.claim]).
+type changedAsset struct {
+	ID      uuid.UUID `bun:"id"`
+	Symbol  string    `bun:"symbol"`
+	Version int64     `bun:"prices_version"`
+	// Checked and Through are the asset's watermark: the version and bar
+	// date its alerts were last evaluated at; HasWatermark is false when
+	// they never were (no row).
+	HasWatermark bool   `bun:"has_watermark"`
+	Checked      int64  `bun:"checked"`
+	Through      string `bun:"through"`
 }
 
 // firingAt is a bar on which an alert's condition holds.
@@ -40,85 +51,93 @@ type firingAt struct {
 }
 
 const (
-	// evalBatch bounds the alerts whose outcomes one transaction of a
-	// pass records, and the rows of one statement.
+	// evalBatch bounds the rows of one statement of a pass.
 	evalBatch = 1000
-	// evalAssets is how many assets' bars a pass reads at once.
+	// evalAssets is how many assets' alerts and bars a pass reads at once.
 	evalAssets = 100
+	// recordAssets is how many assets' outcomes one transaction of a pass
+	// records (at least): commits, not rows, are what a transaction
+	// costs most on SQLite.
+	recordAssets = 1000
 )
 
-// outcome is what evaluating a candidate gave: the watermark to move it
-// to and the bars it fires on (none: it stays quiet).
-type outcome struct {
-	c       candidate
+// assetOutcome is what evaluating the alerts of a changed asset gave:
+// the watermark to move the asset to, and the alerts that fire.
+type assetOutcome struct {
+	asset   *changedAsset
 	version int64
 	through string // "" when the asset has no bars
-	at      []firingAt
+	fire    []alertFiring
 }
 
-// evaluate runs one evaluation pass: every active alert whose asset's
-// prices changed since its watermark is evaluated on the bars after the
-// watermark, fires on each bar where its condition holds (the first only,
-// for a once alert), and has its watermark moved to the latest bar. It
-// returns the number of firings. Passes of any number of Services may
-// run at once: each firing happens once.
+// alertFiring is an alert of an asset and the bars it fires on.
+type alertFiring struct {
+	alert Alert
+	at    []firingAt
+}
+
+// evaluate runs one evaluation pass: the active alerts of every asset
+// whose prices changed since its alerts' watermark are evaluated on the
+// bars after it (and after the alert's own), fire on each bar where their
+// condition holds (the first only, for a once alert), and the asset's
+// watermark moves to its latest bar. It returns the number of firings.
+// Passes of any number of Services may run at once: each firing happens
+// once.
 //
-// The bars of evalAssets assets are read at once (see
-// marketdata.Store.PriceColumnsOf), each distinct condition is parsed
-// once per pass and evaluated once per asset, and the outcomes are
-// recorded in batches of evalBatch alerts, one transaction each (see
+// The alerts and bars of evalAssets assets are read at once (see
+// marketdata.Store.PriceColumnsOf, which brings the stored copies of the
+// columns up to date from the day's records), each distinct condition is
+// parsed once per pass and evaluated once per asset, and the outcomes of
+// recordAssets assets are recorded in one transaction (see
 // [Service.record]).
 func (s *Service) evaluate(ctx context.Context) (int, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
-	var cands []candidate
-	err := s.db.NewSelect().Model(&cands).ColumnExpr("alert.*, a.symbol, a.prices_version AS asset_version").
-		Join("JOIN assets AS a ON a.id = alert.asset_id").
-		Where("alert.status = ? AND a.prices_version > alert.checked_version", Active).
-		OrderExpr("alert.asset_id, alert.id").Scan(ctx)
+	var changed []changedAsset
+	err := s.db.NewSelect().TableExpr("assets AS a").
+		ColumnExpr("a.id, a.symbol, a.prices_version").
+		ColumnExpr("w.asset_id IS NOT NULL AS has_watermark, COALESCE(w.version, 0) AS checked, COALESCE(w.through, '') AS through").
+		Join("LEFT JOIN alert_watermarks AS w ON w.asset_id = a.id").
+		Where("a.prices_version > COALESCE(w.version, -1)").
+		Where("EXISTS (SELECT 1 FROM alerts AS al WHERE al.asset_id = a.id AND al.status = ? AND al.checked_version < a.prices_version)", Active).
+		OrderExpr("a.id").Scan(ctx, &changed)
 	if err != nil {
 		return 0, fmt.Errorf("alerts: evaluate: %w", err)
 	}
 	exprs := map[string]*formula.Expr{} // parsed conditions; nil for one that does not parse
+	md := marketdata.NewStore(s.db)
 	fired := 0
-	var outs []outcome
+	var outs []assetOutcome
 	flush := func() error {
 		n, err := s.record(ctx, outs)
 		fired += n
 		outs = outs[:0]
 		return err
 	}
-	// The candidates of each asset, in batches of evalAssets assets whose
-	// bars are read at once.
-	var groups [][]candidate
-	for start := 0; start < len(cands); {
-		end := start
-		for end < len(cands) && cands[end].AssetID == cands[start].AssetID {
-			end++
-		}
-		groups = append(groups, cands[start:end])
-		start = end
-	}
-	md := marketdata.NewStore(s.db)
-	for batch := range slices.Chunk(groups, evalAssets) {
+	for batch := range slices.Chunk(changed, evalAssets) {
 		ids := make([]uuid.UUID, len(batch))
-		for i, g := range batch {
-			ids[i] = g[0].AssetID
+		for i := range batch {
+			ids[i] = batch[i].ID
+		}
+		byAsset, err := s.activeAlerts(ctx, ids)
+		if err != nil {
+			return fired, err
 		}
 		bars, err := md.PriceColumnsOf(ctx, ids)
 		if err != nil {
 			return fired, fmt.Errorf("alerts: bars: %w", err)
 		}
-		for _, g := range batch {
-			b, ok := bars[g[0].AssetID]
-			if !ok {
-				continue // the asset is gone
+		for i := range batch {
+			a := &batch[i]
+			b, ok := bars[a.ID]
+			if !ok || b.Version <= a.Checked && a.HasWatermark {
+				continue // the asset is gone, or a newer pass moved it on
 			}
-			outs = append(outs, evaluateAsset(g, b, exprs)...)
-			if len(outs) >= evalBatch {
-				if err := flush(); err != nil {
-					return fired, err
-				}
+			outs = append(outs, evaluateAsset(a, byAsset[a.ID], b, exprs))
+		}
+		if len(outs) >= recordAssets {
+			if err := flush(); err != nil {
+				return fired, err
 			}
 		}
 	}
@@ -131,31 +150,52 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 	return fired, nil
 }
 
-// evaluateAsset evaluates the candidate alerts of one asset on its bars.
-func evaluateAsset(cands []candidate, b marketdata.VersionedColumns, exprs map[string]*formula.Expr) []outcome {
+// activeAlerts returns the active alerts of the assets, by asset, with
+// the columns evaluating and firing them need.
+func (s *Service) activeAlerts(ctx context.Context, assets []uuid.UUID) (map[uuid.UUID][]Alert, error) {
+	var list []Alert
+	err := s.db.NewSelect().Model(&list).
+		Column("id", "user_id", "asset_id", "name", "condition", "webhook_id", "once", "checked_version", "checked_through").
+		Where("asset_id IN (?) AND status = ?", bun.In(assets), Active).OrderExpr("asset_id, id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: active alerts: %w", err)
+	}
+	out := make(map[uuid.UUID][]Alert, len(assets))
+	for _, a := range list {
+		out[a.AssetID] = append(out[a.AssetID], a)
+	}
+	return out, nil
+}
+
+// evaluateAsset evaluates the alerts of the changed asset a on its bars.
+// An alert is evaluated on the bars after the later of its own watermark
+// and the asset's; one whose own is as new as the bars (made after they
+// were read) is passed over.
+func evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.VersionedColumns, exprs map[string]*formula.Expr) assetOutcome {
 	bars := b.Bars
-	last := ""
+	o := assetOutcome{asset: a, version: b.Version}
 	if n := len(bars.Dates); n > 0 {
-		last = bars.Dates[n-1].String()
+		o.through = bars.Dates[n-1].String()
+	}
+	if o.through == "" {
+		return o
 	}
 	values := map[string][]float64{} // by condition: alerts that share one evaluate it once
-	outs := make([]outcome, 0, len(cands))
-	for _, c := range cands {
-		if b.Version <= c.CheckedVersion {
-			continue // read before a newer pass moved it on
+	for _, al := range alerts {
+		if al.CheckedVersion >= b.Version {
+			continue
 		}
-		o := outcome{c: c, version: b.Version, through: last}
-		if last != "" {
-			vals, ok := values[c.Condition]
-			if !ok {
-				vals = evalCondition(exprs, c.Condition, bars)
-				values[c.Condition] = vals
-			}
-			o.at = firings(bars, vals, c.CheckedThrough, c.Once)
+		vals, ok := values[al.Condition]
+		if !ok {
+			vals = evalCondition(exprs, al.Condition, bars)
+			values[al.Condition] = vals
 		}
-		outs = append(outs, o)
+		if at := firings(bars, vals, max(al.CheckedThrough, a.Through), al.Once); len(at) > 0 {
+			al.Symbol = a.Symbol
+			o.fire = append(o.fire, alertFiring{alert: al, at: at})
+		}
 	}
-	return outs
+	return o
 }
 
 // evalCondition evaluates cond over bars, parsing it once per pass into
@@ -199,101 +239,90 @@ func firings(bars ohlcv.Series, vals []float64, through string, once bool) []fir
 	return at
 }
 
-// watermark is a group of alerts whose watermarks move alike: from the
-// same version (for firings) to the same version and bar date, with the
-// same number of firings.
-type watermark struct {
-	from, version int64
-	through       string
-	once          bool
-	fired         int
-}
-
-// record writes the outcomes of a pass in one transaction and returns the
-// number of firings it recorded. Alerts that fire are claimed by moving
-// their watermarks from the values the pass read to the new ones (an
-// UPDATE … WHERE checked_version = old … RETURNING id, one per group of
-// alerts alike, which only one of several concurrent passes can win);
-// only the claimed ones get their notifications (kind "alert"), firing
-// rows (whose primary key refuses a second firing for a bar) and webhook
-// deliveries, inserted in bulk. Quiet alerts have their watermarks moved
-// forward, never backwards, one statement per group alike.
-func (s *Service) record(ctx context.Context, outs []outcome) (int, error) {
+// record writes the outcomes of assets in one transaction and
+// returns the number of firings it recorded. The assets are claimed first
+// (see [Service.claim]); only the alerts of claimed assets fire, and of
+// them only those still active, which the same statement marks as fired
+// (status triggered for a once alert) and returns. Their notifications
+// (kind "alert"), firing rows (whose primary key refuses a second firing
+// for a bar) and webhook deliveries are inserted in bulk. Alerts that do
+// not fire are not written: the asset's watermark covers them.
+func (s *Service) record(ctx context.Context, outs []assetOutcome) (int, error) {
 	if len(outs) == 0 {
 		return 0, nil
 	}
 	now := s.clock()
-	quiet, firing := map[watermark][]uuid.UUID{}, map[watermark][]uuid.UUID{}
-	byID := map[uuid.UUID]*outcome{}
-	for i := range outs {
-		o := &outs[i]
-		if len(o.at) == 0 {
-			k := watermark{version: o.version, through: o.through}
-			quiet[k] = append(quiet[k], o.c.ID)
-			continue
-		}
-		k := watermark{from: o.c.CheckedVersion, version: o.version, through: o.through, once: o.c.Once, fired: len(o.at)}
-		firing[k] = append(firing[k], o.c.ID)
-		byID[o.c.ID] = o
-	}
 	fired := 0
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		fired = 0
-		var claimed []*outcome
-		// Groups in one order, and alerts in the pass's, so that concurrent
-		// passes lock alike rows in the same order.
-		for _, k := range sortedKeys(firing) {
-			ids := firing[k]
+		won, err := claim(ctx, tx, outs)
+		if err != nil {
+			return err
+		}
+		// The firing alerts of the claimed assets, by how they move.
+		type move struct {
+			version int64
+			through string
+			once    bool
+			fired   int
+		}
+		moves := map[move][]uuid.UUID{}
+		byID := map[uuid.UUID]*alertFiring{}
+		for i := range outs {
+			o := &outs[i]
+			if !won[o.asset.ID] {
+				continue
+			}
+			for j := range o.fire {
+				f := &o.fire[j]
+				k := move{version: o.version, through: o.through, once: f.alert.Once, fired: len(f.at)}
+				moves[k] = append(moves[k], f.alert.ID)
+				byID[f.alert.ID] = f
+			}
+		}
+		keys := slices.SortedFunc(maps.Keys(moves), func(a, b move) int {
+			return cmp.Or(cmp.Compare(a.version, b.version), strings.Compare(a.through, b.through),
+				cmp.Compare(a.fired, b.fired), cmp.Compare(b2i(a.once), b2i(b.once)))
+		})
+		var firing []*alertFiring
+		for _, k := range keys {
 			status := Active
 			if k.once {
 				status = Triggered
 			}
-			for chunk := range slices.Chunk(ids, evalBatch) {
-				var won []uuid.UUID
+			for chunk := range slices.Chunk(moves[k], evalBatch) {
+				var ids []uuid.UUID
 				err := tx.NewUpdate().Model((*Alert)(nil)).
 					Set("checked_version = ?, checked_through = ?, status = ?", k.version, k.through, status).
 					Set("fired_count = fired_count + ?, last_fired_at = ?, updated_at = ?", k.fired, now, now).
-					Where("id IN (?) AND status = ? AND checked_version = ?", bun.In(chunk), Active, k.from).
-					Returning("id").Scan(ctx, &won)
+					Where("id IN (?) AND status = ?", bun.In(chunk), Active).
+					Returning("id").Scan(ctx, &ids)
 				if err != nil {
-					return fmt.Errorf("alerts: claim alerts: %w", err)
+					return fmt.Errorf("alerts: fire alerts: %w", err)
 				}
-				for _, id := range won {
-					claimed = append(claimed, byID[id])
-				}
-			}
-		}
-		for _, k := range sortedKeys(quiet) {
-			ids := quiet[k]
-			for chunk := range slices.Chunk(ids, evalBatch) {
-				q := tx.NewUpdate().Model((*Alert)(nil)).Set("checked_version = ?", k.version).
-					Where("id IN (?) AND status = ? AND checked_version < ?", bun.In(chunk), Active, k.version)
-				if k.through != "" {
-					q = q.Set("checked_through = ?", k.through)
-				}
-				if _, err := q.Exec(ctx); err != nil {
-					return fmt.Errorf("alerts: advance watermarks: %w", err)
+				for _, id := range ids {
+					firing = append(firing, byID[id])
 				}
 			}
 		}
-		if len(claimed) == 0 {
+		if len(firing) == 0 {
 			return nil
 		}
-		hooks, err := alertWebhooks(ctx, tx, claimed)
+		hooks, err := alertWebhooks(ctx, tx, firing)
 		if err != nil {
 			return err
 		}
 		var ns []Notification
 		var fs []Firing
 		var ds []Delivery
-		for _, o := range claimed {
-			for _, f := range o.at {
-				n := alertNotification(o.c.Alert, f, now)
+		for _, f := range firing {
+			for _, at := range f.at {
+				n := alertNotification(f.alert, at, now)
 				ns = append(ns, n)
-				fs = append(fs, Firing{AlertID: o.c.ID, BarDate: f.date, NotificationID: n.ID, FiredAt: now})
-				ds = appendDeliveries(ds, n, hooks(o.c.Alert), now)
+				fs = append(fs, Firing{AlertID: f.alert.ID, BarDate: at.date, NotificationID: n.ID, FiredAt: now})
+				ds = appendDeliveries(ds, n, hooks(f.alert), now)
 			}
-			fired += len(o.at)
+			fired += len(f.at)
 		}
 		if err := insertAll(ctx, tx, ns, "notifications"); err != nil {
 			return err
@@ -309,17 +338,73 @@ func (s *Service) record(ctx context.Context, outs []outcome) (int, error) {
 	return fired, nil
 }
 
-// sortedKeys returns the groups of m in a fixed order.
-func sortedKeys(m map[watermark][]uuid.UUID) []watermark {
-	keys := make([]watermark, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	slices.SortFunc(keys, func(a, b watermark) int {
-		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.version, b.version), strings.Compare(a.through, b.through),
-			cmp.Compare(a.fired, b.fired), cmp.Compare(fmt.Sprint(a.once), fmt.Sprint(b.once)))
+	return 0
+}
+
+// claim moves the watermarks of the outcomes' assets from the values the
+// pass read to the new ones, and returns the assets whose watermark it
+// moved. A watermark that another pass moved meanwhile is left alone:
+// that pass evaluated the asset, and its alerts fire from it only. An
+// asset without one gets a row, unless a concurrent pass inserted it
+// first (INSERT … ON CONFLICT DO NOTHING RETURNING). The statements take
+// the assets in the order of their ids, so that concurrent passes lock
+// alike rows in the same order.
+func claim(ctx context.Context, tx bun.Tx, outs []assetOutcome) (map[uuid.UUID]bool, error) {
+	type move struct {
+		from, version int64
+		through       string
+	}
+	moves := map[move][]uuid.UUID{}
+	var fresh []assetOutcome
+	for _, o := range outs {
+		if !o.asset.HasWatermark {
+			fresh = append(fresh, o)
+			continue
+		}
+		k := move{from: o.asset.Checked, version: o.version, through: o.through}
+		moves[k] = append(moves[k], o.asset.ID)
+	}
+	won := make(map[uuid.UUID]bool, len(outs))
+	var q strings.Builder
+	if len(fresh) > 0 {
+		q.WriteString("INSERT INTO alert_watermarks (asset_id, version, through) VALUES ")
+		args := make([]any, 0, 3*len(fresh))
+		for i, o := range fresh {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?)")
+			args = append(args, o.asset.ID, o.version, o.through)
+		}
+		q.WriteString(" ON CONFLICT (asset_id) DO NOTHING RETURNING asset_id")
+		var ids []uuid.UUID
+		if err := tx.NewRaw(q.String(), args...).Scan(ctx, &ids); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("alerts: claim assets: %w", err)
+		}
+		for _, id := range ids {
+			won[id] = true
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(moves), func(a, b move) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.version, b.version), strings.Compare(a.through, b.through))
 	})
-	return keys
+	for _, k := range keys {
+		var ids []uuid.UUID
+		err := tx.NewRaw("UPDATE alert_watermarks SET version = ?, through = ? WHERE asset_id IN (?) AND version = ? RETURNING asset_id",
+			k.version, k.through, bun.In(moves[k]), k.from).Scan(ctx, &ids)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("alerts: claim assets: %w", err)
+		}
+		for _, id := range ids {
+			won[id] = true
+		}
+	}
+	return won, nil
 }
 
 // insertAll inserts rows, evalBatch a statement.
@@ -332,16 +417,16 @@ func insertAll[T any](ctx context.Context, db bun.IDB, rows []T, what string) er
 	return nil
 }
 
-// alertWebhooks reads the live webhooks of the claimed alerts' users
-// and returns a function giving the ids an alert's notifications go to:
-// its own webhook, or all its user's when it names none.
-func alertWebhooks(ctx context.Context, db bun.IDB, claimed []*outcome) (func(Alert) []uuid.UUID, error) {
+// alertWebhooks reads the live webhooks of the firing alerts' users and
+// returns a function giving the ids an alert's notifications go to: its
+// own webhook, or all its user's when it names none.
+func alertWebhooks(ctx context.Context, db bun.IDB, firing []*alertFiring) (func(Alert) []uuid.UUID, error) {
 	users := map[uuid.UUID]bool{}
 	var ids []uuid.UUID
-	for _, o := range claimed {
-		if !users[o.c.UserID] {
-			users[o.c.UserID] = true
-			ids = append(ids, o.c.UserID)
+	for _, f := range firing {
+		if !users[f.alert.UserID] {
+			users[f.alert.UserID] = true
+			ids = append(ids, f.alert.UserID)
 		}
 	}
 	var hooks []Webhook

@@ -64,9 +64,11 @@ type Alert struct {
 	// Once makes the alert stop (status Triggered) after its first firing.
 	Once   bool   `bun:"once"`
 	Status string `bun:"status"`
-	// CheckedVersion and CheckedThrough are the watermark: the asset's
-	// price version and the date (YYYY-MM-DD, "" for none) of the last
-	// bar evaluated. Only bars after CheckedThrough are evaluated.
+	// CheckedVersion and CheckedThrough are the alert's own watermark:
+	// the asset's price version and the date (YYYY-MM-DD, "" for none)
+	// of the latest bar when it was created or last fired. Only bars
+	// after the later of it and the asset's watermark (which passes move
+	// for all the asset's alerts) are evaluated.
 	CheckedVersion int64      `bun:"checked_version"`
 	CheckedThrough string     `bun:"checked_through"`
 	FiredCount     int        `bun:"fired_count"`
