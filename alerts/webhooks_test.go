@@ -174,12 +174,18 @@ func TestWebhookDeliveryOfAlert(t *testing.T) {
 	})
 }
 
+// TestWebhookRetriesRunOut retries a delivery its receiver always
+// refuses until RetryFor has passed, on a clock the test moves: each
+// attempt is made when it is due and not before, with waits of 10, 20, 40
+// and 80 s; the fifth, 150 s after the first, is the last, since the next
+// wait (160 s) would end past RetryFor.
 func TestWebhookRetriesRunOut(t *testing.T) {
 	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
+	clock := &testClock{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
 	f := newFixture(t, db, 5)
-	f.svc = newService(db, alerts.Config{RetryBase: 20 * time.Millisecond, RetryFor: 300 * time.Millisecond})
+	f.svc = newService(db, alerts.Config{Now: clock.Now, RetryBase: 10 * time.Second, RetryFor: 150 * time.Second})
 	rcv := newReceiver(t, 1000) // never succeeds
 	w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL)
 	if err != nil {
@@ -190,17 +196,60 @@ func TestWebhookRetriesRunOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.save(t, 150)
-	evaluate(t, f.svc)
-	deliverAll(t, f.svc, func() bool {
-		ds, _, _ := f.svc.Deliveries(ctx, f.user, w.ID, 1, 20)
-		return len(ds) == 1 && ds[0].Status == alerts.Failed
-	})
-	ds, _, _ := f.svc.Deliveries(ctx, f.user, w.ID, 1, 20)
-	reqs, bad, _ := rcv.stats()
-	// Waits of 20, 40, 80, 160 ms fit in 300 ms; the next does not.
-	if ds[0].Attempts < 3 || ds[0].Attempts != reqs || bad != 0 || !strings.Contains(ds[0].Error, "503") {
-		t.Errorf("failed delivery: %+v; receiver saw %d requests, %d badly signed", ds[0], reqs, bad)
+	if n := evaluate(t, f.svc); n != 1 {
+		t.Fatalf("%d firings, want 1", n)
 	}
+	deliver := func() int {
+		t.Helper()
+		n, err := f.svc.Deliver(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	start := clock.Now()
+	for i, at := range []time.Duration{0, 10 * time.Second, 30 * time.Second, 70 * time.Second, 150 * time.Second} {
+		clock.Set(start.Add(at - time.Millisecond))
+		if n := deliver(); n != 0 {
+			t.Fatalf("attempt %d made before it was due (%v)", i+1, at)
+		}
+		clock.Set(start.Add(at))
+		if n := deliver(); n != 1 {
+			t.Fatalf("attempt %d at %v: %d attempts made, want 1", i+1, at, n)
+		}
+	}
+	clock.Set(start.Add(time.Hour))
+	if n := deliver(); n != 0 {
+		t.Errorf("%d attempts after the retries ran out, want 0", n)
+	}
+	ds, _, err := f.svc.Deliveries(ctx, f.user, w.ID, 1, 20)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("Deliveries = %+v, %v", ds, err)
+	}
+	reqs, bad, _ := rcv.stats()
+	if d := ds[0]; d.Status != alerts.Failed || d.Attempts != 5 || reqs != 5 || bad != 0 || !strings.Contains(d.Error, "503") {
+		t.Errorf("failed delivery: %+v; receiver saw %d requests, %d badly signed; want failed after 5 attempts", d, reqs, bad)
+	}
+}
+
+// testClock is a clock that moves only when the test sets it.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the time set last.
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set moves the clock to t.
+func (c *testClock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
 }
 
 func TestWebhookFanOutOfOtherNotifications(t *testing.T) {
