@@ -22,6 +22,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/seal"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -502,7 +503,7 @@ func testTraderOf(t *testing.T, db *bun.DB) {
 		wantErr error
 	}{
 		{"UnknownProvider", f.s, gone, tradekit.ErrUnavailable},
-		{"OtherKey", f.s, foreign, errSealed},
+		{"OtherKey", f.s, foreign, seal.ErrOpen},
 		{"NoSealer", noSealer, f.conn, tradekit.ErrUnavailable},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
