@@ -15,6 +15,7 @@ import (
 	"github.com/tradekit/tradekit/alerts/webhook"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/seal"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/calendar"
 )
@@ -60,9 +61,16 @@ func newFixture(t *testing.T, db *bun.DB, n int) *fixture {
 	return f
 }
 
+// testSealer seals the webhook secrets of the tests' Services.
+var testSealer, _ = seal.New([]byte("0123456789abcdef0123456789abcdef"))
+
 // newService returns a Service on db with the plan's limits read from
-// billing, and a webhook client that reaches loopback.
+// billing, a webhook client that reaches loopback, and testSealer unless
+// cfg names a Sealer.
 func newService(db *bun.DB, cfg alerts.Config) *alerts.Service {
+	if cfg.Sealer == nil {
+		cfg.Sealer = testSealer
+	}
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
 		p, err := billing.NewStore(db).PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err

@@ -159,17 +159,22 @@ func (s *Service) claim(ctx context.Context, d Delivery, now time.Time) (bool, e
 }
 
 // attempt sends d once, signed at the time of sending, and records the
-// outcome: a 2xx answer makes it succeeded; anything else schedules the
-// next attempt after [Service.backoff], or marks it failed once that
-// would be more than RetryFor after its creation.
+// outcome: a 2xx answer makes it succeeded; anything else, or a secret
+// that does not open (no request is sent then), schedules the next
+// attempt after [Service.backoff], or marks it failed once that would be
+// more than RetryFor after its creation.
 func (s *Service) attempt(ctx context.Context, d Delivery) error {
 	body := []byte(d.Payload)
 	start := time.Now()
-	status, err := s.tr.Post(ctx, d.URL, map[string]string{
-		webhook.SignatureHeader: webhook.Sign(d.Secret, s.cfg.Now(), body),
-		webhook.DeliveryHeader:  d.ID.String(),
-		webhook.EventHeader:     d.Kind,
-	}, body)
+	status := 0
+	secret, err := s.openSecret(ctx, d.WebhookID, d.Secret)
+	if err == nil {
+		status, err = s.tr.Post(ctx, d.URL, map[string]string{
+			webhook.SignatureHeader: webhook.Sign(secret, s.cfg.Now(), body),
+			webhook.DeliveryHeader:  d.ID.String(),
+			webhook.EventHeader:     d.Kind,
+		}, body)
+	}
 	took := time.Since(start)
 	latency := took.Milliseconds()
 	if ctx.Err() != nil {

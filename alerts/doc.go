@@ -71,6 +71,14 @@
 // [Service.FanOut] picks up from the notifications table. Each
 // (webhook, notification) pair is one [Delivery], unique in the database.
 //
+// A webhook's signing secret is shown once, by [Service.CreateWebhook].
+// The database holds it sealed (AES-256-GCM, bound to the webhook's id)
+// with the server's secret key, Config.Sealer; without one no webhook can
+// be created. Secrets stored in plaintext before they were sealed are
+// sealed by [Service.SealSecrets], which [Service.Run] calls when it
+// starts, or by the first delivery that reads them, whichever comes
+// first: a migration cannot, since the key is not in the database.
+//
 // Requests are signed as package webhook describes (HMAC-SHA256 over
 // "<t>.<body>", header Tradekit-Signature: t=…,v1=…) and carry the
 // delivery's id in Tradekit-Delivery, the same on every retry, for

@@ -92,13 +92,16 @@ type Firing struct {
 }
 
 // Webhook is a URL to which a user's notifications are POSTed, signed
-// with Secret (see [Sign]).
+// with its secret (see package webhook).
 type Webhook struct {
 	bun.BaseModel `bun:"table:webhooks"`
 
-	ID        uuid.UUID  `bun:"id,pk"`
-	UserID    uuid.UUID  `bun:"user_id"`
-	URL       string     `bun:"url"`
+	ID     uuid.UUID `bun:"id,pk"`
+	UserID uuid.UUID `bun:"user_id"`
+	URL    string    `bun:"url"`
+	// Secret is the signing secret. [Service.CreateWebhook] returns it in
+	// plaintext, once; the database holds it sealed with Config.Sealer
+	// (see [Service.SealSecrets] for rows stored before).
 	Secret    string     `bun:"secret"`
 	CreatedAt time.Time  `bun:"created_at"`
 	DeletedAt *time.Time `bun:"deleted_at"`
@@ -132,7 +135,8 @@ type Delivery struct {
 	CreatedAt      time.Time  `bun:"created_at"`
 	LastAttemptAt  *time.Time `bun:"last_attempt_at"`
 	DeliveredAt    *time.Time `bun:"delivered_at"`
-	// URL and Secret are the webhook's (read for sending, not stored).
+	// URL and Secret are the webhook's, Secret as stored: sealed, or in
+	// plaintext if stored before sealing (read for sending, not stored).
 	URL    string `bun:"url,scanonly"`
 	Secret string `bun:"secret,scanonly"`
 }

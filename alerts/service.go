@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/alerts/webhook"
+	"github.com/tradekit/tradekit/internal/seal"
 )
 
 // Transport sends webhook requests. [webhook.Client] is the one to use: it
@@ -54,6 +55,9 @@ type Config struct {
 	// Observe receives measurements of evaluation passes and delivery
 	// attempts, for metrics. The zero value observes nothing.
 	Observe Observer
+	// Sealer encrypts webhook signing secrets at rest (see
+	// [Service.CreateWebhook]). Without one, no webhook can be created.
+	Sealer *seal.Sealer
 }
 
 // Service manages watchlists, alerts and webhooks, evaluates alerts when
@@ -127,9 +131,13 @@ func (s *Service) wakeDeliveries() {
 
 // Run evaluates alerts and delivers webhooks until ctx is done: on every
 // price change announced on PostgreSQL, on [Service.Wake], and every
-// EvaluateEvery as a safety net; deliveries every DeliverEvery. It
-// returns once that work has stopped.
+// EvaluateEvery as a safety net; deliveries every DeliverEvery. It first
+// seals the webhook secrets stored before they were sealed (see
+// [Service.SealSecrets]). It returns once that work has stopped.
 func (s *Service) Run(ctx context.Context) {
+	if _, err := s.SealSecrets(ctx); err != nil && ctx.Err() == nil {
+		s.log.Warn("alerts: sealing webhook secrets failed", "err", err)
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if s.db.Dialect().Name() == dialect.PG {

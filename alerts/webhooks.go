@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/alerts/webhook"
+	"github.com/tradekit/tradekit/internal/seal"
 )
 
 // Webhooks returns the user's live webhooks, oldest first. Their Secret
@@ -28,8 +29,8 @@ func (s *Service) Webhooks(ctx context.Context, userID uuid.UUID) ([]Webhook, er
 	return list, nil
 }
 
-// webhook returns the user's live webhook id, with its secret. The error
-// wraps tradekit.ErrNotFound when the user has no such webhook.
+// webhook returns the user's live webhook id, its secret as stored. The
+// error wraps tradekit.ErrNotFound when the user has no such webhook.
 func (s *Service) webhook(ctx context.Context, db bun.IDB, userID, id uuid.UUID) (Webhook, error) {
 	var w Webhook
 	err := db.NewSelect().Model(&w).Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID).Scan(ctx)
@@ -43,10 +44,12 @@ func (s *Service) webhook(ctx context.Context, db bun.IDB, userID, id uuid.UUID)
 }
 
 // CreateWebhook registers rawURL as a webhook of the user and returns it
-// with its new secret, which nothing shows again. A URL the transport
-// refuses (see [webhook.Client.CheckURL]) is a *tradekit.ParamError
-// naming "url"; a user with MaxWebhooks live webhooks gets an error
-// wrapping tradekit.ErrForbidden with details {"limit": "webhooks"}.
+// with its new secret, which nothing shows again: the database holds it
+// sealed with Config.Sealer. A URL the transport refuses (see
+// [webhook.Client.CheckURL]) is a *tradekit.ParamError naming "url"; a
+// user with MaxWebhooks live webhooks gets an error wrapping
+// tradekit.ErrForbidden with details {"limit": "webhooks"}; a Service
+// without a Sealer, an error wrapping tradekit.ErrUnavailable.
 func (s *Service) CreateWebhook(ctx context.Context, userID uuid.UUID, rawURL string) (Webhook, error) {
 	if rawURL == "" {
 		return Webhook{}, &tradekit.ParamError{Param: "url", Msg: "is required: the https URL to POST notifications to"}
@@ -57,12 +60,79 @@ func (s *Service) CreateWebhook(ctx context.Context, userID uuid.UUID, rawURL st
 	if err := s.tr.CheckURL(ctx, rawURL); err != nil {
 		return Webhook{}, err
 	}
+	if s.cfg.Sealer == nil {
+		return Webhook{}, fmt.Errorf("alerts: webhooks are unavailable: the server has no secret key to encrypt their signing secrets with: %w", tradekit.ErrUnavailable)
+	}
 	w := Webhook{ID: uuid.New(), UserID: userID, URL: rawURL, Secret: webhook.NewSecret(), CreatedAt: s.clock()}
-	err := s.insertCounted(ctx, userID, &w, "user_id = ? AND deleted_at IS NULL", "webhooks", MaxWebhooks, "webhooks")
+	stored := w
+	stored.Secret = s.cfg.Sealer.Seal(w.Secret, secretContext(w.ID))
+	err := s.insertCounted(ctx, userID, &stored, "user_id = ? AND deleted_at IS NULL", "webhooks", MaxWebhooks, "webhooks")
 	if err != nil {
 		return Webhook{}, err
 	}
 	return w, nil
+}
+
+// secretContext is what the sealed secret of the webhook id is bound to:
+// a sealed secret copied onto another webhook's row does not open.
+func secretContext(id uuid.UUID) string { return "webhook:" + id.String() }
+
+// openSecret returns the plaintext of the secret of the webhook id as
+// stored. A secret stored before sealing is returned as it is, and
+// sealed in its row on the way (unless the row changed meanwhile). The
+// error wraps seal.ErrOpen when a sealed secret does not open, and
+// tradekit.ErrUnavailable when there is no Sealer to open it.
+func (s *Service) openSecret(ctx context.Context, id uuid.UUID, stored string) (string, error) {
+	if !seal.IsSealed(stored) {
+		if s.cfg.Sealer != nil {
+			if err := s.sealSecret(ctx, id, stored); err != nil {
+				return "", err
+			}
+		}
+		return stored, nil
+	}
+	if s.cfg.Sealer == nil {
+		return "", fmt.Errorf("alerts: the signing secret of webhook %s is sealed, and the server has no secret key: %w", id, tradekit.ErrUnavailable)
+	}
+	secret, err := s.cfg.Sealer.Open(stored, secretContext(id))
+	if err != nil {
+		return "", fmt.Errorf("alerts: the signing secret of webhook %s: %w", id, err)
+	}
+	return secret, nil
+}
+
+// sealSecret replaces the plaintext secret of the webhook id with its
+// sealed form, if the row still holds plaintext.
+func (s *Service) sealSecret(ctx context.Context, id uuid.UUID, plaintext string) error {
+	_, err := s.db.NewUpdate().Model((*Webhook)(nil)).Set("secret = ?", s.cfg.Sealer.Seal(plaintext, secretContext(id))).
+		Where("id = ? AND secret = ?", id, plaintext).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("alerts: seal the secret of webhook %s: %w", id, err)
+	}
+	return nil
+}
+
+// SealSecrets seals the signing secrets that webhooks created before
+// secrets were sealed still hold in plaintext, deleted webhooks' included,
+// and returns how many it sealed. A migration cannot: the key is the
+// server's, not the database's. [Service.Run] calls it when it starts;
+// deliveries seal the secret they read in plaintext meanwhile. Without a
+// Sealer it seals nothing.
+func (s *Service) SealSecrets(ctx context.Context) (int, error) {
+	if s.cfg.Sealer == nil {
+		return 0, nil
+	}
+	var legacy []Webhook
+	err := s.db.NewSelect().Model(&legacy).Column("id", "secret").Where("secret NOT LIKE 'v1.%'").Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("alerts: webhook secrets to seal: %w", err)
+	}
+	for i, w := range legacy {
+		if err := s.sealSecret(ctx, w.ID, w.Secret); err != nil {
+			return i, err
+		}
+	}
+	return len(legacy), nil
 }
 
 // DeleteWebhook deletes the user's webhook id: its pending deliveries are

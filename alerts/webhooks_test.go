@@ -18,11 +18,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/alerts/webhook"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/seal"
 )
 
 // receiver is a test webhook endpoint: it verifies each request's
@@ -334,5 +336,158 @@ func TestVerify(t *testing.T) {
 				t.Errorf("Verify = %v, want ok %v", err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestWebhookSecretsSealed checks that the database never holds a
+// webhook's signing secret in plaintext: a new webhook's is sealed, and
+// those stored in plaintext before secrets were sealed are sealed by the
+// first delivery that reads them or by SealSecrets, whichever comes
+// first. Every table is searched for the secrets, and every delivery is
+// signed with the plaintext secret, which the receiver checks.
+func TestWebhookSecretsSealed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db, 5)
+		fresh := newReceiver(t, 0)
+		w, err := f.svc.CreateWebhook(ctx, f.user, fresh.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh.secret = w.Secret
+		if stored := mustStoredSecret(t, db, w.ID); !seal.IsSealed(stored) || strings.Contains(stored, w.Secret) {
+			t.Errorf("new webhook: the database holds %q", stored)
+		}
+		// Two webhooks stored before secrets were sealed: one an alert
+		// delivers to, one nothing delivers to.
+		legacy := newReceiver(t, 0)
+		legacy.secret = webhook.NewSecret()
+		idle := webhook.NewSecret()
+		old := []alerts.Webhook{
+			{ID: uuid.New(), UserID: f.user, URL: legacy.URL, Secret: legacy.secret, CreatedAt: time.Now().UTC()},
+			{ID: uuid.New(), UserID: f.user, URL: legacy.URL + "/idle", Secret: idle, CreatedAt: time.Now().UTC()},
+		}
+		if _, err := db.NewInsert().Model(&old).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []alerts.Webhook{w, old[0]} {
+			_, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "up", Condition: "close > 100", WebhookID: &h.ID, Once: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.save(t, 150)
+		if n := evaluate(t, f.svc); n != 2 {
+			t.Fatalf("%d firings, want 2", n)
+		}
+		if n, err := f.svc.Deliver(ctx); n != 2 || err != nil {
+			t.Fatalf("Deliver = %d, %v; want 2 attempts", n, err)
+		}
+		for name, r := range map[string]*receiver{"new": fresh, "legacy": legacy} {
+			if reqs, bad, bodies := r.stats(); reqs != 1 || bad != 0 || len(bodies) != 1 {
+				t.Errorf("%s webhook: %d requests, %d badly signed, %d accepted; want 1, 0, 1", name, reqs, bad, len(bodies))
+			}
+		}
+		if stored := mustStoredSecret(t, db, old[0].ID); !seal.IsSealed(stored) {
+			t.Errorf("a delivery left the legacy secret in plaintext: %q", stored)
+		}
+		if n, err := f.svc.SealSecrets(ctx); n != 1 || err != nil {
+			t.Errorf("SealSecrets = %d, %v; want 1 (the idle webhook's)", n, err)
+		}
+		if n, err := f.svc.SealSecrets(ctx); n != 0 || err != nil {
+			t.Errorf("SealSecrets again = %d, %v; want 0", n, err)
+		}
+		for _, secret := range []string{w.Secret, legacy.secret, idle} {
+			mustNotHold(t, db, secret)
+		}
+
+		// Without the key, no webhook is made, and a sealed secret is not
+		// sent anywhere: the attempt fails and is retried.
+		keyless := alerts.New(db, alerts.Config{Transport: &webhook.Client{AllowPrivate: true}})
+		if _, err := keyless.CreateWebhook(ctx, f.user, fresh.URL); !errors.Is(err, tradekit.ErrUnavailable) {
+			t.Errorf("CreateWebhook without a Sealer = %v, want ErrUnavailable", err)
+		}
+		other, _ := seal.New([]byte("another key, 32 bytes long......"))
+		for name, svc := range map[string]*alerts.Service{"no key": keyless, "another key": newService(db, alerts.Config{Sealer: other})} {
+			f.save(t, 151)
+			_, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: name, Condition: "close > 100", WebhookID: &w.ID, Once: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.save(t, 152)
+			if n := evaluate(t, svc); n != 1 {
+				t.Fatalf("%s: %d firings, want 1", name, n)
+			}
+			if n, err := svc.Deliver(ctx); n != 1 || err != nil {
+				t.Fatalf("%s: Deliver = %d, %v; want 1 attempt", name, n, err)
+			}
+			if reqs, _, _ := fresh.stats(); reqs != 1 {
+				t.Errorf("%s: the receiver saw %d requests, want still 1", name, reqs)
+			}
+			ds, _, err := f.svc.Deliveries(ctx, f.user, w.ID, 1, 1)
+			if err != nil || ds[0].Status != alerts.Pending || ds[0].Attempts != 1 || !strings.Contains(ds[0].Error, "signing secret") {
+				t.Errorf("%s: latest delivery %+v, %v; want pending after a failed attempt naming the secret", name, ds, err)
+			}
+		}
+	})
+}
+
+// mustStoredSecret returns the secret column of the webhook id.
+func mustStoredSecret(t *testing.T, db *bun.DB, id uuid.UUID) string {
+	t.Helper()
+	var s string
+	if err := db.NewRaw("SELECT secret FROM webhooks WHERE id = ?", id).Scan(context.Background(), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// mustNotHold fails the test if any value of any table of db contains s.
+func mustNotHold(t *testing.T, db *bun.DB, s string) {
+	t.Helper()
+	ctx := context.Background()
+	q := "SELECT name FROM sqlite_master WHERE type = 'table'"
+	if db.Dialect().Name() == dialect.PG {
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+	}
+	var tables []string
+	if err := db.NewRaw(q).Scan(ctx, &tables); err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) < 10 {
+		t.Fatalf("only %d tables found: %v", len(tables), tables)
+	}
+	for _, table := range tables {
+		rows, err := db.QueryContext(ctx, `SELECT * FROM "`+table+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range vals {
+				var text string
+				switch v := v.(type) {
+				case []byte:
+					text = string(v)
+				case string:
+					text = v
+				}
+				if strings.Contains(text, s) {
+					t.Errorf("%s.%s holds the secret in plaintext", table, cols[i])
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
 	}
 }

@@ -91,12 +91,16 @@ func (hr *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// webhookKey is the secret key of the servers whose tests make webhooks:
+// without one, webhooks are refused.
+var webhookKey = []byte("0123456789abcdef0123456789abcdef")
+
 func TestAlertAndWebhookRoutes(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustOrderAssets(t, db)
-		srv := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, AllowPrivateWebhooks: true}, db)
+		srv := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, AllowPrivateWebhooks: true, Brokers: server.BrokersConfig{SecretKey: webhookKey}}, db)
 		h := srv.Handler()
 		key := mustKey(t, db, "alerts@example.com", "free")
 		rcv := &hookReceiver{}

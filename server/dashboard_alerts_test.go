@@ -170,7 +170,7 @@ func TestDashboardAlertsAndWebhooks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustOrderAssets(t, db)
-		s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, AllowPrivateWebhooks: true}, db)
+		s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, AllowPrivateWebhooks: true, Brokers: server.BrokersConfig{SecretKey: webhookKey}}, db)
 		srv := httptest.NewServer(s.Handler())
 		defer srv.Close()
 		rcv := &hookReceiver{}

@@ -101,6 +101,7 @@ type Server struct {
 	connect   *connect.Service
 	copy      *copytrading.Service
 	alerts    *alerts.Service
+	sealer    *connect.Sealer // seals broker tokens and webhook secrets; nil without a SecretKey
 	// The stores the handlers read and write through; built once by New,
 	// as the services are. No handler builds a store or runs SQL of its
 	// own (thin_test.go).
@@ -188,8 +189,9 @@ func New(cfg Config, db *bun.DB) *Server {
 }
 
 // newAlerts returns the alerts service: the plan's counts from billing,
-// and a webhook client that refuses private destinations unless the
-// configuration allows them.
+// a webhook client that refuses private destinations unless the
+// configuration allows them, and the sealer of broker tokens for webhook
+// secrets (without a SecretKey, webhooks are refused).
 func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 	cfg.Now, cfg.Logger, cfg.Observe = s.now, s.log, s.metrics.alertsObserver()
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
@@ -197,6 +199,7 @@ func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 		return p.Features.Watchlists, p.Features.Alerts, err
 	}
 	cfg.Transport = &webhook.Client{AllowPrivate: s.cfg.AllowPrivateWebhooks}
+	cfg.Sealer = s.sealer
 	return alerts.New(s.db, cfg)
 }
 

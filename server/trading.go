@@ -29,9 +29,10 @@ type BrokersConfig struct {
 	// callback hang below it. Default http://127.0.0.1:8080, the address
 	// `tradekit serve` listens on by default.
 	PublicURL string
-	// SecretKey (32 bytes) seals broker tokens at rest and derives the
-	// paper broker's client secret. Without it connections are refused
-	// with a message saying so.
+	// SecretKey (32 bytes) seals broker tokens and webhook signing
+	// secrets at rest and derives the paper broker's client secret.
+	// Without it connections and webhooks are refused with a message
+	// saying so.
 	SecretKey []byte
 	// Alpaca is Tradekit's OAuth app at Alpaca; nil leaves the alpaca
 	// provider out.
@@ -106,6 +107,7 @@ func (s *Server) newTrading() {
 			panic("server: " + err.Error()) // cmd checks the key's size; only a caller's mistake gets here
 		}
 	}
+	s.sealer = sealer
 	s.connect = connect.NewService(s.db, connect.Config{Providers: providers, Sealer: sealer, Unavailable: unavailable,
 		PortfolioLimit: func(ctx context.Context, userID uuid.UUID) (int, error) {
 			p, err := s.billing.PlanOf(ctx, userID)

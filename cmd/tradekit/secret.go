@@ -17,10 +17,10 @@ import (
 // secretKeySize is the size of TRADEKIT_SECRET_KEY: 32 bytes, AES-256.
 const secretKeySize = 32
 
-// secretKey returns the key that seals broker tokens: TRADEKIT_SECRET_KEY
+// secretKey returns the key that seals broker tokens and webhook secrets: TRADEKIT_SECRET_KEY
 // (base64 of 32 bytes) when set; on SQLite, else, the key in the file
 // beside the database (<path>.secret, mode 0600 whatever the umask),
-// generated the first time; on PostgreSQL, else, nil: the server then refuses connections,
+// generated the first time; on PostgreSQL, else, nil: the server then refuses connections and webhooks,
 // saying what to set, since instances sharing a database must share the
 // key.
 func (e *env) secretKey(dsn string, log *slog.Logger) ([]byte, error) {

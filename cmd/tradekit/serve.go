@@ -150,7 +150,7 @@ func serveBoth(ctx context.Context, api, metrics func(context.Context) error) er
 // default that of the listener), the secret key and the alpaca provider.
 // On PostgreSQL without TRADEKIT_SECRET_KEY it is an error when active
 // connections hold tokens sealed under a key; with none, the server starts
-// and refuses new connections saying what to set.
+// and refuses new connections and webhooks saying what to set.
 func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL string, l net.Listener, log *slog.Logger) (server.BrokersConfig, error) {
 	if publicURL == "" {
 		publicURL = "http://" + l.Addr().String()
@@ -171,7 +171,7 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 		if n > 0 {
 			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds active broker connections (%d) whose tokens are sealed with TRADEKIT_SECRET_KEY: set it", n)
 		}
-		log.Warn("TRADEKIT_SECRET_KEY is not set: broker connections are refused until it is (base64 of 32 random bytes, the same on every instance)")
+		log.Warn("TRADEKIT_SECRET_KEY is not set: broker connections and webhooks are refused until it is (base64 of 32 random bytes, the same on every instance)")
 	}
 	alpaca, err := e.alpacaConfig()
 	if err != nil {
