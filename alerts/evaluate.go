@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -84,7 +86,8 @@ type alertFiring struct {
 // Passes of any number of Services may run at once: each firing happens
 // once.
 //
-// The alerts and bars of evalAssets assets are read at once (see
+// The alerts and bars of evalAssets assets are read at once, a batch
+// ahead of the evaluation (see [Service.readBatches], and
 // marketdata.Store.PriceColumnsOf, which brings the stored copies of the
 // columns up to date from the day's records), each distinct condition is
 // parsed once per pass and evaluated once per asset, and the outcomes of
@@ -105,7 +108,6 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("alerts: evaluate: %w", err)
 	}
 	exprs := map[string]*formula.Expr{} // parsed conditions; nil for one that does not parse
-	md := marketdata.NewStore(s.db)
 	fired := 0
 	var outs []assetOutcome
 	flush := func() error {
@@ -114,26 +116,17 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 		outs = outs[:0]
 		return err
 	}
-	for batch := range slices.Chunk(changed, evalAssets) {
-		ids := make([]uuid.UUID, len(batch))
-		for i := range batch {
-			ids[i] = batch[i].ID
+	for r := range s.readBatches(ctx, changed) {
+		if r.err != nil {
+			return fired, r.err
 		}
-		byAsset, err := s.activeAlerts(ctx, ids)
-		if err != nil {
-			return fired, err
-		}
-		bars, err := md.PriceColumnsOf(ctx, ids)
-		if err != nil {
-			return fired, fmt.Errorf("alerts: bars: %w", err)
-		}
-		for i := range batch {
-			a := &batch[i]
-			b, ok := bars[a.ID]
+		for i := range r.assets {
+			a := &r.assets[i]
+			b, ok := r.bars[a.ID]
 			if !ok || b.Version <= a.Checked && a.HasWatermark {
 				continue // the asset is gone, or a newer pass moved it on
 			}
-			outs = append(outs, evaluateAsset(a, byAsset[a.ID], b, exprs))
+			outs = append(outs, evaluateAsset(a, r.alerts[a.ID], b, exprs))
 		}
 		if len(outs) >= recordAssets {
 			if err := flush(); err != nil {
@@ -148,6 +141,61 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 		s.wakeDeliveries()
 	}
 	return fired, nil
+}
+
+// batchRead is what evaluating a batch of changed assets needs: their
+// active alerts and their bars, or the error reading them gave.
+type batchRead struct {
+	assets []changedAsset
+	alerts map[uuid.UUID][]Alert
+	bars   map[uuid.UUID]marketdata.VersionedColumns
+	err    error
+}
+
+// readBatches yields the alerts and bars of the assets, evalAssets at a
+// time, read one batch ahead of the caller: the database works on the
+// next batch while the caller evaluates this one. A batch whose reading
+// failed, with its error, is the last; the reading stops too when the
+// caller's loop stops or ctx ends, and has ended when the loop has.
+func (s *Service) readBatches(ctx context.Context, assets []changedAsset) iter.Seq[batchRead] {
+	return func(yield func(batchRead) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		reads := make(chan batchRead, 1)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(reads)
+			md := marketdata.NewStore(s.db)
+			for batch := range slices.Chunk(assets, evalAssets) {
+				r := batchRead{assets: batch}
+				ids := make([]uuid.UUID, len(batch))
+				for i := range batch {
+					ids[i] = batch[i].ID
+				}
+				if r.alerts, r.err = s.activeAlerts(ctx, ids); r.err == nil {
+					if r.bars, r.err = md.PriceColumnsOf(ctx, ids); r.err != nil {
+						r.err = fmt.Errorf("alerts: bars: %w", r.err)
+					}
+				}
+				select {
+				case reads <- r:
+				case <-ctx.Done():
+					return
+				}
+				if r.err != nil {
+					return
+				}
+			}
+		}()
+		defer wg.Wait()
+		defer cancel()
+		for r := range reads {
+			if !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // activeAlerts returns the active alerts of the assets, by asset, with
