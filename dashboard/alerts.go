@@ -68,6 +68,47 @@ func pathID(w http.ResponseWriter, r *http.Request, name string) (uuid.UUID, boo
 	return id, true
 }
 
+// withID is [Handler.withSession] for the pages of one watchlist, alert
+// or webhook: fn gets the path's id, and a path whose id is no UUID
+// answers 404.
+func (h *Handler) withID(w http.ResponseWriter, r *http.Request, fn func(v visit, id uuid.UUID)) {
+	h.withSession(w, r, func(v visit) {
+		if id, ok := pathID(w, r, "id"); ok {
+			fn(v, id)
+		}
+	})
+}
+
+// found reports whether err is nil; else it answers 404 for an error
+// wrapping tradekit.ErrNotFound (another user's or a deleted item), or
+// the error page for any other.
+func (h *Handler) found(v visit, err error) bool {
+	switch {
+	case errors.Is(err, tradekit.ErrNotFound):
+		http.NotFound(v.w, v.r)
+	case err != nil:
+		h.fail(v.w, err)
+	default:
+		return true
+	}
+	return false
+}
+
+// hookURL returns the URL of the user's live webhook id, "" when the user
+// has no such live webhook.
+func (h *Handler) hookURL(v visit, id uuid.UUID) (string, error) {
+	hooks, err := h.cfg.Alerts.Webhooks(v.r.Context(), v.u.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, wh := range hooks {
+		if wh.ID == id {
+			return wh.URL, nil
+		}
+	}
+	return "", nil
+}
+
 // fieldErrors is [formErrors] with the whole form's error put beside the
 // field instead, for a form of one field (or whose refusals all concern
 // one field). Any error that is no user's doing gives ok false.
@@ -141,11 +182,7 @@ type indicatorCell struct{ Name, Value string }
 // indicator summary, with the forms that rename the list and add and
 // remove assets.
 func (h *Handler) watchlistPage(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(v visit) {
-		id, ok := pathID(w, r, "id")
-		if !ok {
-			return
-		}
+	h.withID(w, r, func(v visit, id uuid.UUID) {
 		h.showWatchlist(v, http.StatusOK, id, page{Notice: notice(r)})
 	})
 }
@@ -153,12 +190,7 @@ func (h *Handler) watchlistPage(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) showWatchlist(v visit, status int, id uuid.UUID, p page) {
 	ctx := v.r.Context()
 	wl, items, err := h.cfg.Alerts.Watchlist(ctx, v.u.ID, id)
-	if errors.Is(err, tradekit.ErrNotFound) {
-		http.NotFound(v.w, v.r)
-		return
-	}
-	if err != nil {
-		h.fail(v.w, err)
+	if !h.found(v, err) {
 		return
 	}
 	d := watchlistData{List: wl, Assets: make([]watchlistRow, len(items))}
@@ -232,23 +264,14 @@ func latestValue(l studies.Latest) string {
 
 // renameWatchlist renames a watchlist.
 func (h *Handler) renameWatchlist(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(v visit) {
-		id, ok := pathID(w, r, "id")
-		if !ok {
-			return
-		}
+	h.withID(w, r, func(v visit, id uuid.UUID) {
 		name := strings.TrimSpace(r.PostFormValue("name"))
 		wl, err := h.cfg.Alerts.RenameWatchlist(r.Context(), v.u.ID, id, name)
-		if errors.Is(err, tradekit.ErrNotFound) {
-			http.NotFound(w, r)
-			return
-		}
-		if errs, ok := fieldErrors(err, "name"); ok {
+		if errs, ok := fieldErrors(err, "name"); ok && !errors.Is(err, tradekit.ErrNotFound) {
 			h.showWatchlist(v, http.StatusBadRequest, id, page{Errors: errs, Form: map[string]string{"name": name}})
 			return
 		}
-		if err != nil {
-			h.fail(w, err)
+		if !h.found(v, err) {
 			return
 		}
 		back(v, "/dashboard/watchlists/"+id.String(), "Renamed the watchlist to “"+wl.Name+"”.")
@@ -264,11 +287,7 @@ func (h *Handler) deleteWatchlist(w http.ResponseWriter, r *http.Request) {
 
 // addWatchlistAsset adds the asset of a symbol to a watchlist.
 func (h *Handler) addWatchlistAsset(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(v visit) {
-		id, ok := pathID(w, r, "id")
-		if !ok {
-			return
-		}
+	h.withID(w, r, func(v visit, id uuid.UUID) {
 		ctx := r.Context()
 		symbol := strings.ToUpper(strings.TrimSpace(r.PostFormValue("symbol")))
 		refuse := func(msg string) {
@@ -309,11 +328,7 @@ func (h *Handler) addWatchlistAsset(w http.ResponseWriter, r *http.Request) {
 
 // removeWatchlistAsset removes an asset from a watchlist.
 func (h *Handler) removeWatchlistAsset(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(v visit) {
-		id, ok := pathID(w, r, "id")
-		if !ok {
-			return
-		}
+	h.withID(w, r, func(v visit, id uuid.UUID) {
 		assetID, ok := pathID(w, r, "assetId")
 		if !ok {
 			return
@@ -441,32 +456,16 @@ type alertData struct {
 
 // alertPage shows an alert with its latest firings.
 func (h *Handler) alertPage(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(v visit) {
-		id, ok := pathID(w, r, "id")
-		if !ok {
-			return
-		}
-		ctx := r.Context()
-		a, fs, err := h.cfg.Alerts.Alert(ctx, v.u.ID, id, firingsShown)
-		if errors.Is(err, tradekit.ErrNotFound) {
-			http.NotFound(w, r)
-			return
-		}
-		if err != nil {
-			h.fail(w, err)
+	h.withID(w, r, func(v visit, id uuid.UUID) {
+		a, fs, err := h.cfg.Alerts.Alert(r.Context(), v.u.ID, id, firingsShown)
+		if !h.found(v, err) {
 			return
 		}
 		d := alertData{Alert: a, Firings: fs}
 		if a.WebhookID != nil {
-			hooks, err := h.cfg.Alerts.Webhooks(ctx, v.u.ID)
-			if err != nil {
+			if d.HookURL, err = h.hookURL(v, *a.WebhookID); err != nil {
 				h.fail(w, err)
 				return
-			}
-			for _, wh := range hooks {
-				if wh.ID == *a.WebhookID {
-					d.HookURL = wh.URL
-				}
 			}
 		}
 		h.show(v, http.StatusOK, "alerts-detail", a.Name, page{Notice: notice(r), Data: d})
@@ -541,38 +540,22 @@ type deliveriesData struct {
 
 // deliveriesPage shows a page of a webhook's delivery log, newest first.
 func (h *Handler) deliveriesPage(w http.ResponseWriter, r *http.Request) {
-	h.withSession(w, r, func(v visit) {
-		id, ok := pathID(w, r, "id")
-		if !ok {
-			return
-		}
-		ctx := r.Context()
+	h.withID(w, r, func(v visit, id uuid.UUID) {
 		d := deliveriesData{ID: id, Page: 1}
 		if n, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && n > 1 && n <= 10000 {
 			d.Page = n
 		}
 		var err error
-		d.Deliveries, d.Total, err = h.cfg.Alerts.Deliveries(ctx, v.u.ID, id, d.Page, deliveriesPerPage)
-		if errors.Is(err, tradekit.ErrNotFound) {
-			http.NotFound(w, r)
-			return
-		}
-		if err != nil {
-			h.fail(w, err)
+		d.Deliveries, d.Total, err = h.cfg.Alerts.Deliveries(r.Context(), v.u.ID, id, d.Page, deliveriesPerPage)
+		if !h.found(v, err) {
 			return
 		}
 		if d.Page*deliveriesPerPage < d.Total {
 			d.NextPage = d.Page + 1
 		}
-		hooks, err := h.cfg.Alerts.Webhooks(ctx, v.u.ID)
-		if err != nil {
+		if d.URL, err = h.hookURL(v, id); err != nil {
 			h.fail(w, err)
 			return
-		}
-		for _, wh := range hooks {
-			if wh.ID == id {
-				d.URL = wh.URL
-			}
 		}
 		h.show(v, http.StatusOK, "webhooks-deliveries", "Webhook deliveries", page{Notice: notice(r), Data: d})
 	})

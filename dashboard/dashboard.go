@@ -437,12 +437,7 @@ func notice(r *http.Request) string {
 // returns to the page to(id), with the action's notice or the reason it
 // was refused.
 func (h *Handler) action(w http.ResponseWriter, r *http.Request, to func(uuid.UUID) string, act func(visit, uuid.UUID) (string, error)) {
-	h.withSession(w, r, func(v visit) {
-		id, err := uuid.Parse(r.PathValue("id"))
-		if err != nil {
-			http.NotFound(w, r)
-			return
-		}
+	h.withID(w, r, func(v visit, id uuid.UUID) {
 		msg, err := act(v, id)
 		if errs, ok := formErrors(err); ok {
 			for _, m := range errs { // one
