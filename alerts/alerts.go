@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -82,17 +81,14 @@ func (s *Service) Alerts(ctx context.Context, userID uuid.UUID) ([]Alert, error)
 // user has no such alert, or it is deleted.
 func (s *Service) Alert(ctx context.Context, userID, id uuid.UUID, limit int) (Alert, []Firing, error) {
 	var a Alert
-	err := s.db.NewSelect().Model(&a).ColumnExpr("alert.*, a.symbol").
+	q := s.db.NewSelect().Model(&a).ColumnExpr("alert.*, a.symbol").
 		Join("JOIN assets AS a ON a.id = alert.asset_id").
-		Where("alert.id = ? AND alert.user_id = ? AND alert.deleted_at IS NULL", id, userID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Alert{}, nil, notFound("alert %s not found", id)
-	}
-	if err != nil {
-		return Alert{}, nil, fmt.Errorf("alerts: alert %s: %w", id, err)
+		Where("alert.id = ? AND alert.user_id = ? AND alert.deleted_at IS NULL", id, userID)
+	if err := scanOne(ctx, q, "alert", id); err != nil {
+		return Alert{}, nil, err
 	}
 	fs := []Firing{}
-	err = s.db.NewSelect().Model(&fs).Where("alert_id = ?", id).OrderExpr("bar_date DESC").Limit(limit).Scan(ctx)
+	err := s.db.NewSelect().Model(&fs).Where("alert_id = ?", id).OrderExpr("bar_date DESC").Limit(limit).Scan(ctx)
 	if err != nil {
 		return Alert{}, nil, fmt.Errorf("alerts: firings of %s: %w", id, err)
 	}

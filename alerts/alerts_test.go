@@ -81,6 +81,20 @@ func newService(db *bun.DB, cfg alerts.Config) *alerts.Service {
 	return alerts.New(db, cfg)
 }
 
+// mustAlert creates the alert in for the fixture's user, on the
+// fixture's asset unless in names one.
+func (f *fixture) mustAlert(t *testing.T, in alerts.AlertInput) alerts.Alert {
+	t.Helper()
+	if in.AssetID == uuid.Nil {
+		in.AssetID = f.asset
+	}
+	a, err := f.svc.CreateAlert(context.Background(), f.user, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // closes returns n closes from first up by 1.
 func closes(first float64, n int) []float64 {
 	out := make([]float64, n)
@@ -304,21 +318,14 @@ func TestAlertFiresOncePerBar(t *testing.T) {
 // alert at the asset's.
 func TestAlertWatermarks(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		ctx := context.Background()
 		f := newFixture(t, db, 30)
-		older, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "older", Condition: "close > 0"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		older := f.mustAlert(t, alerts.AlertInput{Name: "older", Condition: "close > 0"})
 		f.save(t, 130)
 		if n := evaluate(t, f.svc); n != 1 {
 			t.Fatalf("first pass: %d firings, want 1", n)
 		}
 		f.save(t, 131, 132) // not evaluated before the next alert is made
-		newer, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "newer", Condition: "close > 0"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		newer := f.mustAlert(t, alerts.AlertInput{Name: "newer", Condition: "close > 0"})
 		f.save(t, 133)
 		if n := evaluate(t, f.svc); n != 4 {
 			t.Fatalf("second pass: %d firings, want 4 (older: 3 new bars, newer: 1)", n)

@@ -152,38 +152,38 @@ func (s *Service) Run(ctx context.Context) {
 		defer wg.Done()
 		s.runDeliveries(ctx)
 	}()
-	t := time.NewTicker(s.cfg.EvaluateEvery)
-	defer t.Stop()
-	for {
+	every(ctx, s.cfg.EvaluateEvery, s.wakeEval, func() {
 		if _, err := s.Evaluate(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("alerts: evaluating alerts failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.wakeEval:
-		}
-	}
+	})
 }
 
 // runDeliveries fans notifications out to webhooks and sends due
 // deliveries every DeliverEvery until ctx is done.
 func (s *Service) runDeliveries(ctx context.Context) {
-	t := time.NewTicker(s.cfg.DeliverEvery)
-	defer t.Stop()
-	for {
+	every(ctx, s.cfg.DeliverEvery, s.wakeDeliver, func() {
 		if _, err := s.FanOut(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("alerts: fanning notifications out to webhooks failed", "err", err)
 		}
 		if _, err := s.Deliver(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("alerts: delivering webhooks failed", "err", err)
 		}
+	})
+}
+
+// every runs work now, then each time period passes or wake receives,
+// until ctx is done.
+func every(ctx context.Context, period time.Duration, wake <-chan struct{}, work func()) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		work()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-s.wakeDeliver:
+		case <-wake:
 		}
 	}
 }

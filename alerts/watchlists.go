@@ -47,6 +47,20 @@ func notFound(format string, args ...any) error {
 	return tradekit.Errorf(tradekit.ErrNotFound, format, args...)
 }
 
+// scanOne runs q, which selects the one row of the user's what (a
+// watchlist, an alert, a webhook) id. No row is an error wrapping
+// tradekit.ErrNotFound.
+func scanOne(ctx context.Context, q *bun.SelectQuery, what string, id uuid.UUID) error {
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("%s %s not found", what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("alerts: %s %s: %w", what, id, err)
+	}
+	return nil
+}
+
 // Watchlists returns the user's watchlists, oldest first, with their
 // asset counts.
 func (s *Service) Watchlists(ctx context.Context, userID uuid.UUID) ([]Watchlist, error) {
@@ -83,14 +97,11 @@ func (s *Service) Watchlist(ctx context.Context, userID, id uuid.UUID) (Watchlis
 // watchlist reads the user's watchlist id with its asset count.
 func watchlist(ctx context.Context, db bun.IDB, userID, id uuid.UUID) (Watchlist, error) {
 	var w Watchlist
-	err := db.NewSelect().Model(&w).ColumnExpr("watchlist.*").
+	q := db.NewSelect().Model(&w).ColumnExpr("watchlist.*").
 		ColumnExpr("(SELECT COUNT(*) FROM watchlist_assets AS wa WHERE wa.watchlist_id = watchlist.id) AS asset_count").
-		Where("watchlist.id = ? AND watchlist.user_id = ?", id, userID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Watchlist{}, notFound("watchlist %s not found", id)
-	}
-	if err != nil {
-		return Watchlist{}, fmt.Errorf("alerts: watchlist %s: %w", id, err)
+		Where("watchlist.id = ? AND watchlist.user_id = ?", id, userID)
+	if err := scanOne(ctx, q, "watchlist", id); err != nil {
+		return Watchlist{}, err
 	}
 	return w, nil
 }

@@ -2,8 +2,6 @@ package alerts
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -33,12 +31,9 @@ func (s *Service) Webhooks(ctx context.Context, userID uuid.UUID) ([]Webhook, er
 // error wraps tradekit.ErrNotFound when the user has no such webhook.
 func (s *Service) webhook(ctx context.Context, db bun.IDB, userID, id uuid.UUID) (Webhook, error) {
 	var w Webhook
-	err := db.NewSelect().Model(&w).Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Webhook{}, notFound("webhook %s not found", id)
-	}
-	if err != nil {
-		return Webhook{}, fmt.Errorf("alerts: webhook %s: %w", id, err)
+	q := db.NewSelect().Model(&w).Where("id = ? AND user_id = ? AND deleted_at IS NULL", id, userID)
+	if err := scanOne(ctx, q, "webhook", id); err != nil {
+		return Webhook{}, err
 	}
 	return w, nil
 }

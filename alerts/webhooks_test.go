@@ -371,10 +371,7 @@ func TestWebhookSecretsSealed(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, h := range []alerts.Webhook{w, old[0]} {
-			_, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "up", Condition: "close > 100", WebhookID: &h.ID, Once: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			f.mustAlert(t, alerts.AlertInput{Name: "up", Condition: "close > 100", WebhookID: &h.ID, Once: true})
 		}
 		f.save(t, 150)
 		if n := evaluate(t, f.svc); n != 2 {
@@ -410,10 +407,7 @@ func TestWebhookSecretsSealed(t *testing.T) {
 		other, _ := seal.New([]byte("another key, 32 bytes long......"))
 		for name, svc := range map[string]*alerts.Service{"no key": keyless, "another key": newService(db, alerts.Config{Sealer: other})} {
 			f.save(t, 151)
-			_, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: name, Condition: "close > 100", WebhookID: &w.ID, Once: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			f.mustAlert(t, alerts.AlertInput{Name: name, Condition: "close > 100", WebhookID: &w.ID, Once: true})
 			f.save(t, 152)
 			if n := evaluate(t, svc); n != 1 {
 				t.Fatalf("%s: %d firings, want 1", name, n)
