@@ -86,6 +86,18 @@ func (r *receiver) signed(header string, body []byte) bool {
 	return ts != "" && hmac.Equal([]byte(hex.EncodeToString(h.Sum(nil))), []byte(sig))
 }
 
+// mustWebhook creates a webhook of the fixture's user to r, which then
+// checks signatures with its secret.
+func (f *fixture) mustWebhook(t *testing.T, r *receiver) alerts.Webhook {
+	t.Helper()
+	w, err := f.svc.CreateWebhook(context.Background(), f.user, r.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.secret = w.Secret
+	return w
+}
+
 // stats returns the requests received, the bad signatures and the bodies
 // accepted.
 func (r *receiver) stats() (int, int, []map[string]any) {
@@ -189,11 +201,7 @@ func TestWebhookRetriesRunOut(t *testing.T) {
 	f := newFixture(t, db, 5)
 	f.svc = newService(db, alerts.Config{Now: clock.Now, RetryBase: 10 * time.Second, RetryFor: 150 * time.Second})
 	rcv := newReceiver(t, 1000) // never succeeds
-	w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rcv.secret = w.Secret
+	w := f.mustWebhook(t, rcv)
 	if _, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "up", Condition: "close > 100", Once: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -260,11 +268,7 @@ func TestWebhookFanOutOfOtherNotifications(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, db, 5)
 	rcv := newReceiver(t, 0)
-	w, err := f.svc.CreateWebhook(ctx, f.user, rcv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rcv.secret = w.Secret
+	w := f.mustWebhook(t, rcv)
 	n := alerts.Notification{ID: uuid.New(), UserID: f.user, Kind: "leader_trade", Message: "a leader bought",
 		Data: `{"symbol":"ALRT"}`, CreatedAt: time.Now().UTC()}
 	if _, err := db.NewInsert().Model(&n).Exec(ctx); err != nil {
@@ -350,11 +354,7 @@ func TestWebhookSecretsSealed(t *testing.T) {
 		ctx := context.Background()
 		f := newFixture(t, db, 5)
 		fresh := newReceiver(t, 0)
-		w, err := f.svc.CreateWebhook(ctx, f.user, fresh.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh.secret = w.Secret
+		w := f.mustWebhook(t, fresh)
 		if stored := mustStoredSecret(t, db, w.ID); !seal.IsSealed(stored) || strings.Contains(stored, w.Secret) {
 			t.Errorf("new webhook: the database holds %q", stored)
 		}
