@@ -149,8 +149,9 @@ func serveBoth(ctx context.Context, api, metrics func(context.Context) error) er
 // brokersConfig returns the broker configuration: the public URL (by
 // default that of the listener), the secret key and the alpaca provider.
 // On PostgreSQL without TRADEKIT_SECRET_KEY it is an error when active
-// connections hold tokens sealed under a key; with none, the server starts
-// and refuses new connections and webhooks saying what to set.
+// connections hold tokens, or live webhooks signing secrets, sealed under
+// a key; with none, the server starts and refuses new connections and
+// webhooks saying what to set.
 func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL string, l net.Listener, log *slog.Logger) (server.BrokersConfig, error) {
 	if publicURL == "" {
 		publicURL = "http://" + l.Addr().String()
@@ -170,6 +171,13 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 		}
 		if n > 0 {
 			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds active broker connections (%d) whose tokens are sealed with TRADEKIT_SECRET_KEY: set it", n)
+		}
+		n, err = db.NewSelect().Table("webhooks").Where("deleted_at IS NULL AND secret LIKE 'v1.%'").Count(ctx)
+		if err != nil {
+			return server.BrokersConfig{}, fmt.Errorf("serve: count webhooks: %w", err)
+		}
+		if n > 0 {
+			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds webhooks (%d) whose signing secrets are sealed with TRADEKIT_SECRET_KEY: set it", n)
 		}
 		log.Warn("TRADEKIT_SECRET_KEY is not set: broker connections and webhooks are refused until it is (base64 of 32 random bytes, the same on every instance)")
 	}
