@@ -317,6 +317,7 @@ func TestAlertFiresOncePerBar(t *testing.T) {
 // no pass had evaluated yet: it starts at its own watermark, the older
 // alert at the asset's.
 func TestAlertWatermarks(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db, 30)
 		older := f.mustAlert(t, alerts.AlertInput{Name: "older", Condition: "close > 0"})

@@ -350,6 +350,7 @@ func TestVerify(t *testing.T) {
 // first. Every table is searched for the secrets, and every delivery is
 // signed with the plaintext secret, which the receiver checks.
 func TestWebhookSecretsSealed(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 5)

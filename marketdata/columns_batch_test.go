@@ -83,6 +83,7 @@ func TestPriceColumnsOf(t *testing.T) {
 // from before prices_changed_from). Each read equals the columns of
 // every record.
 func TestPriceColumnsOfCatchUp(t *testing.T) {
+	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		st := NewStore(db)

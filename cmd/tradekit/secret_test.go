@@ -68,6 +68,7 @@ func TestSecretKey(t *testing.T) {
 // without TRADEKIT_SECRET_KEY refuses to start when live webhooks hold
 // signing secrets sealed under a key, which it could not open to sign.
 func TestServeNeedsKeyForSealedWebhooks(t *testing.T) {
+	t.Parallel()
 	db := dbtest.Postgres(t)
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
