@@ -10,11 +10,11 @@
 // and [Details] what a program may act on), and [Quote], which keeps a
 // message that echoes user input short. The work is done in subpackages:
 //
+//	calendar             exchange trading days and holidays computed by rule (pure; the lowest package)
 //	indicators           TA-Lib compatible indicators over []float64, batch and streaming
 //	indicators/formula   the custom-indicator language
 //	ohlcv                price bars as columns (the one bar type), timeframes, resampling
 //	marketdata           assets, industries, indexes, exchanges, daily prices
-//	marketdata/calendar  exchange trading holidays computed by rule
 //	marketdata/demo      the deterministic, synthetic demo universe
 //	profiles             per-asset analytics profiles (regimes, volatility, seasonality, …)
 //	profiles/profiledb   building the profiles of a database's assets, and their store

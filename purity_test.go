@@ -14,7 +14,7 @@ import (
 var pureEngines = []string{
 	"github.com/tradekit/tradekit/indicators",
 	"github.com/tradekit/tradekit/indicators/formula",
-	"github.com/tradekit/tradekit/marketdata/calendar",
+	"github.com/tradekit/tradekit/calendar",
 	"github.com/tradekit/tradekit/ohlcv",
 	"github.com/tradekit/tradekit/profiles",
 	"github.com/tradekit/tradekit/brokers",

@@ -14,10 +14,10 @@ import (
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/alerts/webhook"
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/internal/seal"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 

@@ -12,7 +12,7 @@ import (
 	gocmp "github.com/google/go-cmp/cmp"
 
 	"github.com/tradekit/tradekit/backtest"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 

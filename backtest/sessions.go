@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Sessions returns the trading days of a universe whose assets trade on

@@ -17,11 +17,11 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/client"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/server"
 )
 

@@ -18,9 +18,9 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // account is a user with an active connection and its portfolio.

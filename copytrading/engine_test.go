@@ -14,10 +14,10 @@ import (
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // placer is the fake OrderPlacer: PlaceOrderFn answers each call; nil

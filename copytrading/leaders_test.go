@@ -16,9 +16,9 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // published is a leader whose portfolio is published.

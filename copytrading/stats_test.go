@@ -9,8 +9,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/copytrading"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // curve builds days from "YYYY-MM-DD equity [flow]" triples.

@@ -29,9 +29,9 @@ import (
 
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/server"
 )
 

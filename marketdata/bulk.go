@@ -22,7 +22,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // BulkOptions configures [ImportPricesBulk]. The zero value gives the

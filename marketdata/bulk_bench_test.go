@@ -14,9 +14,9 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // writeBulkCSV writes a multi-symbol CSV of symbols × bars weekday bars (a

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 

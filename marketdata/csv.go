@@ -6,7 +6,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // ReadPricesCSV reads daily bars from CSV: a header row, then one bar per

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 func ExampleReadPricesCSV() {

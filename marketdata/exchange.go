@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Exchange is a trading venue. The rows come from [calendar.Exchanges]

@@ -3,7 +3,7 @@ package marketdata
 import (
 	"github.com/google/uuid"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Index is a market index. Its membership is a set of [Constituent]

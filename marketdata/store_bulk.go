@@ -18,7 +18,7 @@ import (
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // ImportPricesBulk imports the daily prices of many assets from path, in

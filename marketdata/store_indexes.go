@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // ---- indexes ----

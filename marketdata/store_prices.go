@@ -17,7 +17,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // ---- prices ----

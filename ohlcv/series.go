@@ -5,7 +5,7 @@ import (
 	"sort"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Series is an asset's price bars as columns, oldest first: Dates[i] is

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Timeframe is the length of a series' bars. Its values are the names the

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // seasonality finds the best and worst calendar months and the weekday

@@ -10,9 +10,9 @@ import (
 
 	"github.com/tradekit/tradekit/backtest"
 	"github.com/tradekit/tradekit/backtest/backtestdb"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/server"
 )

@@ -6,7 +6,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit/brokers/connect"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // providerJSON is a provider as GET /brokers/providers lists it.

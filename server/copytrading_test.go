@@ -14,9 +14,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // mustPortfolio connects a paper account for the key's owner, syncs it

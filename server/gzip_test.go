@@ -12,8 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/server"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Every route declares its parameters once, as a struct: a field per

@@ -13,10 +13,10 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/server"

@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/studies"
 )

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/studies"
 )
 

@@ -3,8 +3,8 @@ package studies
 import (
 	"math"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/indicators"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 

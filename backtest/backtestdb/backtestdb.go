@@ -20,8 +20,8 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/backtest"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // MaxAssets bounds a universe: a backtest's cost grows with its assets.

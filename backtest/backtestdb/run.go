@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tradekit/tradekit/backtest"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // Run runs the strategy c over the loaded universe u, and its buy-and-hold

@@ -18,9 +18,9 @@ import (
 
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

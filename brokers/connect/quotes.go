@@ -12,9 +12,9 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/indicators"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // quote is what the guardrails know of an asset's market: its latest

@@ -15,8 +15,8 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // mustSync starts a sync of the connection, waits for it and returns its

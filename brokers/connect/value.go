@@ -7,8 +7,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // Valued is a position valued at Tradekit's stored prices.

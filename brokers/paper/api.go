@@ -19,8 +19,8 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // Handler returns the broker's HTTP interface, with paths relative to

@@ -19,9 +19,9 @@ import (
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // d is decimal.RequireFromString.

@@ -125,7 +125,7 @@
 // An account holds cash and long positions; there is no margin and no
 // short selling, so buying power is the cash. The clock and the calendar
 // are NYSE's, from Tradekit's exchange calendars (package
-// marketdata/calendar); the assets are Tradekit's asset table; the
+// calendar); the assets are Tradekit's asset table; the
 // activities are the fills (FILL).
 //
 // # Orders

@@ -10,8 +10,8 @@ import (
 	"os"
 
 	"github.com/tradekit/tradekit/backtest"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/examples/internal/universe"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 func main() {

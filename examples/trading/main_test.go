@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit/billing"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/server"
 )

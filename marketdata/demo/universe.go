@@ -1,8 +1,8 @@
 package demo
 
 import (
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 )
 
 // sector and group are nodes of the demo industry tree.

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/tradekit/tradekit/backtest"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
-	"github.com/tradekit/tradekit/marketdata/calendar"
 	"github.com/tradekit/tradekit/marketdata/demo"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // publishedClosed lists full-day weekday closures for 2023-2025, typed in

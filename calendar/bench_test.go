@@ -3,7 +3,7 @@ package calendar_test
 import (
 	"testing"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // BenchmarkHolidays measures Holidays(year) once the year is memoised (a

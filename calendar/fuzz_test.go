@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // FuzzParseDate checks that ParseDate never panics, that every error

@@ -3,7 +3,7 @@ package calendar_test
 import (
 	"fmt"
 
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 func ExampleCalendar_Holidays() {

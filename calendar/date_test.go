@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit"
-	"github.com/tradekit/tradekit/marketdata/calendar"
+	"github.com/tradekit/tradekit/calendar"
 )
 
 func TestDateAgainstTime(t *testing.T) {
