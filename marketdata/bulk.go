@@ -253,16 +253,18 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 
 // bulkBatch is the parsed form of a chunk of a file, ready to write.
 type bulkBatch struct {
-	// data is the rows as COPY text (PostgreSQL), or (SQLite) as upserts
-	// of up to bulkStmtRows literal rows each, ending at the offsets stmts.
-	data  []byte
-	stmts []int
-	rows  int
+	// data is the rows as COPY text (PostgreSQL), or (SQLite) the text of
+	// each row's date, open, high, low and close back to back, the fields
+	// ending at the offsets ends (five per row), with the volumes in vols.
+	data []byte
+	ends []uint32
+	vols []int64
+	rows int
 	// symbols are the batch's distinct symbols, ids their asset ids.
 	symbols []string
 	ids     []uuid.UUID
 	// keys identify each row, for the check that a file repeats no asset
-	// and date.
+	// and date; on SQLite they also give each row's asset.
 	keys     []rowKey
 	from, to calendar.Date
 	err      error
@@ -288,6 +290,11 @@ type bulkParser struct {
 // first of l's file.
 func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatch {
 	b := &bulkBatch{data: make([]byte, 0, len(data)*3/2+64)}
+	if !p.pg {
+		// About 40 bytes a line in the usual files: room for most chunks.
+		b.ends = make([]uint32, 0, len(data)/40*5)
+		b.vols = make([]int64, 0, len(data)/40)
+	}
 	symIdx := map[string]int32{}
 	var idText [][]byte
 	fields := make([][]byte, 0, l.ncols)
@@ -429,40 +436,19 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 			out = strconv.AppendInt(out, vol, 10)
 			out = append(out, '\n')
 		} else {
-			// Literal rows of a multi-row upsert: the text holds only
-			// uuids, dates, digits and dots, safe to inline.
-			if b.rows%bulkStmtRows == 0 {
-				if b.rows > 0 {
-					out = append(out, priceUpsert...)
-					b.stmts = append(b.stmts, len(out))
-				}
-				out = append(out, "INSERT INTO prices ("+priceColumns+") VALUES ('"...)
-			} else {
-				out = append(out, ",('"...)
-			}
-			out = append(out, idText[si]...)
-			out = append(out, "','"...)
 			out, _ = d.AppendText(out)
+			b.ends = append(b.ends, uint32(len(out)))
 			for i := range num {
-				out = append(out, "','"...)
 				out = append(out, num[i].text...)
+				b.ends = append(b.ends, uint32(len(out)))
 			}
-			out = append(out, "',"...)
-			out = strconv.AppendInt(out, vol, 10)
-			out = append(out, ')')
+			b.vols = append(b.vols, vol)
 		}
 		b.data = out
 		b.rows++
 	}
-	if !p.pg && b.rows > 0 {
-		b.data = append(b.data, priceUpsert...)
-		b.stmts = append(b.stmts, len(b.data))
-	}
 	return b
 }
-
-// bulkStmtRows is the number of rows per INSERT statement on SQLite.
-const bulkStmtRows = 500
 
 // addSymbol adds sym (as written: raw) to the batch and returns its index.
 func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string, idText *[][]byte) int32 {

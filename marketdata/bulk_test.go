@@ -291,3 +291,49 @@ func TestImportPricesBulkSameAssetTwice(t *testing.T) {
 		}
 	})
 }
+
+// TestImportPricesBulkBadFileOpensTransaction has bad files that open
+// their transaction: the first file of the run, and, with CommitRows 1,
+// every file. Each is rolled back alone.
+func TestImportPricesBulkBadFileOpensTransaction(t *testing.T) {
+	t.Parallel()
+	good := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,100\n2024-01-03,10,11,9,10.5,100\n"
+	bad := good + "2024-01-04,10,9,9,10.5,100\n"
+	for _, tt := range []struct {
+		name       string
+		commitRows int
+	}{{"one transaction", 0}, {"a transaction per file", 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				ctx := context.Background()
+				dir := writeFiles(t, map[string]string{"A.csv": bad, "B.csv": good, "C.csv": bad, "D.csv": good})
+				res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 1, CommitRows: tt.commitRows})
+				if !errors.Is(err, tradekit.ErrInvalid) {
+					t.Fatalf("err = %v, want ErrInvalid", err)
+				}
+				var failed []string
+				for _, f := range res.Failed {
+					failed = append(failed, filepath.Base(f.File))
+				}
+				if diff := cmp.Diff([]string{"A.csv", "C.csv"}, failed); diff != "" {
+					t.Errorf("failed files mismatch (-want +got):\n%s", diff)
+				}
+				if res.Files != 2 || res.Rows != 4 || len(res.Created) != 2 {
+					t.Errorf("imported %d files, %d rows, created %v; want 2, 4, [B D]", res.Files, res.Rows, res.Created)
+				}
+				st := marketdata.NewStore(db)
+				for _, s := range []string{"A", "C"} {
+					if _, err := st.AssetBySymbol(ctx, s); !errors.Is(err, tradekit.ErrNotFound) {
+						t.Errorf("asset %s: err = %v, want ErrNotFound (its file failed)", s, err)
+					}
+				}
+				for _, s := range []string{"B", "D"} {
+					if got := stored(t, db, s); len(got) != 2 {
+						t.Errorf("%s: %d rows, want 2", s, len(got))
+					}
+				}
+			})
+		})
+	}
+}

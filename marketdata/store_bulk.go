@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -33,17 +34,26 @@ import (
 // The method: files are read and cut into chunks of whole lines, which
 // opt.Workers goroutines parse and check ([Price.Validate]) into the
 // database's load format, while one goroutine writes them on one
-// connection, file after file: on PostgreSQL, with COPY straight into
-// prices for a chunk whose assets had no prices before the run (in the
-// first file that has rows for them, so no row can conflict), and
-// otherwise with COPY into a temporary table and one INSERT … ON CONFLICT
-// per chunk; and with one prepared
-// INSERT … SELECT FROM json_each(?) per chunk on SQLite, in transactions
-// of opt.CommitRows rows. Each file is written inside a savepoint, so a
-// bad row (or a date repeated for a symbol within a file) rolls its file
-// back whole and the run goes on with the next file; the file and line are
-// in the result's Failed list. The price versions of the assets whose
-// prices changed go up once per transaction (see [Store.SavePrices]).
+// connection, file after file, in transactions of about opt.CommitRows
+// rows. An asset is fresh in a file when it had no prices before the run
+// and the file is the first with rows for it: none of its rows there can
+// conflict (a date repeated within a file is refused first).
+//
+// On PostgreSQL a chunk whose assets are all fresh is COPYed straight
+// into prices, as a raw load would be; other chunks are COPYed into a
+// temporary table and upserted with one INSERT … ON CONFLICT.
+//
+// On SQLite the rows go through a few prepared statements, each compiled
+// once per run and then only bound and stepped: a plain INSERT of eight
+// rows (or one) for fresh assets, and the same with ON CONFLICT … DO
+// UPDATE for the others. A statement never holds two assets' rows, so its
+// count of changed rows tells which assets changed.
+//
+// Each file is written inside a savepoint, so a bad row (or a date
+// repeated for a symbol within a file) rolls its file back whole and the
+// run goes on with the next file; the file and line are in the result's
+// Failed list. The price versions of the assets whose prices changed go up
+// once per transaction (see [Store.SavePrices]).
 //
 // ImportPricesBulk returns an error wrapping [tradekit.ErrInvalid] when
 // some files failed (the result still counts what was imported), and any
@@ -82,6 +92,7 @@ func ImportPricesBulk(ctx context.Context, db *bun.DB, path string, opt BulkOpti
 	}
 	defer conn.Close()
 	w.conn = conn
+	defer w.closeStmts()
 	if !w.pg {
 		// On this connection only, for the run: a page cache large enough
 		// that the transaction does not spill to disk page by page, and no
@@ -237,7 +248,10 @@ type bulkWriter struct {
 	opt  BulkOptions
 	pg   bool
 	conn bun.Conn
-	stmt *sql.Stmt // SQLite: the prepared INSERT
+	// SQLite: the statements that write rows, by [rows > 1][upsert],
+	// prepared when first used, and their arguments.
+	stmts [4]*sqliteStmt
+	args  []driver.NamedValue
 
 	assets map[string]*bulkAsset
 	// changed holds the assets whose prices changed in the open
@@ -246,12 +260,15 @@ type bulkWriter struct {
 	created       []string
 	changedTotal  int
 	file          int
+	// txFiles counts the files written in the open transaction.
+	txFiles int
 	// rows are the rows of the files written; fileRows of the current one.
 	rows, fileRows, committedRows int64
 	from, to                      calendar.Date
 }
 
 func (w *bulkWriter) begin(ctx context.Context) error {
+	w.txFiles = 0
 	if _, err := w.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("marketdata: bulk import: begin: %w", err)
 	}
@@ -284,10 +301,6 @@ func (w *bulkWriter) commit(ctx context.Context) error {
 		w.changedTotal += len(ids)
 		clear(w.changed)
 	}
-	if w.stmt != nil {
-		w.stmt.Close()
-		w.stmt = nil
-	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("marketdata: bulk import: commit: %w", err)
 	}
@@ -298,9 +311,6 @@ func (w *bulkWriter) commit(ctx context.Context) error {
 // rollback ends the open transaction after a failure, and never hands the
 // pool a connection in an unknown state.
 func (w *bulkWriter) rollback(ctx context.Context) {
-	if w.stmt != nil {
-		w.stmt.Close()
-	}
 	if _, err := w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
 		w.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
@@ -312,8 +322,15 @@ func (w *bulkWriter) rollback(ctx context.Context) {
 func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *bulkBatch, progress func()) (ferr, err error) {
 	w.file++
 	w.fileRows = 0
-	if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_file"); err != nil {
-		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	// On SQLite a file that opens its transaction goes without a
+	// savepoint: if it fails, the transaction, which holds nothing else,
+	// is rolled back. Under a savepoint, SQLite writes each page that a
+	// statement changes to its sub-journal file first.
+	savepoint := w.pg || w.txFiles > 0
+	if savepoint {
+		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_file"); err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		}
 	}
 	var created []string
 	changed := map[uuid.UUID]bool{}
@@ -350,11 +367,20 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 		ferr = &ParseError{Msg: "no rows after the header row"}
 	}
 	if ferr != nil {
-		if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_file"); err != nil {
-			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
-		}
-		if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
-			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		if savepoint {
+			if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_file"); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+			if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+		} else {
+			if _, err := w.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: rollback: %w", err)
+			}
+			if err := w.begin(ctx); err != nil {
+				return nil, err
+			}
 		}
 		for _, s := range created {
 			w.assets[s].exists = false
@@ -362,9 +388,12 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 		w.fileRows = 0
 		return ferr, nil
 	}
-	if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
-		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	if savepoint {
+		if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		}
 	}
+	w.txFiles++
 	for id := range changed {
 		w.changed[id] = true
 	}
@@ -388,6 +417,7 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]string, changed, seen map[uuid.UUID]bool) (ferr, err error) {
 	st := NewStore(w.conn)
 	assets := make([]*bulkAsset, len(b.symbols))
+	var check []*bulkAsset
 	for i, sym := range b.symbols {
 		a := w.assets[sym]
 		if a == nil {
@@ -410,22 +440,19 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			a.exists, a.checked, a.fresh = true, true, w.file
 			*created = append(*created, sym)
 		}
-		if w.pg && !a.checked {
-			// A stored asset is fresh if it has no prices yet.
-			a.checked = true
-			has, err := w.conn.NewSelect().Table("prices").Where("asset_id = ?", a.id).Exists(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
-			}
-			if !has {
-				a.fresh = w.file
-			}
+		if !a.checked {
+			check = append(check, a)
 		}
 		if a.file != w.file {
 			a.file, a.days = w.file, &daySet{}
 		}
 		assets[i] = a
 		seen[a.id] = true
+	}
+	if len(check) > 0 {
+		if ferr, err := w.checkAssets(ctx, check); ferr != nil || err != nil {
+			return ferr, err
+		}
 	}
 	for _, k := range b.keys {
 		if !assets[k.sym].days.add(k.day) {
@@ -464,21 +491,193 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		}
 		return nil, nil
 	}
-	var n int64
-	start := 0
-	for _, end := range b.stmts {
-		r, err := w.conn.ExecContext(ctx, unsafe.String(&b.data[start], end-start))
-		if err != nil {
-			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
-		}
-		if k, err := r.RowsAffected(); err != nil || k > 0 {
-			n++
-		}
-		start = end
+	return w.writeSQLite(ctx, b, assets, changed)
+}
+
+// sqliteStmt is a statement that writes price rows, prepared once on the
+// driver connection under the bulk connection and used only inside
+// [bun.Conn.Raw]: each row then costs binding its values and a step of
+// the compiled statement, where statements of literal rows cost SQLite a
+// parse and a compilation per row.
+type sqliteStmt struct {
+	stmt driver.Stmt
+	exec driver.StmtExecContext
+}
+
+// sqliteStmtRows is the number of rows a multi-row sqliteStmt writes:
+// more rows per statement save per-statement work, but the driver finds
+// each parameter's value by a linear search of them all.
+const sqliteStmtRows = 8
+
+// sqliteStmtSQL returns the statement that writes rows price rows: a plain
+// INSERT, or with upsert the INSERT … ON CONFLICT of every price write.
+func sqliteStmtSQL(rows int, upsert bool) string {
+	const row = "(?, ?, ?, ?, ?, ?, ?)"
+	q := "INSERT INTO prices (" + priceColumns + ") VALUES " + strings.Repeat(row+", ", rows-1) + row
+	if upsert {
+		q += priceUpsert
 	}
-	if n > 0 {
-		for _, a := range assets {
+	return q
+}
+
+// writeSQLite writes the rows of b, marking in changed the assets whose
+// stored prices changed. The rows of assets fresh in the current file (no
+// prices before the run, so nothing to conflict with) are INSERTed; the
+// others are upserted. A statement never mixes two assets, so that its
+// count of changed rows tells whether its asset changed.
+func (w *bulkWriter) writeSQLite(ctx context.Context, b *bulkBatch, assets []*bulkAsset, changed map[uuid.UUID]bool) (ferr, err error) {
+	ids := make([]any, len(b.ids)) // boxed once, not once per row
+	for i, id := range b.ids {
+		ids[i] = id.String()
+	}
+	hit := make([]bool, len(assets))
+	// The statements run without ctx's Done channel, which the driver
+	// would watch with a goroutine per statement; ctx is checked between
+	// assets instead.
+	stmtCtx := context.WithoutCancel(ctx)
+	var stmtErr error
+	err = w.conn.Raw(func(dc any) error {
+		if len(w.args) == 0 {
+			w.args = make([]driver.NamedValue, 7*sqliteStmtRows)
+			for i := range w.args {
+				w.args[i].Ordinal = i + 1
+			}
+		}
+		data, start := b.data, uint32(0)
+		for r := 0; r < b.rows; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			sym := b.keys[r].sym
+			end := r + 1
+			for end < b.rows && b.keys[end].sym == sym {
+				end++
+			}
+			fresh := assets[sym].fresh == w.file
+			for r < end {
+				n := sqliteStmtRows
+				if end-r < n {
+					n = 1
+				}
+				st, err := w.sqliteStmt(ctx, dc, n, !fresh)
+				if err != nil {
+					return err
+				}
+				args := w.args[:7*n]
+				for i := range n {
+					row := args[7*i : 7*i+7]
+					row[0].Value = ids[sym]
+					for j, e := range b.ends[(r+i)*5 : (r+i)*5+5] {
+						row[j+1].Value = unsafe.String(&data[start], e-start)
+						start = e
+					}
+					row[6].Value = b.vols[r+i]
+				}
+				res, err := st.exec.ExecContext(stmtCtx, args)
+				if err != nil {
+					if fresh {
+						// Nothing should conflict; if something does,
+						// the file fails, not the run.
+						stmtErr = err
+					}
+					return err
+				}
+				if k, err := res.RowsAffected(); err != nil || k > 0 {
+					hit[sym] = true
+				}
+				r += n
+			}
+		}
+		return nil
+	})
+	if stmtErr != nil {
+		return fmt.Errorf("insert: %w", stmtErr), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	}
+	for i, a := range assets {
+		if hit[i] {
 			changed[a.id] = true
+		}
+	}
+	return nil, nil
+}
+
+// sqliteStmt returns the statement that writes rows rows (1 or
+// sqliteStmtRows), with upsert or not, preparing it on the driver
+// connection dc the first time.
+func (w *bulkWriter) sqliteStmt(ctx context.Context, dc any, rows int, upsert bool) (*sqliteStmt, error) {
+	i := 0
+	if rows > 1 {
+		i = 2
+	}
+	if upsert {
+		i++
+	}
+	if w.stmts[i] != nil {
+		return w.stmts[i], nil
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, fmt.Errorf("the SQLite driver (%T) cannot prepare statements", dc)
+	}
+	st, err := pc.PrepareContext(ctx, sqliteStmtSQL(rows, upsert))
+	if err != nil {
+		return nil, err
+	}
+	exec, ok := st.(driver.StmtExecContext)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("the SQLite driver's statement (%T) cannot run with a context", st)
+	}
+	w.stmts[i] = &sqliteStmt{stmt: st, exec: exec}
+	return w.stmts[i], nil
+}
+
+// closeStmts closes the prepared SQLite statements.
+func (w *bulkWriter) closeStmts() {
+	w.conn.Raw(func(any) error {
+		for i, st := range w.stmts {
+			if st != nil {
+				st.stmt.Close()
+				w.stmts[i] = nil
+			}
+		}
+		return nil
+	})
+}
+
+// checkAssets reads whether the stored assets as have prices, the first
+// time the run meets each: an asset without prices is fresh for the
+// current file. ferr names an asset deleted since the run began.
+func (w *bulkWriter) checkAssets(ctx context.Context, as []*bulkAsset) (ferr, err error) {
+	ids := make([]uuid.UUID, len(as))
+	for i, a := range as {
+		ids[i] = a.id
+	}
+	q := "SELECT a.id, EXISTS (SELECT 1 FROM prices p WHERE p.asset_id = a.id) AS has FROM assets a WHERE a.id IN (?)"
+	var found []struct {
+		ID  uuid.UUID `bun:"id"`
+		Has bool      `bun:"has"`
+	}
+	if err := w.conn.NewRaw(q, bun.In(ids)).Scan(ctx, &found); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	}
+	has := make(map[uuid.UUID]bool, len(found))
+	for _, f := range found {
+		has[f.ID] = f.Has
+	}
+	for _, a := range as {
+		h, ok := has[a.id]
+		if !ok {
+			return fmt.Errorf("asset %s was deleted during the import", a.id), nil
+		}
+		if !a.checked {
+			a.checked = true
+			if !h {
+				a.fresh = w.file
+			}
 		}
 	}
 	return nil, nil
