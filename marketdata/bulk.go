@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -296,7 +297,6 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 		b.vols = make([]int64, 0, len(data)/40)
 	}
 	symIdx := map[string]int32{}
-	var idText [][]byte
 	fields := make([][]byte, 0, l.ncols)
 	var num [4]fastDec
 	line := first - 1
@@ -353,10 +353,10 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 			var ok bool
 			if si, ok = symIdx[string(s)]; !ok {
 				sym = NormalizeSymbol(string(s))
-				si = p.addSymbol(b, symIdx, string(s), sym, &idText)
+				si = p.addSymbol(b, symIdx, string(s), sym)
 			}
 		} else if len(b.symbols) == 0 {
-			si = p.addSymbol(b, symIdx, sym, sym, &idText)
+			si = p.addSymbol(b, symIdx, sym, sym)
 		}
 
 		// Date.
@@ -425,16 +425,22 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 		b.keys = append(b.keys, rowKey{sym: si, day: int32(d.Sub(dayEpoch)), line: int32(line)})
 		out := b.data
 		if p.pg {
-			out = append(out, idText[si]...)
-			out = append(out, '\t')
-			out, _ = d.AppendText(out)
-			for i := range num {
-				out = append(out, '\t')
-				out = append(out, num[i].text...)
+			if len(out) == 0 {
+				out = append(out, pgCopyHeader...)
 			}
-			out = append(out, '\t')
-			out = strconv.AppendInt(out, vol, 10)
-			out = append(out, '\n')
+			out = binary.BigEndian.AppendUint16(out, 7) // fields
+			out = binary.BigEndian.AppendUint32(out, 16)
+			out = append(out, b.ids[si][:]...)
+			out = binary.BigEndian.AppendUint32(out, 4)
+			out = binary.BigEndian.AppendUint32(out, uint32(int32(d.Sub(pgEpoch))))
+			for i := range num {
+				var ok bool
+				if out, ok = appendPGNumeric(out, num[i].text); !ok {
+					return perr("%s %q: out of range", [4]string{"open", "high", "low", "close"}[i], num[i].text)
+				}
+			}
+			out = binary.BigEndian.AppendUint32(out, 8)
+			out = binary.BigEndian.AppendUint64(out, uint64(vol))
 		} else {
 			out, _ = d.AppendText(out)
 			b.ends = append(b.ends, uint32(len(out)))
@@ -447,11 +453,92 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 		b.data = out
 		b.rows++
 	}
+	if p.pg && b.rows > 0 {
+		b.data = append(b.data, 0xff, 0xff) // the trailer: a row of -1 fields
+	}
 	return b
 }
 
+// pgCopyHeader starts a COPY … (FORMAT binary) stream: the signature, a
+// flags word (no OIDs) and an empty header extension.
+const pgCopyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
+
+// pgEpoch is day 0 of PostgreSQL's binary DATE.
+var pgEpoch = calendar.Date{Year: 2000, Month: time.January, Day: 1}
+
+// appendPGNumeric appends the decimal number s (digits with at most one
+// dot, optionally after a minus sign, as [decimal.Decimal.String] prints
+// it) to dst as a field of a binary COPY: its length, then NUMERIC's
+// binary form, which is base-10000 digits:
+//
+//	ndigits, weight, sign, dscale int16; digits [ndigits]int16
+//	value = sum_i digits[i] * 10000^(weight - i)
+//
+// with dscale the number of digits after the point. The server reads it as
+// it would read s as text, rounding to the column's scale. It reports false
+// for a number beyond what the format holds (more than 131,072 digits
+// before the point or 16,383 after), which no NUMERIC(38, 18) takes.
+func appendPGNumeric(dst, s []byte) ([]byte, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	ip, fp := s, []byte(nil)
+	if i := bytes.IndexByte(s, '.'); i >= 0 {
+		ip, fp = s[:i], s[i+1:]
+	}
+	if len(ip) > 4*0x7fff || len(fp) > 0x3fff {
+		return dst, false
+	}
+	// The digits go straight into dst after room for the length and
+	// the four words; leading and trailing zero digits are then dropped.
+	start := len(dst)
+	dst = append(dst, make([]byte, 12)...)
+	digits := start + 12
+	g, k := 0, (4-len(ip)%4)%4 // the integer part is aligned right
+	intDigits := (len(ip) + 3) / 4
+	for _, part := range [2][]byte{ip, fp} {
+		for _, c := range part {
+			g = g*10 + int(c-'0')
+			if k++; k == 4 {
+				dst = binary.BigEndian.AppendUint16(dst, uint16(g))
+				g, k = 0, 0
+			}
+		}
+	}
+	if k > 0 { // the fraction is aligned left
+		for ; k < 4; k++ {
+			g *= 10
+		}
+		dst = binary.BigEndian.AppendUint16(dst, uint16(g))
+	}
+	weight := intDigits - 1
+	first, end := digits, len(dst)
+	for first < end && dst[first] == 0 && dst[first+1] == 0 {
+		first += 2
+		weight--
+	}
+	for end > first && dst[end-2] == 0 && dst[end-1] == 0 {
+		end -= 2
+	}
+	n := copy(dst[digits:], dst[first:end])
+	dst = dst[:digits+n]
+	sign := uint16(0)
+	if n == 0 {
+		weight = 0
+	} else if neg {
+		sign = 0x4000
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(8+n))
+	binary.BigEndian.PutUint16(dst[start+4:], uint16(n/2))
+	binary.BigEndian.PutUint16(dst[start+6:], uint16(int16(weight)))
+	binary.BigEndian.PutUint16(dst[start+8:], sign)
+	binary.BigEndian.PutUint16(dst[start+10:], uint16(len(fp)))
+	return dst, true
+}
+
 // addSymbol adds sym (as written: raw) to the batch and returns its index.
-func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string, idText *[][]byte) int32 {
+func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string) int32 {
 	if i, ok := idx[sym]; ok {
 		idx[raw] = i
 		return i
@@ -463,7 +550,6 @@ func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym stri
 	i := int32(len(b.symbols))
 	b.symbols = append(b.symbols, sym)
 	b.ids = append(b.ids, id)
-	*idText = append(*idText, []byte(id.String()))
 	idx[raw], idx[sym] = i, i
 	return i
 }

@@ -39,9 +39,16 @@ import (
 // and the file is the first with rows for it: none of its rows there can
 // conflict (a date repeated within a file is refused first).
 //
-// On PostgreSQL a chunk whose assets are all fresh is COPYed straight
-// into prices, as a raw load would be; other chunks are COPYed into a
-// temporary table and upserted with one INSERT … ON CONFLICT.
+// On PostgreSQL the load format is COPY's binary one (no text for the
+// server to parse), and a chunk whose assets are all fresh is COPYed
+// straight into prices, as a raw load would be; other chunks are COPYed
+// into a temporary table and upserted with one INSERT … ON CONFLICT. Where
+// the role may (a superuser, or one granted SET on the parameter), each
+// transaction sets session_replication_role to replica, which keeps the
+// foreign-key triggers of prices from checking every row against assets,
+// the costliest part of a COPY: the writer creates each new asset before
+// its rows and locks the stored ones FOR KEY SHARE, once per transaction,
+// as those triggers would (prices has no other trigger).
 //
 // On SQLite the rows go through a few prepared statements, each compiled
 // once per run and then only bound and stepped: a plain INSERT of eight
@@ -241,6 +248,10 @@ type bulkAsset struct {
 	fresh int
 	// checked tells whether a stored asset was checked for prices.
 	checked bool
+	// locked is the transaction (bulkWriter.tx) in which the asset is
+	// locked against deletion (PostgreSQL): created in it, or locked by
+	// checkAssets. 0: none.
+	locked int
 }
 
 // bulkWriter writes the batches of a bulk import on one connection.
@@ -260,25 +271,57 @@ type bulkWriter struct {
 	created       []string
 	changedTotal  int
 	file          int
+	// tx counts the transactions begun; fileLocked are the assets that
+	// checkAssets locked in the current file, whose locks a rollback of
+	// the file releases.
+	tx         int
+	fileLocked []*bulkAsset
 	// txFiles counts the files written in the open transaction.
 	txFiles int
+	// triggersOn is set when the role may not turn the foreign-key
+	// triggers off (see begin).
+	triggersOn bool
 	// rows are the rows of the files written; fileRows of the current one.
 	rows, fileRows, committedRows int64
 	from, to                      calendar.Date
 }
 
+// begin begins a transaction. On PostgreSQL it also sets
+// session_replication_role to replica for the transaction, when the role
+// may (a superuser, or one granted SET on the parameter): the foreign-key
+// triggers of prices then stay quiet. Those triggers check each row
+// against assets, which costs more than the rest of the row's COPY; the
+// writer makes the check redundant, since it creates every new asset
+// before its rows and locks the stored ones as the triggers would
+// (checkAssets). prices has no other trigger. When the role may not, the
+// triggers run as usual.
 func (w *bulkWriter) begin(ctx context.Context) error {
+	w.tx++
 	w.txFiles = 0
 	if _, err := w.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("marketdata: bulk import: begin: %w", err)
 	}
-	if w.pg {
-		_, err := w.conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS prices_load (
-			asset_id UUID, date DATE, open NUMERIC, high NUMERIC, low NUMERIC, close NUMERIC, volume BIGINT)`)
-		if err != nil {
+	if !w.pg {
+		return nil
+	}
+	if !w.triggersOn {
+		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_role"); err != nil {
 			return fmt.Errorf("marketdata: bulk import: %w", err)
 		}
-		return nil
+		if _, err := w.conn.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+			w.triggersOn = true
+			if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_role"); err != nil {
+				return fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+		}
+		if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_role"); err != nil {
+			return fmt.Errorf("marketdata: bulk import: %w", err)
+		}
+	}
+	_, err := w.conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS prices_load (
+		asset_id UUID, date DATE, open NUMERIC, high NUMERIC, low NUMERIC, close NUMERIC, volume BIGINT)`)
+	if err != nil {
+		return fmt.Errorf("marketdata: bulk import: %w", err)
 	}
 	return nil
 }
@@ -322,6 +365,7 @@ func (w *bulkWriter) rollback(ctx context.Context) {
 func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *bulkBatch, progress func()) (ferr, err error) {
 	w.file++
 	w.fileRows = 0
+	w.fileLocked = w.fileLocked[:0]
 	// On SQLite a file that opens its transaction goes without a
 	// savepoint: if it fails, the transaction, which holds nothing else,
 	// is rolled back. Under a savepoint, SQLite writes each page that a
@@ -385,6 +429,9 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 		for _, s := range created {
 			w.assets[s].exists = false
 		}
+		for _, a := range w.fileLocked {
+			a.locked = 0 // the rollback released the lock
+		}
 		w.fileRows = 0
 		return ferr, nil
 	}
@@ -437,10 +484,10 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			if na.ID != a.id {
 				return fmt.Errorf("%s: the asset was created with id %s meanwhile", sym, na.ID), nil
 			}
-			a.exists, a.checked, a.fresh = true, true, w.file
+			a.exists, a.checked, a.fresh, a.locked = true, true, w.file, w.tx
 			*created = append(*created, sym)
 		}
-		if !a.checked {
+		if !a.checked || (w.pg && a.locked != w.tx) {
 			check = append(check, a)
 		}
 		if a.file != w.file {
@@ -465,7 +512,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		// would. A refusal (which the checks above should make
 		// impossible) fails the file, not the run: its savepoint is
 		// rolled back.
-		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices ("+priceColumns+") FROM STDIN"); err != nil {
+		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices ("+priceColumns+") FROM STDIN (FORMAT binary)"); err != nil {
 			return fmt.Errorf("copy: %w", err), nil
 		}
 		for _, a := range assets {
@@ -474,7 +521,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		return nil, nil
 	}
 	if w.pg {
-		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices_load FROM STDIN"); err != nil {
+		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices_load FROM STDIN (FORMAT binary)"); err != nil {
 			return nil, fmt.Errorf("marketdata: bulk import: copy: %w", err)
 		}
 		var ids []uuid.UUID
@@ -648,15 +695,21 @@ func (w *bulkWriter) closeStmts() {
 	})
 }
 
-// checkAssets reads whether the stored assets as have prices, the first
+// checkAssets reads whether the stored assets as have prices (the first
 // time the run meets each: an asset without prices is fresh for the
-// current file. ferr names an asset deleted since the run began.
+// current file), and on PostgreSQL locks them against deletion until the
+// transaction ends, FOR KEY SHARE, as the foreign-key check of each row
+// would. That lock is what lets the rows skip that check (see
+// [bulkWriter.begin]). ferr names an asset deleted since the run began.
 func (w *bulkWriter) checkAssets(ctx context.Context, as []*bulkAsset) (ferr, err error) {
 	ids := make([]uuid.UUID, len(as))
 	for i, a := range as {
 		ids[i] = a.id
 	}
 	q := "SELECT a.id, EXISTS (SELECT 1 FROM prices p WHERE p.asset_id = a.id) AS has FROM assets a WHERE a.id IN (?)"
+	if w.pg {
+		q += " FOR KEY SHARE OF a"
+	}
 	var found []struct {
 		ID  uuid.UUID `bun:"id"`
 		Has bool      `bun:"has"`
@@ -678,6 +731,10 @@ func (w *bulkWriter) checkAssets(ctx context.Context, as []*bulkAsset) (ferr, er
 			if !h {
 				a.fresh = w.file
 			}
+		}
+		if w.pg && a.locked != w.tx {
+			a.locked = w.tx
+			w.fileLocked = append(w.fileLocked, a)
 		}
 	}
 	return nil, nil
