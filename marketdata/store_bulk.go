@@ -52,8 +52,8 @@ import (
 //
 // On SQLite the rows go through a few prepared statements, each compiled
 // once per run and then only bound and stepped: a plain INSERT of eight
-// rows (or one) for fresh assets, and the same with ON CONFLICT … DO
-// UPDATE for the others. A statement never holds two assets' rows, so its
+// rows (or one, under a savepoint) for fresh assets, and the same with
+// ON CONFLICT … DO UPDATE for the others. A statement never holds two assets' rows, so its
 // count of changed rows tells which assets changed.
 //
 // Each file is written inside a savepoint, so a bad row (or a date
@@ -572,6 +572,13 @@ func sqliteStmtSQL(rows int, upsert bool) string {
 // prices before the run, so nothing to conflict with) are INSERTed; the
 // others are upserted. A statement never mixes two assets, so that its
 // count of changed rows tells whether its asset changed.
+//
+// Statements write sqliteStmtRows rows, but one inside a file's savepoint
+// (a file that does not open its transaction): SQLite journals the pages
+// a multi-row statement changes so that it can undo the statement alone,
+// and while a savepoint is open that journal is the sub-journal file,
+// which grows by a page or so per statement for the whole file; a
+// one-row INSERT needs no such journal.
 func (w *bulkWriter) writeSQLite(ctx context.Context, b *bulkBatch, assets []*bulkAsset, changed map[uuid.UUID]bool) (ferr, err error) {
 	ids := make([]any, len(b.ids)) // boxed once, not once per row
 	for i, id := range b.ids {
@@ -603,7 +610,7 @@ func (w *bulkWriter) writeSQLite(ctx context.Context, b *bulkBatch, assets []*bu
 			fresh := assets[sym].fresh == w.file
 			for r < end {
 				n := sqliteStmtRows
-				if end-r < n {
+				if end-r < n || w.txFiles > 0 { // w.txFiles > 0: under a savepoint
 					n = 1
 				}
 				st, err := w.sqliteStmt(ctx, dc, n, !fresh)
