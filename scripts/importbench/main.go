@@ -229,7 +229,7 @@ func removeSQLite(path string) {
 
 // importLine is the import's summary line; its duration excludes the
 // profile rebuild that follows.
-var importLine = regexp.MustCompile(`imported \d+ rows .* in ([0-9.]+[mµn]?s) \(`)
+var importLine = regexp.MustCompile(`imported \d+ rows .* in ([0-9.hmsµn]+) \(`)
 
 // timeImport migrates dsn, then times the import of input: the whole
 // command, and the import alone as the command reports it.
