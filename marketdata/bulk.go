@@ -40,9 +40,9 @@ type BulkOptions struct {
 	// batch it writes. It must return quickly.
 	Progress func(BulkProgress)
 	// CommitRows is the number of rows after which the import commits, at
-	// the end of a file. Default 2,000,000. Each file is written inside a
-	// savepoint whatever the value, so that a file is imported whole or
-	// not at all.
+	// the end of a file. Default 2,000,000. Whatever the value, a file is
+	// imported whole or not at all: it is written inside a savepoint, or
+	// (SQLite) opens its transaction, which is rolled back if it fails.
 	CommitRows int
 }
 
