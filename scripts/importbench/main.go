@@ -17,7 +17,7 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./scripts/importbench [-symbols 200] [-bars 2520] [-layout file|dir] [-gz] [-db sqlite,postgres] [-pg DSN] [-runs N]
+//	go run ./scripts/importbench [-symbols 200] [-bars 2520] [-layout file|dir] [-gz] [-db sqlite,postgres] [-pg DSN] [-runs N] [-baseline BIN]
 //
 // Each line gives one measurement and the load average when it began. The
 // machine may be busy with other work, so absolute times vary; the ratio
@@ -59,7 +59,7 @@ func main() {
 	gz := flag.Bool("gz", false, "gzip the input")
 	dbs := flag.String("db", "sqlite,postgres", "databases to measure")
 	pg := flag.String("pg", "", "admin DSN of a PostgreSQL server to use (default: start a throwaway one)")
-	baseline := flag.String("baseline", "", "`PATH` of another tradekit binary (say, built from main) to time in the same run, on PostgreSQL, for a before/after comparison")
+	baseline := flag.String("baseline", "", "`PATH` of another tradekit binary (say, built from main) to time in the same run, before the import, for a before/after comparison")
 	runs := flag.Int("runs", 1, "`N` measurements per database, each into fresh databases, the import and the raw load taking turns to go first")
 	flag.Parse()
 	if err := run(*symbols, *bars, *layout, *gz, *dbs, *pg, *baseline, *runs); err != nil {
@@ -96,6 +96,15 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string,
 				rawDB := filepath.Join(work, fmt.Sprintf("raw-%d.db", i))
 				defer removeSQLite(dsn)
 				defer removeSQLite(rawDB)
+				if baseline != "" {
+					baseDB := filepath.Join(work, fmt.Sprintf("base-%d.db", i))
+					defer removeSQLite(baseDB)
+					_, base, err := timeImport(baseline, input, baseDB)
+					if err != nil {
+						return 0, 0, 0, fmt.Errorf("baseline: %w", err)
+					}
+					defer printBaseline(base, &rawT)
+				}
 				importFn := func() error {
 					imp, impOnly, err = timeImport(bin, input, dsn)
 					return err
@@ -128,10 +137,7 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string,
 					if err != nil {
 						return 0, 0, 0, fmt.Errorf("baseline: %w", err)
 					}
-					defer func() {
-						fmt.Printf("%-10s  %12s  %14s  %10s  %6.2f×\n", "(baseline)", "", base.Round(time.Millisecond),
-							rawT.Round(time.Millisecond), float64(base)/float64(rawT))
-					}()
+					defer printBaseline(base, &rawT)
 				}
 				importFn := func() error {
 					imp, impOnly, err = timeImport(bin, input, withDB(admin, "bench_import"))
@@ -164,6 +170,13 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string,
 		}
 	}
 	return nil
+}
+
+// printBaseline prints the line of the baseline's import time base,
+// beside the raw load's time *rawT of the same measurement.
+func printBaseline(base time.Duration, rawT *time.Duration) {
+	fmt.Printf("%-10s  %12s  %14s  %10s  %6.2f×\n", "(baseline)", "", base.Round(time.Millisecond),
+		rawT.Round(time.Millisecond), float64(base)/float64(*rawT))
 }
 
 // inTurn runs a then b on even runs i, b then a on odd ones, so that a
