@@ -43,12 +43,13 @@ import (
 // server to parse), and a chunk whose assets are all fresh is COPYed
 // straight into prices, as a raw load would be; other chunks are COPYed
 // into a temporary table and upserted with one INSERT … ON CONFLICT. Where
-// the role may (a superuser, or one granted SET on the parameter), each
-// transaction sets session_replication_role to replica, which keeps the
-// foreign-key triggers of prices from checking every row against assets,
-// the costliest part of a COPY: the writer creates each new asset before
-// its rows and locks the stored ones FOR KEY SHARE, once per transaction,
-// as those triggers would (prices has no other trigger).
+// the role may (a superuser, or one granted SET on the parameter), the
+// writes to prices run with session_replication_role = replica (SET LOCAL),
+// which keeps the foreign-key triggers of prices from checking every row
+// against assets, the costliest part of a COPY: the writer creates each
+// new asset before its rows (with the triggers on) and locks the stored
+// ones FOR KEY SHARE, once per transaction, as those triggers would
+// (prices has no other trigger).
 //
 // On SQLite the rows go through a few prepared statements, each compiled
 // once per run and then only bound and stepped: a plain INSERT of eight
@@ -279,36 +280,33 @@ type bulkWriter struct {
 	// txFiles counts the files written in the open transaction.
 	txFiles int
 	// triggersOn is set when the role may not turn the foreign-key
-	// triggers off (see begin).
-	triggersOn bool
+	// triggers off; quiet tells whether they are off in the open
+	// transaction (see quietTriggers).
+	triggersOn, quiet bool
 	// rows are the rows of the files written; fileRows of the current one.
 	rows, fileRows, committedRows int64
 	from, to                      calendar.Date
 }
 
-// begin begins a transaction. On PostgreSQL it also sets
-// session_replication_role to replica for the transaction, when the role
-// may (a superuser, or one granted SET on the parameter): the foreign-key
-// triggers of prices then stay quiet. Those triggers check each row
-// against assets, which costs more than the rest of the row's COPY; the
-// writer makes the check redundant, since it creates every new asset
-// before its rows and locks the stored ones as the triggers would
-// (checkAssets). prices has no other trigger. When the role may not, the
-// triggers run as usual.
+// begin begins a transaction. On PostgreSQL it also finds, in the run's
+// first transaction, whether the role may set session_replication_role
+// (a superuser may, or a role granted SET on the parameter): see
+// quietTriggers.
 func (w *bulkWriter) begin(ctx context.Context) error {
 	w.tx++
 	w.txFiles = 0
+	w.quiet = false
 	if _, err := w.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("marketdata: bulk import: begin: %w", err)
 	}
 	if !w.pg {
 		return nil
 	}
-	if !w.triggersOn {
+	if !w.triggersOn && w.tx == 1 {
 		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_role"); err != nil {
 			return fmt.Errorf("marketdata: bulk import: %w", err)
 		}
-		if _, err := w.conn.ExecContext(ctx, "SET LOCAL session_replication_role = replica"); err != nil {
+		if err := w.quietTriggers(ctx, true); err != nil {
 			w.triggersOn = true
 			if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_role"); err != nil {
 				return fmt.Errorf("marketdata: bulk import: %w", err)
@@ -323,6 +321,31 @@ func (w *bulkWriter) begin(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("marketdata: bulk import: %w", err)
 	}
+	return nil
+}
+
+// quietTriggers sets session_replication_role for the rest of the
+// transaction (SET LOCAL): replica, in which the foreign-key triggers of
+// prices stay quiet, before rows are written to prices, and origin again
+// before anything else (new assets, whose own references are checked as
+// usual). Those triggers check each row against assets, which costs more
+// than the rest of the row's COPY; the writer makes the check redundant,
+// since it creates every new asset before its rows and locks the stored
+// ones as the triggers would (checkAssets). prices has no other trigger.
+// When the role may not set the parameter (triggersOn), quietTriggers does
+// nothing and the triggers run as usual.
+func (w *bulkWriter) quietTriggers(ctx context.Context, quiet bool) error {
+	if w.triggersOn || w.quiet == quiet {
+		return nil
+	}
+	role := "origin"
+	if quiet {
+		role = "replica"
+	}
+	if _, err := w.conn.ExecContext(ctx, "SET LOCAL session_replication_role = "+role); err != nil {
+		return err
+	}
+	w.quiet = quiet
 	return nil
 }
 
@@ -371,6 +394,7 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 	// is rolled back. Under a savepoint, SQLite writes each page that a
 	// statement changes to its sub-journal file first.
 	savepoint := w.pg || w.txFiles > 0
+	quiet := w.quiet // a rollback to the savepoint undoes a SET LOCAL since
 	if savepoint {
 		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_file"); err != nil {
 			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
@@ -418,6 +442,7 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 			if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
 				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
 			}
+			w.quiet = quiet
 		} else {
 			if _, err := w.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 				return nil, fmt.Errorf("marketdata: bulk import: rollback: %w", err)
@@ -472,6 +497,9 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			w.assets[sym] = a
 		}
 		if !a.exists {
+			if err := w.quietTriggers(ctx, false); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
 			spec := w.opt.NewAssets
 			spec.Symbol, spec.Name = sym, ""
 			na, err := newAsset(ctx, st, spec)
@@ -505,6 +533,11 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		if !assets[k.sym].days.add(k.day) {
 			return &ParseError{Line: int(k.line), Msg: fmt.Sprintf("%s %s repeats an earlier row of the file",
 				b.symbols[k.sym], dayEpoch.AddDays(int(k.day)))}, nil
+		}
+	}
+	if w.pg {
+		if err := w.quietTriggers(ctx, true); err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
 		}
 	}
 	if w.pg && allFresh(assets, w.file) {
