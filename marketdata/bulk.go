@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -39,9 +40,9 @@ type BulkOptions struct {
 	// batch it writes. It must return quickly.
 	Progress func(BulkProgress)
 	// CommitRows is the number of rows after which the import commits, at
-	// the end of a file. Default 2,000,000. Each file is written inside a
-	// savepoint whatever the value, so that a file is imported whole or
-	// not at all.
+	// the end of a file. Default 2,000,000. Whatever the value, a file is
+	// imported whole or not at all: it is written inside a savepoint, or
+	// (SQLite) opens its transaction, which is rolled back if it fails.
 	CommitRows int
 }
 
@@ -253,16 +254,18 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 
 // bulkBatch is the parsed form of a chunk of a file, ready to write.
 type bulkBatch struct {
-	// data is the rows as COPY text (PostgreSQL), or (SQLite) as upserts
-	// of up to bulkStmtRows literal rows each, ending at the offsets stmts.
-	data  []byte
-	stmts []int
-	rows  int
+	// data is the rows as COPY text (PostgreSQL), or (SQLite) the text of
+	// each row's date, open, high, low and close back to back, the fields
+	// ending at the offsets ends (five per row), with the volumes in vols.
+	data []byte
+	ends []uint32
+	vols []int64
+	rows int
 	// symbols are the batch's distinct symbols, ids their asset ids.
 	symbols []string
 	ids     []uuid.UUID
 	// keys identify each row, for the check that a file repeats no asset
-	// and date.
+	// and date; on SQLite they also give each row's asset.
 	keys     []rowKey
 	from, to calendar.Date
 	err      error
@@ -288,8 +291,12 @@ type bulkParser struct {
 // first of l's file.
 func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatch {
 	b := &bulkBatch{data: make([]byte, 0, len(data)*3/2+64)}
+	if !p.pg {
+		// About 40 bytes a line in the usual files: room for most chunks.
+		b.ends = make([]uint32, 0, len(data)/40*5)
+		b.vols = make([]int64, 0, len(data)/40)
+	}
 	symIdx := map[string]int32{}
-	var idText [][]byte
 	fields := make([][]byte, 0, l.ncols)
 	var num [4]fastDec
 	line := first - 1
@@ -346,10 +353,10 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 			var ok bool
 			if si, ok = symIdx[string(s)]; !ok {
 				sym = NormalizeSymbol(string(s))
-				si = p.addSymbol(b, symIdx, string(s), sym, &idText)
+				si = p.addSymbol(b, symIdx, string(s), sym)
 			}
 		} else if len(b.symbols) == 0 {
-			si = p.addSymbol(b, symIdx, sym, sym, &idText)
+			si = p.addSymbol(b, symIdx, sym, sym)
 		}
 
 		// Date.
@@ -418,54 +425,120 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 		b.keys = append(b.keys, rowKey{sym: si, day: int32(d.Sub(dayEpoch)), line: int32(line)})
 		out := b.data
 		if p.pg {
-			out = append(out, idText[si]...)
-			out = append(out, '\t')
-			out, _ = d.AppendText(out)
-			for i := range num {
-				out = append(out, '\t')
-				out = append(out, num[i].text...)
+			if len(out) == 0 {
+				out = append(out, pgCopyHeader...)
 			}
-			out = append(out, '\t')
-			out = strconv.AppendInt(out, vol, 10)
-			out = append(out, '\n')
-		} else {
-			// Literal rows of a multi-row upsert: the text holds only
-			// uuids, dates, digits and dots, safe to inline.
-			if b.rows%bulkStmtRows == 0 {
-				if b.rows > 0 {
-					out = append(out, priceUpsert...)
-					b.stmts = append(b.stmts, len(out))
+			out = binary.BigEndian.AppendUint16(out, 7) // fields
+			out = binary.BigEndian.AppendUint32(out, 16)
+			out = append(out, b.ids[si][:]...)
+			out = binary.BigEndian.AppendUint32(out, 4)
+			out = binary.BigEndian.AppendUint32(out, uint32(int32(d.Sub(pgEpoch))))
+			for i := range num {
+				var ok bool
+				if out, ok = appendPGNumeric(out, num[i].text); !ok {
+					return perr("%s %q: out of range", [4]string{"open", "high", "low", "close"}[i], num[i].text)
 				}
-				out = append(out, "INSERT INTO prices ("+priceColumns+") VALUES ('"...)
-			} else {
-				out = append(out, ",('"...)
 			}
-			out = append(out, idText[si]...)
-			out = append(out, "','"...)
+			out = binary.BigEndian.AppendUint32(out, 8)
+			out = binary.BigEndian.AppendUint64(out, uint64(vol))
+		} else {
 			out, _ = d.AppendText(out)
+			b.ends = append(b.ends, uint32(len(out)))
 			for i := range num {
-				out = append(out, "','"...)
 				out = append(out, num[i].text...)
+				b.ends = append(b.ends, uint32(len(out)))
 			}
-			out = append(out, "',"...)
-			out = strconv.AppendInt(out, vol, 10)
-			out = append(out, ')')
+			b.vols = append(b.vols, vol)
 		}
 		b.data = out
 		b.rows++
 	}
-	if !p.pg && b.rows > 0 {
-		b.data = append(b.data, priceUpsert...)
-		b.stmts = append(b.stmts, len(b.data))
+	if p.pg && b.rows > 0 {
+		b.data = append(b.data, 0xff, 0xff) // the trailer: a row of -1 fields
 	}
 	return b
 }
 
-// bulkStmtRows is the number of rows per INSERT statement on SQLite.
-const bulkStmtRows = 500
+// pgCopyHeader starts a COPY … (FORMAT binary) stream: the signature, a
+// flags word (no OIDs) and an empty header extension.
+const pgCopyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
+
+// pgEpoch is day 0 of PostgreSQL's binary DATE.
+var pgEpoch = calendar.Date{Year: 2000, Month: time.January, Day: 1}
+
+// appendPGNumeric appends the decimal number s (digits with at most one
+// dot, optionally after a minus sign, as [decimal.Decimal.String] prints
+// it) to dst as a field of a binary COPY: its length, then NUMERIC's
+// binary form, which is base-10000 digits:
+//
+//	ndigits, weight, sign, dscale int16; digits [ndigits]int16
+//	value = sum_i digits[i] * 10000^(weight - i)
+//
+// with dscale the number of digits after the point. The server reads it as
+// it would read s as text, rounding to the column's scale. It reports false
+// for a number beyond what the format holds (more than 131,072 digits
+// before the point or 16,383 after), which no NUMERIC(38, 18) takes.
+func appendPGNumeric(dst, s []byte) ([]byte, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	ip, fp := s, []byte(nil)
+	if i := bytes.IndexByte(s, '.'); i >= 0 {
+		ip, fp = s[:i], s[i+1:]
+	}
+	if len(ip) > 4*0x7fff || len(fp) > 0x3fff {
+		return dst, false
+	}
+	// The digits go straight into dst after room for the length and
+	// the four words; leading and trailing zero digits are then dropped.
+	start := len(dst)
+	dst = append(dst, make([]byte, 12)...)
+	digits := start + 12
+	g, k := 0, (4-len(ip)%4)%4 // the integer part is aligned right
+	intDigits := (len(ip) + 3) / 4
+	for _, part := range [2][]byte{ip, fp} {
+		for _, c := range part {
+			g = g*10 + int(c-'0')
+			if k++; k == 4 {
+				dst = binary.BigEndian.AppendUint16(dst, uint16(g))
+				g, k = 0, 0
+			}
+		}
+	}
+	if k > 0 { // the fraction is aligned left
+		for ; k < 4; k++ {
+			g *= 10
+		}
+		dst = binary.BigEndian.AppendUint16(dst, uint16(g))
+	}
+	weight := intDigits - 1
+	first, end := digits, len(dst)
+	for first < end && dst[first] == 0 && dst[first+1] == 0 {
+		first += 2
+		weight--
+	}
+	for end > first && dst[end-2] == 0 && dst[end-1] == 0 {
+		end -= 2
+	}
+	n := copy(dst[digits:], dst[first:end])
+	dst = dst[:digits+n]
+	sign := uint16(0)
+	if n == 0 {
+		weight = 0
+	} else if neg {
+		sign = 0x4000
+	}
+	binary.BigEndian.PutUint32(dst[start:], uint32(8+n))
+	binary.BigEndian.PutUint16(dst[start+4:], uint16(n/2))
+	binary.BigEndian.PutUint16(dst[start+6:], uint16(int16(weight)))
+	binary.BigEndian.PutUint16(dst[start+8:], sign)
+	binary.BigEndian.PutUint16(dst[start+10:], uint16(len(fp)))
+	return dst, true
+}
 
 // addSymbol adds sym (as written: raw) to the batch and returns its index.
-func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string, idText *[][]byte) int32 {
+func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string) int32 {
 	if i, ok := idx[sym]; ok {
 		idx[raw] = i
 		return i
@@ -477,7 +550,6 @@ func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym stri
 	i := int32(len(b.symbols))
 	b.symbols = append(b.symbols, sym)
 	b.ids = append(b.ids, id)
-	*idText = append(*idText, []byte(id.String()))
 	idx[raw], idx[sym] = i, i
 	return i
 }

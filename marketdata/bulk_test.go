@@ -5,11 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
 )
@@ -290,4 +293,114 @@ func TestImportPricesBulkSameAssetTwice(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestImportPricesBulkPostgresRoles checks the import on PostgreSQL both as
+// a superuser, which may turn the foreign-key triggers of prices off for
+// its transactions, and as a role that may not, for which they run: the
+// rows are the same, and the connection's session_replication_role is
+// back to its default after the run.
+func TestImportPricesBulkPostgresRoles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	adminDSN := dbtest.PostgresDSN(t)
+	admin := dbtest.MustOpen(t, adminDSN)
+	role := "tk_importer_" + strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN",
+		"GRANT ALL ON SCHEMA public TO " + role,
+		"GRANT ALL ON ALL TABLES IN SCHEMA public TO " + role,
+	} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := url.Parse(adminDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	userDB, err := database.Open(ctx, u.String(), database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		userDB.Close()
+		admin.ExecContext(ctx, "DROP OWNED BY "+role)
+		admin.ExecContext(ctx, "DROP ROLE "+role)
+	})
+	for _, tt := range []struct {
+		name string
+		db   *bun.DB
+		file string
+	}{
+		{"superuser", admin, multiCSV},
+		{"ordinary role", userDB, strings.NewReplacer("acme", "ACNE", "ACME", "ACNE", "BOLT", "BOLU").Replace(multiCSV)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.db.SetMaxOpenConns(1) // the import's connection is the one checked after
+			dir := writeFiles(t, map[string]string{"all.csv": tt.file})
+			res, err := marketdata.ImportPricesBulk(ctx, tt.db, filepath.Join(dir, "all.csv"), marketdata.BulkOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Rows != 3 || len(res.Created) != 2 {
+				t.Errorf("imported %d rows, created %v; want 3 rows, 2 assets", res.Rows, res.Created)
+			}
+			want := []string{"2024-01-02 10.5 11 10 10.75 100", "2024-01-03 10.75 12 10.5 11.5 300"}
+			if diff := cmp.Diff(want, stored(t, tt.db, res.Created[0])); diff != "" {
+				t.Errorf("%s prices mismatch (-want +got):\n%s", res.Created[0], diff)
+			}
+			var mode string
+			if err := tt.db.NewRaw("SHOW session_replication_role").Scan(ctx, &mode); err != nil || mode != "origin" {
+				t.Errorf("session_replication_role after the import = %q, %v; want origin", mode, err)
+			}
+		})
+	}
+}
+
+// TestImportPricesBulkBadFileOpensTransaction has bad files that open
+// their transaction: the first file of the run, and, with CommitRows 1,
+// every file. Each is rolled back alone.
+func TestImportPricesBulkBadFileOpensTransaction(t *testing.T) {
+	t.Parallel()
+	good := "date,open,high,low,close,volume\n2024-01-02,10,11,9,10.5,100\n2024-01-03,10,11,9,10.5,100\n"
+	bad := good + "2024-01-04,10,9,9,10.5,100\n"
+	for _, tt := range []struct {
+		name       string
+		commitRows int
+	}{{"one transaction", 0}, {"a transaction per file", 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+				ctx := context.Background()
+				dir := writeFiles(t, map[string]string{"A.csv": bad, "B.csv": good, "C.csv": bad, "D.csv": good})
+				res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 1, CommitRows: tt.commitRows})
+				if !errors.Is(err, tradekit.ErrInvalid) {
+					t.Fatalf("err = %v, want ErrInvalid", err)
+				}
+				var failed []string
+				for _, f := range res.Failed {
+					failed = append(failed, filepath.Base(f.File))
+				}
+				if diff := cmp.Diff([]string{"A.csv", "C.csv"}, failed); diff != "" {
+					t.Errorf("failed files mismatch (-want +got):\n%s", diff)
+				}
+				if res.Files != 2 || res.Rows != 4 || len(res.Created) != 2 {
+					t.Errorf("imported %d files, %d rows, created %v; want 2, 4, [B D]", res.Files, res.Rows, res.Created)
+				}
+				st := marketdata.NewStore(db)
+				for _, s := range []string{"A", "C"} {
+					if _, err := st.AssetBySymbol(ctx, s); !errors.Is(err, tradekit.ErrNotFound) {
+						t.Errorf("asset %s: err = %v, want ErrNotFound (its file failed)", s, err)
+					}
+				}
+				for _, s := range []string{"B", "D"} {
+					if got := stored(t, db, s); len(got) != 2 {
+						t.Errorf("%s: %d rows, want 2", s, len(got))
+					}
+				}
+			})
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -33,17 +34,34 @@ import (
 // The method: files are read and cut into chunks of whole lines, which
 // opt.Workers goroutines parse and check ([Price.Validate]) into the
 // database's load format, while one goroutine writes them on one
-// connection, file after file: on PostgreSQL, with COPY straight into
-// prices for a chunk whose assets had no prices before the run (in the
-// first file that has rows for them, so no row can conflict), and
-// otherwise with COPY into a temporary table and one INSERT … ON CONFLICT
-// per chunk; and with one prepared
-// INSERT … SELECT FROM json_each(?) per chunk on SQLite, in transactions
-// of opt.CommitRows rows. Each file is written inside a savepoint, so a
-// bad row (or a date repeated for a symbol within a file) rolls its file
-// back whole and the run goes on with the next file; the file and line are
-// in the result's Failed list. The price versions of the assets whose
-// prices changed go up once per transaction (see [Store.SavePrices]).
+// connection, file after file, in transactions of about opt.CommitRows
+// rows. An asset is fresh in a file when it had no prices before the run
+// and the file is the first with rows for it: none of its rows there can
+// conflict (a date repeated within a file is refused first).
+//
+// On PostgreSQL the load format is COPY's binary one (no text for the
+// server to parse), and a chunk whose assets are all fresh is COPYed
+// straight into prices, as a raw load would be; other chunks are COPYed
+// into a temporary table and upserted with one INSERT … ON CONFLICT. Where
+// the role may (a superuser, or one granted SET on the parameter), the
+// writes to prices run with session_replication_role = replica (SET LOCAL),
+// which keeps the foreign-key triggers of prices from checking every row
+// against assets, the costliest part of a COPY: the writer creates each
+// new asset before its rows (with the triggers on) and locks the stored
+// ones FOR KEY SHARE, once per transaction, as those triggers would
+// (prices has no other trigger).
+//
+// On SQLite the rows go through a few prepared statements, each compiled
+// once per run and then only bound and stepped: a plain INSERT of eight
+// rows (or one, under a savepoint) for fresh assets, and the same with
+// ON CONFLICT … DO UPDATE for the others. A statement never holds two assets' rows, so its
+// count of changed rows tells which assets changed.
+//
+// Each file is written inside a savepoint, so a bad row (or a date
+// repeated for a symbol within a file) rolls its file back whole and the
+// run goes on with the next file; the file and line are in the result's
+// Failed list. The price versions of the assets whose prices changed go up
+// once per transaction (see [Store.SavePrices]).
 //
 // ImportPricesBulk returns an error wrapping [tradekit.ErrInvalid] when
 // some files failed (the result still counts what was imported), and any
@@ -82,6 +100,7 @@ func ImportPricesBulk(ctx context.Context, db *bun.DB, path string, opt BulkOpti
 	}
 	defer conn.Close()
 	w.conn = conn
+	defer w.closeStmts()
 	if !w.pg {
 		// On this connection only, for the run: a page cache large enough
 		// that the transaction does not spill to disk page by page, and no
@@ -230,6 +249,10 @@ type bulkAsset struct {
 	fresh int
 	// checked tells whether a stored asset was checked for prices.
 	checked bool
+	// locked is the transaction (bulkWriter.tx) in which the asset is
+	// locked against deletion (PostgreSQL): created in it, or locked by
+	// checkAssets. 0: none.
+	locked int
 }
 
 // bulkWriter writes the batches of a bulk import on one connection.
@@ -237,7 +260,10 @@ type bulkWriter struct {
 	opt  BulkOptions
 	pg   bool
 	conn bun.Conn
-	stmt *sql.Stmt // SQLite: the prepared INSERT
+	// SQLite: the statements that write rows, by [rows > 1][upsert],
+	// prepared when first used, and their arguments.
+	stmts [4]*sqliteStmt
+	args  []driver.NamedValue
 
 	assets map[string]*bulkAsset
 	// changed holds the assets whose prices changed in the open
@@ -246,23 +272,80 @@ type bulkWriter struct {
 	created       []string
 	changedTotal  int
 	file          int
+	// tx counts the transactions begun; fileLocked are the assets that
+	// checkAssets locked in the current file, whose locks a rollback of
+	// the file releases.
+	tx         int
+	fileLocked []*bulkAsset
+	// txFiles counts the files written in the open transaction.
+	txFiles int
+	// triggersOn is set when the role may not turn the foreign-key
+	// triggers off; quiet tells whether they are off in the open
+	// transaction (see quietTriggers).
+	triggersOn, quiet bool
 	// rows are the rows of the files written; fileRows of the current one.
 	rows, fileRows, committedRows int64
 	from, to                      calendar.Date
 }
 
+// begin begins a transaction. On PostgreSQL it also finds, in the run's
+// first transaction, whether the role may set session_replication_role
+// (a superuser may, or a role granted SET on the parameter): see
+// quietTriggers.
 func (w *bulkWriter) begin(ctx context.Context) error {
+	w.tx++
+	w.txFiles = 0
+	w.quiet = false
 	if _, err := w.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("marketdata: bulk import: begin: %w", err)
 	}
-	if w.pg {
-		_, err := w.conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS prices_load (
-			asset_id UUID, date DATE, open NUMERIC, high NUMERIC, low NUMERIC, close NUMERIC, volume BIGINT)`)
-		if err != nil {
-			return fmt.Errorf("marketdata: bulk import: %w", err)
-		}
+	if !w.pg {
 		return nil
 	}
+	if !w.triggersOn && w.tx == 1 {
+		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_role"); err != nil {
+			return fmt.Errorf("marketdata: bulk import: %w", err)
+		}
+		if err := w.quietTriggers(ctx, true); err != nil {
+			w.triggersOn = true
+			if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_role"); err != nil {
+				return fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+		}
+		if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_role"); err != nil {
+			return fmt.Errorf("marketdata: bulk import: %w", err)
+		}
+	}
+	_, err := w.conn.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS prices_load (
+		asset_id UUID, date DATE, open NUMERIC, high NUMERIC, low NUMERIC, close NUMERIC, volume BIGINT)`)
+	if err != nil {
+		return fmt.Errorf("marketdata: bulk import: %w", err)
+	}
+	return nil
+}
+
+// quietTriggers sets session_replication_role for the rest of the
+// transaction (SET LOCAL): replica, in which the foreign-key triggers of
+// prices stay quiet, before rows are written to prices, and origin again
+// before anything else (new assets, whose own references are checked as
+// usual). Those triggers check each row against assets, which costs more
+// than the rest of the row's COPY; the writer makes the check redundant,
+// since it creates every new asset before its rows and locks the stored
+// ones as the triggers would (checkAssets). prices has no other trigger.
+// When the role may not set the parameter (triggersOn), quietTriggers does
+// nothing and the triggers run as usual.
+func (w *bulkWriter) quietTriggers(ctx context.Context, quiet bool) error {
+	if w.triggersOn || w.quiet == quiet {
+		return nil
+	}
+	role := "origin"
+	if quiet {
+		role = "replica"
+	}
+	if _, err := w.conn.ExecContext(ctx, "SET LOCAL session_replication_role = "+role); err != nil {
+		return err
+	}
+	w.quiet = quiet
 	return nil
 }
 
@@ -284,10 +367,6 @@ func (w *bulkWriter) commit(ctx context.Context) error {
 		w.changedTotal += len(ids)
 		clear(w.changed)
 	}
-	if w.stmt != nil {
-		w.stmt.Close()
-		w.stmt = nil
-	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return fmt.Errorf("marketdata: bulk import: commit: %w", err)
 	}
@@ -298,9 +377,6 @@ func (w *bulkWriter) commit(ctx context.Context) error {
 // rollback ends the open transaction after a failure, and never hands the
 // pool a connection in an unknown state.
 func (w *bulkWriter) rollback(ctx context.Context) {
-	if w.stmt != nil {
-		w.stmt.Close()
-	}
 	if _, err := w.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
 		w.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
@@ -312,8 +388,17 @@ func (w *bulkWriter) rollback(ctx context.Context) {
 func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *bulkBatch, progress func()) (ferr, err error) {
 	w.file++
 	w.fileRows = 0
-	if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_file"); err != nil {
-		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	w.fileLocked = w.fileLocked[:0]
+	// On SQLite a file that opens its transaction goes without a
+	// savepoint: if it fails, the transaction, which holds nothing else,
+	// is rolled back. Under a savepoint, SQLite writes each page that a
+	// statement changes to its sub-journal file first.
+	savepoint := w.pg || w.txFiles > 0
+	quiet := w.quiet // a rollback to the savepoint undoes a SET LOCAL since
+	if savepoint {
+		if _, err := w.conn.ExecContext(ctx, "SAVEPOINT bulk_file"); err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		}
 	}
 	var created []string
 	changed := map[uuid.UUID]bool{}
@@ -350,21 +435,37 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 		ferr = &ParseError{Msg: "no rows after the header row"}
 	}
 	if ferr != nil {
-		if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_file"); err != nil {
-			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
-		}
-		if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
-			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		if savepoint {
+			if _, err := w.conn.ExecContext(ctx, "ROLLBACK TO SAVEPOINT bulk_file"); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+			if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
+			w.quiet = quiet
+		} else {
+			if _, err := w.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: rollback: %w", err)
+			}
+			if err := w.begin(ctx); err != nil {
+				return nil, err
+			}
 		}
 		for _, s := range created {
 			w.assets[s].exists = false
 		}
+		for _, a := range w.fileLocked {
+			a.locked = 0 // the rollback released the lock
+		}
 		w.fileRows = 0
 		return ferr, nil
 	}
-	if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
-		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	if savepoint {
+		if _, err := w.conn.ExecContext(ctx, "RELEASE SAVEPOINT bulk_file"); err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+		}
 	}
+	w.txFiles++
 	for id := range changed {
 		w.changed[id] = true
 	}
@@ -388,6 +489,7 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]string, changed, seen map[uuid.UUID]bool) (ferr, err error) {
 	st := NewStore(w.conn)
 	assets := make([]*bulkAsset, len(b.symbols))
+	var check []*bulkAsset
 	for i, sym := range b.symbols {
 		a := w.assets[sym]
 		if a == nil {
@@ -395,6 +497,9 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			w.assets[sym] = a
 		}
 		if !a.exists {
+			if err := w.quietTriggers(ctx, false); err != nil {
+				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+			}
 			spec := w.opt.NewAssets
 			spec.Symbol, spec.Name = sym, ""
 			na, err := newAsset(ctx, st, spec)
@@ -407,19 +512,11 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 			if na.ID != a.id {
 				return fmt.Errorf("%s: the asset was created with id %s meanwhile", sym, na.ID), nil
 			}
-			a.exists, a.checked, a.fresh = true, true, w.file
+			a.exists, a.checked, a.fresh, a.locked = true, true, w.file, w.tx
 			*created = append(*created, sym)
 		}
-		if w.pg && !a.checked {
-			// A stored asset is fresh if it has no prices yet.
-			a.checked = true
-			has, err := w.conn.NewSelect().Table("prices").Where("asset_id = ?", a.id).Exists(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("marketdata: bulk import: %w", err)
-			}
-			if !has {
-				a.fresh = w.file
-			}
+		if !a.checked || (w.pg && a.locked != w.tx) {
+			check = append(check, a)
 		}
 		if a.file != w.file {
 			a.file, a.days = w.file, &daySet{}
@@ -427,10 +524,20 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		assets[i] = a
 		seen[a.id] = true
 	}
+	if len(check) > 0 {
+		if ferr, err := w.checkAssets(ctx, check); ferr != nil || err != nil {
+			return ferr, err
+		}
+	}
 	for _, k := range b.keys {
 		if !assets[k.sym].days.add(k.day) {
 			return &ParseError{Line: int(k.line), Msg: fmt.Sprintf("%s %s repeats an earlier row of the file",
 				b.symbols[k.sym], dayEpoch.AddDays(int(k.day)))}, nil
+		}
+	}
+	if w.pg {
+		if err := w.quietTriggers(ctx, true); err != nil {
+			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
 		}
 	}
 	if w.pg && allFresh(assets, w.file) {
@@ -438,7 +545,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		// would. A refusal (which the checks above should make
 		// impossible) fails the file, not the run: its savepoint is
 		// rolled back.
-		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices ("+priceColumns+") FROM STDIN"); err != nil {
+		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices ("+priceColumns+") FROM STDIN (FORMAT binary)"); err != nil {
 			return fmt.Errorf("copy: %w", err), nil
 		}
 		for _, a := range assets {
@@ -447,7 +554,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		return nil, nil
 	}
 	if w.pg {
-		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices_load FROM STDIN"); err != nil {
+		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices_load FROM STDIN (FORMAT binary)"); err != nil {
 			return nil, fmt.Errorf("marketdata: bulk import: copy: %w", err)
 		}
 		var ids []uuid.UUID
@@ -464,21 +571,210 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		}
 		return nil, nil
 	}
-	var n int64
-	start := 0
-	for _, end := range b.stmts {
-		r, err := w.conn.ExecContext(ctx, unsafe.String(&b.data[start], end-start))
-		if err != nil {
-			return nil, fmt.Errorf("marketdata: bulk import: %w", err)
-		}
-		if k, err := r.RowsAffected(); err != nil || k > 0 {
-			n++
-		}
-		start = end
+	return w.writeSQLite(ctx, b, assets, changed)
+}
+
+// sqliteStmt is a statement that writes price rows, prepared once on the
+// driver connection under the bulk connection and used only inside
+// [bun.Conn.Raw]: each row then costs binding its values and a step of
+// the compiled statement, where statements of literal rows cost SQLite a
+// parse and a compilation per row.
+type sqliteStmt struct {
+	stmt driver.Stmt
+	exec driver.StmtExecContext
+}
+
+// sqliteStmtRows is the number of rows a multi-row sqliteStmt writes:
+// more rows per statement save per-statement work, but the driver finds
+// each parameter's value by a linear search of them all.
+const sqliteStmtRows = 8
+
+// sqliteStmtSQL returns the statement that writes rows price rows: a plain
+// INSERT, or with upsert the INSERT … ON CONFLICT of every price write.
+func sqliteStmtSQL(rows int, upsert bool) string {
+	const row = "(?, ?, ?, ?, ?, ?, ?)"
+	q := "INSERT INTO prices (" + priceColumns + ") VALUES " + strings.Repeat(row+", ", rows-1) + row
+	if upsert {
+		q += priceUpsert
 	}
-	if n > 0 {
-		for _, a := range assets {
+	return q
+}
+
+// writeSQLite writes the rows of b, marking in changed the assets whose
+// stored prices changed. The rows of assets fresh in the current file (no
+// prices before the run, so nothing to conflict with) are INSERTed; the
+// others are upserted. A statement never mixes two assets, so that its
+// count of changed rows tells whether its asset changed.
+//
+// Statements write sqliteStmtRows rows, but one inside a file's savepoint
+// (a file that does not open its transaction): SQLite journals the pages
+// a multi-row statement changes so that it can undo the statement alone,
+// and while a savepoint is open that journal is the sub-journal file,
+// which grows by a page or so per statement for the whole file; a
+// one-row INSERT needs no such journal.
+func (w *bulkWriter) writeSQLite(ctx context.Context, b *bulkBatch, assets []*bulkAsset, changed map[uuid.UUID]bool) (ferr, err error) {
+	ids := make([]any, len(b.ids)) // boxed once, not once per row
+	for i, id := range b.ids {
+		ids[i] = id.String()
+	}
+	hit := make([]bool, len(assets))
+	// The statements run without ctx's Done channel, which the driver
+	// would watch with a goroutine per statement; ctx is checked between
+	// assets instead.
+	stmtCtx := context.WithoutCancel(ctx)
+	var stmtErr error
+	err = w.conn.Raw(func(dc any) error {
+		if len(w.args) == 0 {
+			w.args = make([]driver.NamedValue, 7*sqliteStmtRows)
+			for i := range w.args {
+				w.args[i].Ordinal = i + 1
+			}
+		}
+		data, start := b.data, uint32(0)
+		for r := 0; r < b.rows; {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			sym := b.keys[r].sym
+			end := r + 1
+			for end < b.rows && b.keys[end].sym == sym {
+				end++
+			}
+			fresh := assets[sym].fresh == w.file
+			for r < end {
+				n := sqliteStmtRows
+				if end-r < n || w.txFiles > 0 { // w.txFiles > 0: under a savepoint
+					n = 1
+				}
+				st, err := w.sqliteStmt(ctx, dc, n, !fresh)
+				if err != nil {
+					return err
+				}
+				args := w.args[:7*n]
+				for i := range n {
+					row := args[7*i : 7*i+7]
+					row[0].Value = ids[sym]
+					for j, e := range b.ends[(r+i)*5 : (r+i)*5+5] {
+						row[j+1].Value = unsafe.String(&data[start], e-start)
+						start = e
+					}
+					row[6].Value = b.vols[r+i]
+				}
+				res, err := st.exec.ExecContext(stmtCtx, args)
+				if err != nil {
+					if fresh {
+						// Nothing should conflict; if something does,
+						// the file fails, not the run.
+						stmtErr = err
+					}
+					return err
+				}
+				if k, err := res.RowsAffected(); err != nil || k > 0 {
+					hit[sym] = true
+				}
+				r += n
+			}
+		}
+		return nil
+	})
+	if stmtErr != nil {
+		return fmt.Errorf("insert: %w", stmtErr), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	}
+	for i, a := range assets {
+		if hit[i] {
 			changed[a.id] = true
+		}
+	}
+	return nil, nil
+}
+
+// sqliteStmt returns the statement that writes rows rows (1 or
+// sqliteStmtRows), with upsert or not, preparing it on the driver
+// connection dc the first time.
+func (w *bulkWriter) sqliteStmt(ctx context.Context, dc any, rows int, upsert bool) (*sqliteStmt, error) {
+	i := 0
+	if rows > 1 {
+		i = 2
+	}
+	if upsert {
+		i++
+	}
+	if w.stmts[i] != nil {
+		return w.stmts[i], nil
+	}
+	pc, ok := dc.(driver.ConnPrepareContext)
+	if !ok {
+		return nil, fmt.Errorf("the SQLite driver (%T) cannot prepare statements", dc)
+	}
+	st, err := pc.PrepareContext(ctx, sqliteStmtSQL(rows, upsert))
+	if err != nil {
+		return nil, err
+	}
+	exec, ok := st.(driver.StmtExecContext)
+	if !ok {
+		st.Close()
+		return nil, fmt.Errorf("the SQLite driver's statement (%T) cannot run with a context", st)
+	}
+	w.stmts[i] = &sqliteStmt{stmt: st, exec: exec}
+	return w.stmts[i], nil
+}
+
+// closeStmts closes the prepared SQLite statements.
+func (w *bulkWriter) closeStmts() {
+	w.conn.Raw(func(any) error {
+		for i, st := range w.stmts {
+			if st != nil {
+				st.stmt.Close()
+				w.stmts[i] = nil
+			}
+		}
+		return nil
+	})
+}
+
+// checkAssets reads whether the stored assets as have prices (the first
+// time the run meets each: an asset without prices is fresh for the
+// current file), and on PostgreSQL locks them against deletion until the
+// transaction ends, FOR KEY SHARE, as the foreign-key check of each row
+// would. That lock is what lets the rows skip that check (see
+// [bulkWriter.begin]). ferr names an asset deleted since the run began.
+func (w *bulkWriter) checkAssets(ctx context.Context, as []*bulkAsset) (ferr, err error) {
+	ids := make([]uuid.UUID, len(as))
+	for i, a := range as {
+		ids[i] = a.id
+	}
+	q := "SELECT a.id, EXISTS (SELECT 1 FROM prices p WHERE p.asset_id = a.id) AS has FROM assets a WHERE a.id IN (?)"
+	if w.pg {
+		q += " FOR KEY SHARE OF a"
+	}
+	var found []struct {
+		ID  uuid.UUID `bun:"id"`
+		Has bool      `bun:"has"`
+	}
+	if err := w.conn.NewRaw(q, bun.In(ids)).Scan(ctx, &found); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	}
+	has := make(map[uuid.UUID]bool, len(found))
+	for _, f := range found {
+		has[f.ID] = f.Has
+	}
+	for _, a := range as {
+		h, ok := has[a.id]
+		if !ok {
+			return fmt.Errorf("asset %s was deleted during the import", a.id), nil
+		}
+		if !a.checked {
+			a.checked = true
+			if !h {
+				a.fresh = w.file
+			}
+		}
+		if w.pg && a.locked != w.tx {
+			a.locked = w.tx
+			w.fileLocked = append(w.fileLocked, a)
 		}
 	}
 	return nil, nil

@@ -76,8 +76,17 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	typ := fs.String("type", "stock", "`TYPE` of a new asset: stock, etf, fx, crypto or commodity")
 	currency := fs.String("currency", "USD", "`CURRENCY` of a new asset")
 	exchange := fs.String("exchange", "", "exchange `SYMBOL` of a new asset (default NYSE, CRYPTO for crypto)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the import to `FILE` (for go tool pprof)")
+	fs.hidden = map[string]bool{"cpuprofile": true}
 	if err := e.parse(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("import prices: --cpuprofile: %w", err)
+		}
+		defer stop()
 	}
 	if *file == "" {
 		return errors.New("import prices: --file is required")

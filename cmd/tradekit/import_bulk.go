@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -120,4 +121,21 @@ func (b *progressBar) clear() {
 	if b != nil && b.drawn {
 		fmt.Fprint(b.w, "\r\x1b[K")
 	}
+}
+
+// startCPUProfile starts a CPU profile of the process into the file path,
+// and returns the function that stops it and closes the file.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -258,6 +258,9 @@ type flagSet struct {
 	// synopsis is the command line after the command's name, e.g.
 	// "--email EMAIL [--db DSN]"; about says what the command does.
 	synopsis, about string
+	// hidden names the flags that help does not list: tools for the
+	// project's developers, such as --cpuprofile.
+	hidden map[string]bool
 }
 
 // flags returns a flag set for the command name with the --db and
@@ -301,6 +304,9 @@ func (e *env) printHelp(fs *flagSet) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "usage: %s %s\n\n%s\n\nflags:\n", fs.Name(), fs.synopsis, fs.about)
 	fs.VisitAll(func(f *flag.Flag) {
+		if fs.hidden[f.Name] {
+			return
+		}
 		name, text := flag.UnquoteUsage(f)
 		fmt.Fprintf(&b, "  --%s", f.Name)
 		if name != "" {

@@ -17,7 +17,13 @@
 //
 // Usage (from the repository root):
 //
-//	go run ./scripts/importbench [-symbols 200] [-bars 2520] [-layout file|dir] [-gz] [-db sqlite,postgres] [-pg DSN]
+//	go run ./scripts/importbench [-symbols 200] [-bars 2520] [-layout file|dir] [-gz] [-db sqlite,postgres] [-pg DSN] [-runs N] [-baseline BIN]
+//
+// Each line gives one measurement and the load average when it began. The
+// machine may be busy with other work, so absolute times vary; the ratio
+// of the two sides of one line is what compares. With -runs N each
+// database is measured N times, into fresh databases, the import and the
+// raw load taking turns to go first, and the median ratio is printed.
 //
 // Without -pg, a throwaway PostgreSQL server is started from the
 // machine's binaries (as the tests do) with fsync off; the raw load runs
@@ -36,6 +42,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,15 +59,16 @@ func main() {
 	gz := flag.Bool("gz", false, "gzip the input")
 	dbs := flag.String("db", "sqlite,postgres", "databases to measure")
 	pg := flag.String("pg", "", "admin DSN of a PostgreSQL server to use (default: start a throwaway one)")
-	baseline := flag.String("baseline", "", "`PATH` of another tradekit binary (say, built from main) to time in the same run, on PostgreSQL, for a before/after comparison")
+	baseline := flag.String("baseline", "", "`PATH` of another tradekit binary (say, built from main) to time in the same run, before the import, for a before/after comparison")
+	runs := flag.Int("runs", 1, "`N` measurements per database, each into fresh databases, the import and the raw load taking turns to go first")
 	flag.Parse()
-	if err := run(*symbols, *bars, *layout, *gz, *dbs, *pg, *baseline); err != nil {
+	if err := run(*symbols, *bars, *layout, *gz, *dbs, *pg, *baseline, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "importbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string) error {
+func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string, runs int) error {
 	work, err := os.MkdirTemp("", "importbench-")
 	if err != nil {
 		return err
@@ -75,32 +83,38 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string)
 		return err
 	}
 	rows := symbols * bars
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("%d symbols × %d bars = %d rows, layout %s, gzip %v; load average %s\n", symbols, bars, rows, layout, gz,
-		strings.Join(strings.Fields(string(load))[:3], " "))
-	fmt.Printf("%-10s  %12s  %12s  %10s  %7s\n", "database", "import", "(w/o profiles)", "raw load", "ratio")
+	fmt.Printf("%d symbols × %d bars = %d rows, layout %s, gzip %v\n", symbols, bars, rows, layout, gz)
+	fmt.Printf("%-10s  %12s  %14s  %10s  %7s  %s\n", "database", "import", "(w/o profiles)", "raw load", "ratio", "load average")
 
 	for _, db := range strings.Split(dbs, ",") {
-		var imp, impOnly, rawT time.Duration
+		var ratios []float64
+		var measure func(i int) (imp, impOnly, rawT time.Duration, err error)
 		switch db {
 		case "sqlite":
-			dsn := filepath.Join(work, "import.db")
-			if imp, impOnly, err = timeImport(bin, input, dsn); err != nil {
-				return err
+			measure = func(i int) (imp, impOnly, rawT time.Duration, err error) {
+				dsn := filepath.Join(work, fmt.Sprintf("import-%d.db", i))
+				rawDB := filepath.Join(work, fmt.Sprintf("raw-%d.db", i))
+				defer removeSQLite(dsn)
+				defer removeSQLite(rawDB)
+				if baseline != "" {
+					baseDB := filepath.Join(work, fmt.Sprintf("base-%d.db", i))
+					defer removeSQLite(baseDB)
+					_, base, err := timeImport(baseline, input, baseDB)
+					if err != nil {
+						return 0, 0, 0, fmt.Errorf("baseline: %w", err)
+					}
+					defer printBaseline(base, &rawT)
+				}
+				importFn := func() error {
+					imp, impOnly, err = timeImport(bin, input, dsn)
+					return err
+				}
+				rawFn := func() error {
+					rawT, err = sqliteRawLoad(rawDB, raw)
+					return err
+				}
+				return imp, impOnly, rawT, inTurn(i, importFn, rawFn)
 			}
-			rawDB := filepath.Join(work, "raw.db")
-			schema := `CREATE TABLE prices (asset_id TEXT NOT NULL, date TEXT NOT NULL, open TEXT NOT NULL, high TEXT NOT NULL,
-				low TEXT NOT NULL, close TEXT NOT NULL, volume BIGINT NOT NULL, PRIMARY KEY (asset_id, date)) WITHOUT ROWID;`
-			if out, err := exec.Command("sqlite3", rawDB, schema).CombinedOutput(); err != nil {
-				return fmt.Errorf("sqlite3: %v: %s", err, out)
-			}
-			start := time.Now()
-			cmd := exec.Command("sqlite3", rawDB)
-			cmd.Stdin = strings.NewReader(".mode csv\n.import --skip 1 " + raw + " prices\n")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("sqlite3 .import: %v: %s", err, out)
-			}
-			rawT = time.Since(start)
 		case "postgres":
 			admin := pgDSN
 			if admin == "" {
@@ -111,48 +125,124 @@ func run(symbols, bars int, layout string, gz bool, dbs, pgDSN, baseline string)
 				defer srv.Close()
 				admin = srv.DSN("postgres")
 			}
-			for _, name := range []string{"bench_import", "bench_raw", "bench_base"} {
-				psql(admin, "DROP DATABASE IF EXISTS "+name)
-				if err := psql(admin, "CREATE DATABASE "+name); err != nil {
+			measure = func(i int) (imp, impOnly, rawT time.Duration, err error) {
+				for _, name := range []string{"bench_import", "bench_raw", "bench_base"} {
+					psql(admin, "DROP DATABASE IF EXISTS "+name)
+					if err := psql(admin, "CREATE DATABASE "+name); err != nil {
+						return 0, 0, 0, err
+					}
+				}
+				if baseline != "" {
+					_, base, err := timeImport(baseline, input, withDB(admin, "bench_base"))
+					if err != nil {
+						return 0, 0, 0, fmt.Errorf("baseline: %w", err)
+					}
+					defer printBaseline(base, &rawT)
+				}
+				importFn := func() error {
+					imp, impOnly, err = timeImport(bin, input, withDB(admin, "bench_import"))
 					return err
 				}
-			}
-			var base time.Duration
-			if baseline != "" {
-				if _, base, err = timeImport(baseline, input, withDB(admin, "bench_base")); err != nil {
-					return fmt.Errorf("baseline: %w", err)
+				rawFn := func() error {
+					rawT, err = pgRawLoad(withDB(admin, "bench_raw"), raw)
+					return err
 				}
-			}
-			if imp, impOnly, err = timeImport(bin, input, withDB(admin, "bench_import")); err != nil {
-				return err
-			}
-			rawDSN := withDB(admin, "bench_raw")
-			if err := psql(rawDSN, `CREATE TABLE prices (asset_id UUID NOT NULL, date DATE NOT NULL, open NUMERIC(38, 18) NOT NULL,
-				high NUMERIC(38, 18) NOT NULL, low NUMERIC(38, 18) NOT NULL, close NUMERIC(38, 18) NOT NULL,
-				volume BIGINT NOT NULL, PRIMARY KEY (asset_id, date))`); err != nil {
-				return err
-			}
-			start := time.Now()
-			if err := psql(rawDSN, `\copy prices FROM '`+raw+`' CSV HEADER`); err != nil {
-				return err
-			}
-			rawT = time.Since(start)
-			if baseline != "" {
-				fmt.Printf("%-10s  %12s  %12s  %10s  %6.2f×\n", "(baseline)", "", base.Round(time.Millisecond),
-					rawT.Round(time.Millisecond), float64(base)/float64(rawT))
+				return imp, impOnly, rawT, inTurn(i, importFn, rawFn)
 			}
 		default:
 			return fmt.Errorf("unknown database %q", db)
 		}
-		fmt.Printf("%-10s  %12s  %12s  %10s  %6.2f×\n", db, imp.Round(time.Millisecond), impOnly.Round(time.Millisecond),
-			rawT.Round(time.Millisecond), float64(impOnly)/float64(rawT))
+		for i := range runs {
+			load := loadAverage()
+			imp, impOnly, rawT, err := measure(i)
+			if err != nil {
+				return err
+			}
+			ratio := float64(impOnly) / float64(rawT)
+			ratios = append(ratios, ratio)
+			fmt.Printf("%-10s  %12s  %14s  %10s  %6.2f×  %s\n", db, imp.Round(time.Millisecond), impOnly.Round(time.Millisecond),
+				rawT.Round(time.Millisecond), ratio, load)
+		}
+		if runs > 1 {
+			slices.Sort(ratios)
+			fmt.Printf("%-10s  median ratio of %d runs %.2f× (min %.2f×, max %.2f×)\n", db, runs, ratios[len(ratios)/2],
+				ratios[0], ratios[len(ratios)-1])
+		}
 	}
 	return nil
 }
 
+// printBaseline prints the line of the baseline's import time base,
+// beside the raw load's time *rawT of the same measurement.
+func printBaseline(base time.Duration, rawT *time.Duration) {
+	fmt.Printf("%-10s  %12s  %14s  %10s  %6.2f×\n", "(baseline)", "", base.Round(time.Millisecond),
+		rawT.Round(time.Millisecond), float64(base)/float64(*rawT))
+}
+
+// inTurn runs a then b on even runs i, b then a on odd ones, so that a
+// load that rises or falls during a run favours neither side.
+func inTurn(i int, a, b func() error) error {
+	if i%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
+// loadAverage returns the 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(load))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// sqliteRawLoad times `sqlite3 .import` of the raw CSV into a new file
+// rawDB holding only a table shaped like prices.
+func sqliteRawLoad(rawDB, raw string) (time.Duration, error) {
+	schema := `CREATE TABLE prices (asset_id TEXT NOT NULL, date TEXT NOT NULL, open TEXT NOT NULL, high TEXT NOT NULL,
+		low TEXT NOT NULL, close TEXT NOT NULL, volume BIGINT NOT NULL, PRIMARY KEY (asset_id, date)) WITHOUT ROWID;`
+	if out, err := exec.Command("sqlite3", rawDB, schema).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("sqlite3: %v: %s", err, out)
+	}
+	start := time.Now()
+	cmd := exec.Command("sqlite3", rawDB)
+	cmd.Stdin = strings.NewReader(".mode csv\n.import --skip 1 " + raw + " prices\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("sqlite3 .import: %v: %s", err, out)
+	}
+	return time.Since(start), nil
+}
+
+// pgRawLoad times psql `\copy` of the raw CSV into a new table shaped
+// like prices in the database of dsn.
+func pgRawLoad(dsn, raw string) (time.Duration, error) {
+	if err := psql(dsn, `CREATE TABLE prices (asset_id UUID NOT NULL, date DATE NOT NULL, open NUMERIC(38, 18) NOT NULL,
+		high NUMERIC(38, 18) NOT NULL, low NUMERIC(38, 18) NOT NULL, close NUMERIC(38, 18) NOT NULL,
+		volume BIGINT NOT NULL, PRIMARY KEY (asset_id, date))`); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := psql(dsn, `\copy prices FROM '`+raw+`' CSV HEADER`); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// removeSQLite removes a SQLite database file and its WAL files.
+func removeSQLite(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + suffix)
+	}
+}
+
 // importLine is the import's summary line; its duration excludes the
 // profile rebuild that follows.
-var importLine = regexp.MustCompile(`imported \d+ rows .* in ([0-9.]+[mµn]?s) \(`)
+var importLine = regexp.MustCompile(`imported \d+ rows .* in ([0-9.hmsµn]+) \(`)
 
 // timeImport migrates dsn, then times the import of input: the whole
 // command, and the import alone as the command reports it.
