@@ -326,6 +326,31 @@ func orderByID(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order,
 	return o, nil
 }
 
+// orderWithLegs returns the account's order with the given id, its legs
+// (if it has any) in o.legs: both in one read.
+func orderWithLegs(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order, error) {
+	var rows []order
+	err := db.NewSelect().Model(&rows).Where("account_id = ? AND (id = ? OR parent_id = ?)", accountID, id, id).
+		Order("seq").Scan(ctx)
+	if err != nil {
+		return order{}, fmt.Errorf("paper: order %s: %w", id, err)
+	}
+	var o order
+	var legs []order
+	for _, x := range rows {
+		if x.ID == id {
+			o = x
+		} else {
+			legs = append(legs, x)
+		}
+	}
+	if o.ID != id {
+		return order{}, notFound(sql.ErrNoRows, "order %s", id)
+	}
+	o.legs = legs
+	return o, nil
+}
+
 // orderByClientID returns the account's order placed with the client order
 // id, and whether there is one.
 func orderByClientID(ctx context.Context, db bun.IDB, accountID uuid.UUID, clientOrderID string) (order, bool, error) {
@@ -362,14 +387,22 @@ func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int)
 // buys, for a sell the open sells of o's symbol; the others (an
 // account's resting stop-loss legs, say) are not read.
 func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *order) ([]order, bool, error) {
-	var rows []order
-	q := db.NewSelect().Model(&rows).Where("account_id = ?", accountID)
+	// Two indexed lookups joined by UNION: the open orders by the partial
+	// index paper_orders_open_idx, the client order id by its unique
+	// index. A single WHERE with OR reads every order the account ever
+	// placed, so each placement would cost more than the one before.
+	openIDs := "SELECT id FROM paper_orders WHERE account_id = ? AND status = ? AND side = ?"
+	args := []any{accountID, statusNew, o.Side}
 	if o.Side == string(brokers.Sell) {
-		q = q.Where("(status = ? AND side = ? AND symbol = ? OR client_order_id = ?)", statusNew, o.Side, o.Symbol, o.ClientOrderID)
-	} else {
-		q = q.Where("(status = ? AND side = ? OR client_order_id = ?)", statusNew, o.Side, o.ClientOrderID)
+		openIDs += " AND symbol = ?"
+		args = append(args, o.Symbol)
 	}
-	if err := q.Order("submitted_at", "seq").Scan(ctx); err != nil {
+	args = append(args, accountID, o.ClientOrderID)
+	var rows []order
+	err := db.NewSelect().Model(&rows).
+		Where("id IN ("+openIDs+" UNION SELECT id FROM paper_orders WHERE account_id = ? AND client_order_id = ?)", args...).
+		Order("submitted_at", "seq").Scan(ctx)
+	if err != nil {
 		return nil, false, fmt.Errorf("paper: open orders: %w", err)
 	}
 	open, dup := rows[:0], false
