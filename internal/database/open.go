@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -83,14 +84,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 		if err := createPrivate(path); err != nil {
 			return nil, err
 		}
-		sqldb, err := sql.Open(sqliteshim.ShimName, sqliteDSN(path))
-		if err != nil {
-			return nil, fmt.Errorf("database: open %s: %w", path, err)
+		key := path
+		if abs, err := filepath.Abs(path); err == nil && !strings.HasPrefix(path, ":") && !strings.HasPrefix(path, "file:") {
+			key = abs
 		}
+		sqldb := sql.OpenDB(&gatedConnector{drv: sqliteshim.Driver(), dsn: sqliteDSN(path), gate: gateOf(key)})
 		// WAL lets readers run beside the one writer, so several
 		// connections serve concurrent reads; writers take turns on the
-		// database lock, waiting up to busyTimeout. The database runs in
-		// process: a few connections per core keep every core busy.
+		// database lock, queueing at the file's writeGate in this process
+		// and waiting up to busyTimeout. The database runs in process: a
+		// few connections per core keep every core busy.
 		conns := 4 * runtime.GOMAXPROCS(0)
 		sqldb.SetMaxOpenConns(conns)
 		sqldb.SetMaxIdleConns(conns)
