@@ -169,9 +169,19 @@ func exitGroup(o *order) uuid.UUID {
 // client_order_id the account used already is a 422 with Alpaca's code
 // 40010001.
 func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (alpaca.OrderJSON, error) {
-	o, last, err := b.newOrder(ctx, accountID, req)
+	o, err := b.place(ctx, accountID, req)
 	if err != nil {
 		return alpaca.OrderJSON{}, err
+	}
+	b.placedOne(o.ID)
+	return orderJSON(*o), nil
+}
+
+// place is [Broker.Place] without waking the matcher.
+func (b *Broker) place(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, error) {
+	o, last, err := b.newOrder(ctx, accountID, req)
+	if err != nil {
+		return nil, err
 	}
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		a, err := accountByID(ctx, tx, accountID, true)
@@ -199,10 +209,9 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 		return nil
 	})
 	if err != nil {
-		return alpaca.OrderJSON{}, err
+		return nil, err
 	}
-	b.placedOne(o.ID)
-	return orderJSON(*o), nil
+	return o, nil
 }
 
 // notSimulated returns the 422 of a request for something the paper
@@ -852,11 +861,20 @@ func (b *Broker) handlePlace(w http.ResponseWriter, r *http.Request, a account) 
 	if err := dec.Decode(&req); err != nil {
 		return &tradekit.ParamError{Param: "body", Msg: "must be an order as JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 	}
-	o, err := b.Place(r.Context(), a.ID, req)
+	o, err := b.place(r.Context(), a.ID, req)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, o)
+	// The matcher is woken once the answer is sent: on a machine with
+	// few cores its fill would otherwise compete with the answer, which
+	// the client waits for, for the processor (a broker acknowledges an
+	// order before it routes it, too).
+	err = writeJSON(w, http.StatusOK, orderJSON(*o))
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	b.placedOne(o.ID)
+	return err
 }
 
 // handleOrder answers GET /v2/orders/{id}.
@@ -865,15 +883,11 @@ func (b *Broker) handleOrder(w http.ResponseWriter, r *http.Request, a account) 
 	if err != nil {
 		return fmt.Errorf("paper: %w", tradekit.ErrNotFound)
 	}
-	o, err := orderByID(r.Context(), b.db, a.ID, id)
+	o, err := orderWithLegs(r.Context(), b.db, a.ID, id)
 	if err != nil {
 		return err
 	}
-	out, err := ordersJSON(r.Context(), b.db, []order{o}, true)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, http.StatusOK, out[0])
+	return writeJSON(w, http.StatusOK, orderJSON(o))
 }
 
 // handleOrderByClientID answers GET /v2/orders:by_client_order_id.
