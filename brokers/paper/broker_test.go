@@ -390,7 +390,11 @@ func TestOrders(t *testing.T) {
 		e := mustEnv(t, db, paper.Config{})
 		tok, id := e.connect(t)
 		_, otherID := e.connect(t) // another account's orders never show
-		mustFill(t, e, otherID, "ACME", brokers.Buy, "1", "1", t0.Add(time.Minute))
+		other := mustFill(t, e, otherID, "ACME", brokers.Buy, "1", "1", t0.Add(time.Minute))
+		var ej alpaca.ErrorJSON
+		if status := e.get(t, tok.AccessToken, "/v2/orders/"+other.ID, &ej); status != http.StatusNotFound {
+			t.Errorf("GET /v2/orders/{id} of another account's order: %d %+v, want 404", status, ej)
+		}
 		at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
 		fills := []alpaca.OrderJSON{
 			mustFill(t, e, id, "ACME", brokers.Buy, "10", "10", at(1)),

@@ -329,9 +329,11 @@ func orderByID(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order,
 // orderWithLegs returns the account's order with the given id, its legs
 // (if it has any) in o.legs: both in one read.
 func orderWithLegs(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order, error) {
+	// By id and parent id alone, each an index; a condition on the
+	// account would make SQLite read the account's orders by it instead.
+	// A leg's account is its parent's.
 	var rows []order
-	err := db.NewSelect().Model(&rows).Where("account_id = ? AND (id = ? OR parent_id = ?)", accountID, id, id).
-		Order("seq").Scan(ctx)
+	err := db.NewSelect().Model(&rows).Where("id = ? OR parent_id = ?", id, id).Order("seq").Scan(ctx)
 	if err != nil {
 		return order{}, fmt.Errorf("paper: order %s: %w", id, err)
 	}
@@ -344,7 +346,7 @@ func orderWithLegs(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (or
 			legs = append(legs, x)
 		}
 	}
-	if o.ID != id {
+	if o.ID != id || o.AccountID != accountID {
 		return order{}, notFound(sql.ErrNoRows, "order %s", id)
 	}
 	o.legs = legs
