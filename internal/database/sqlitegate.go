@@ -89,8 +89,9 @@ func (c *gatedConnector) Driver() driver.Driver { return c.drv }
 // uses a connection from one goroutine at a time, so held needs no lock.
 type gatedConn struct {
 	driver.Conn
-	gate *writeGate
-	held bool // this connection's transaction holds the gate
+	gate   *writeGate
+	held   bool // this connection's transaction holds the gate
+	manual bool // …a transaction begun by a BEGIN statement
 }
 
 // The interfaces database/sql looks for, each passed on to the driver's
@@ -141,20 +142,47 @@ func (c *gatedConn) PrepareContext(ctx context.Context, query string) (driver.St
 }
 
 // ExecContext implements [driver.ExecerContext]: outside a transaction,
-// a statement other than SELECT or PRAGMA passes the gate.
+// a statement other than SELECT or PRAGMA passes the gate. A transaction
+// begun and ended by statements (BEGIN, then COMMIT, END or ROLLBACK, as
+// the bulk importer does on a connection of its own) holds the gate as
+// one begun by BeginTx does.
 func (c *gatedConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	ec, ok := c.Conn.(driver.ExecerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	if c.held || startsWith(query, "SELECT", "PRAGMA") {
+	switch {
+	case c.held:
+		res, err := ec.ExecContext(ctx, query, args)
+		if c.manual && endsTx(query, err) {
+			c.held, c.manual = false, false
+			c.gate.leave()
+		}
+		return res, err
+	case startsWith(query, "SELECT", "PRAGMA"):
 		return ec.ExecContext(ctx, query, args)
 	}
 	if err := c.gate.enter(ctx); err != nil {
 		return nil, err
 	}
-	defer c.gate.leave()
-	return ec.ExecContext(ctx, query, args)
+	res, err := ec.ExecContext(ctx, query, args)
+	if err == nil && startsWith(query, "BEGIN") {
+		c.held, c.manual = true, true
+		return res, nil
+	}
+	c.gate.leave()
+	return res, err
+}
+
+// endsTx reports whether the statement query, which returned err, ended
+// the connection's transaction: a ROLLBACK (but not ROLLBACK TO a
+// savepoint) always does, a COMMIT or END when it succeeds.
+func endsTx(query string, err error) bool {
+	if startsWith(query, "ROLLBACK") {
+		q := strings.Fields(strings.ToUpper(query))
+		return len(q) < 2 || q[1] != "TO" && !(q[1] == "TRANSACTION" && len(q) > 2 && q[2] == "TO")
+	}
+	return err == nil && startsWith(query, "COMMIT", "END")
 }
 
 // QueryContext implements [driver.QueryerContext]: outside a
@@ -208,7 +236,7 @@ func (c *gatedConn) IsValid() bool {
 // gate go, since SQLite ends the transaction with the connection.
 func (c *gatedConn) Close() error {
 	if c.held {
-		c.held = false
+		c.held, c.manual = false, false
 		c.gate.leave()
 	}
 	return c.Conn.Close()

@@ -106,3 +106,44 @@ func TestSQLiteWriteGate(t *testing.T) {
 		t.Errorf("a write after a rollback and failed statements: %v", err)
 	}
 }
+
+// TestSQLiteWriteGateStatements: a transaction begun with a BEGIN
+// statement on a connection, as the bulk importer begins its own, holds
+// the gate until COMMIT or ROLLBACK, not until ROLLBACK TO a savepoint.
+func TestSQLiteWriteGateStatements(t *testing.T) {
+	t.Parallel()
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	blocked := func(when string) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		if _, err := db.ExecContext(c, "INSERT INTO counter VALUES (2, 0)"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("a write %s: %v, want it to wait until its deadline", when, err)
+		}
+	}
+	for _, end := range []string{"COMMIT", "ROLLBACK", "END TRANSACTION"} {
+		for _, stmt := range []string{"BEGIN", "SAVEPOINT s", "INSERT INTO counter VALUES (1, 0)", "ROLLBACK TO SAVEPOINT s"} {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+			blocked("after " + stmt)
+		}
+		if _, err := conn.ExecContext(ctx, end); err != nil {
+			t.Fatalf("%s: %v", end, err)
+		}
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		if _, err := db.ExecContext(c, "DELETE FROM counter WHERE id = 2"); err != nil {
+			t.Errorf("a write after %s: %v", end, err)
+		}
+		cancel()
+	}
+}
