@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -173,7 +174,7 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 	if err != nil {
 		return alpaca.OrderJSON{}, err
 	}
-	b.placedOne(o.ID)
+	b.placedOne(o)
 	return orderJSON(*o), nil
 }
 
@@ -629,11 +630,11 @@ func (b *Broker) Run(ctx context.Context) {
 	}
 }
 
-// placedOne notes the order placed through b, for the matcher's next
+// placedOne notes the order o placed through b, for the matcher's next
 // pass over the orders placed (see [Broker.Run]), and wakes the matcher.
-func (b *Broker) placedOne(id uuid.UUID) {
+func (b *Broker) placedOne(o *order) {
 	b.placedMu.Lock()
-	b.placed = append(b.placed, id)
+	b.placed = append(b.placed, *o)
 	b.placedMu.Unlock()
 	select {
 	case b.kick <- struct{}{}:
@@ -642,30 +643,64 @@ func (b *Broker) placedOne(id uuid.UUID) {
 }
 
 // matchPlaced is [Broker.Match] over the orders placed through b since
-// the last call, and then over the legs their fills opened.
+// the last call, and then over the legs their fills opened. The orders
+// are matched as they were placed, without reading them again: a fill
+// moves an order only if it is still open (see [Broker.fillOpen]), so
+// one cancelled, replaced or filled elsewhere meanwhile stays as it is.
+// The legs are read only when one of them could fill at the close their
+// parent met (a stop-loss leg below it cannot); the regular passes look
+// at every open order anyway.
 func (b *Broker) matchPlaced(ctx context.Context) (int, error) {
 	b.placedMu.Lock()
-	ids := b.placed
+	open := b.placed
 	b.placed = nil
 	b.placedMu.Unlock()
-	if len(ids) == 0 {
+	if len(open) == 0 {
 		return 0, nil
 	}
-	closes := map[uuid.UUID]*decimal.Decimal{}
-	filled := 0
-	for _, where := range []string{"id IN (?)", "parent_id IN (?)"} {
-		var open []order
-		if err := b.db.NewSelect().Model(&open).Where("status = ?", statusNew).Where(where, bun.In(ids)).
-			Order("submitted_at", "seq").Scan(ctx); err != nil {
-			return filled, fmt.Errorf("paper: the orders placed: %w", err)
+	sort.SliceStable(open, func(i, j int) bool {
+		if !open[i].SubmittedAt.Equal(open[j].SubmittedAt) {
+			return open[i].SubmittedAt.Before(open[j].SubmittedAt)
 		}
-		n, again, err := b.matchOrders(ctx, closes, open)
-		filled += n
-		if err != nil || !again {
-			return filled, err
+		return open[i].Seq < open[j].Seq
+	})
+	closes := map[uuid.UUID]*decimal.Decimal{}
+	filled, again, err := b.matchOrders(ctx, closes, open)
+	if err != nil || !again {
+		return filled, err
+	}
+	var parents []uuid.UUID
+	for i := range open {
+		if o := &open[i]; o.Status == statusFilled && b.legsMayFill(o, closes) {
+			parents = append(parents, o.ID)
 		}
 	}
-	return filled, nil
+	if len(parents) == 0 {
+		return filled, nil
+	}
+	var legs []order
+	if err := b.db.NewSelect().Model(&legs).Where("status = ? AND parent_id IN (?)", statusNew, bun.In(parents)).
+		Order("submitted_at", "seq").Scan(ctx); err != nil {
+		return filled, fmt.Errorf("paper: the legs of the orders placed: %w", err)
+	}
+	n, _, err := b.matchOrders(ctx, closes, legs)
+	return filled + n, err
+}
+
+// legsMayFill reports whether a leg of the order o, as placed, could fill
+// or change (a trailing stop's mark, a stop's trigger) at the close of
+// its asset in closes, or that close is unknown.
+func (b *Broker) legsMayFill(o *order, closes map[uuid.UUID]*decimal.Decimal) bool {
+	if o.AssetID == nil || closes[*o.AssetID] == nil {
+		return len(o.legs) > 0
+	}
+	c := closes[*o.AssetID]
+	for _, leg := range o.legs {
+		if _, ok, changed := b.orderFill(&leg, *c); ok || changed {
+			return true
+		}
+	}
+	return false
 }
 
 // Match fills the open orders that can fill at their asset's latest
@@ -873,7 +908,7 @@ func (b *Broker) handlePlace(w http.ResponseWriter, r *http.Request, a account) 
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
-	b.placedOne(o.ID)
+	b.placedOne(o)
 	return err
 }
 
@@ -1014,7 +1049,7 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 	if err != nil {
 		return alpaca.OrderJSON{}, err
 	}
-	b.placedOne(o.ID)
+	b.placedOne(o)
 	return orderJSON(*o), nil
 }
 
