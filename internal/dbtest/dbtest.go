@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,8 +35,19 @@ var (
 
 // Main runs the tests of m and then stops the throwaway PostgreSQL server
 // if one was started. It calls os.Exit with the tests' exit code.
+//
+// Unless -parallel is given, Main runs up to [Parallel] parallel tests at
+// once rather than GOMAXPROCS: see there.
 func Main(m *testing.M) {
 	mainCalled = true
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(Parallel())); err != nil {
+			panic(err)
+		}
+	}
 	code := m.Run()
 	removeTemplates()
 	if shared != nil {
@@ -41,6 +55,15 @@ func Main(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// Parallel is how many parallel tests a package that calls [Main] runs at
+// once by default: 4 × GOMAXPROCS. Its tests spend most of their time
+// waiting, on PostgreSQL (another process), on loopback HTTP, fills and
+// syncs, so GOMAXPROCS of them at a time (go test's default) leave the
+// cores idle much of the run; each works on its own database, so more of
+// them at once only queue on the cores. A test that needs the machine to
+// itself does not call t.Parallel.
+func Parallel() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // Runner is *testing.T or *testing.B: what can run named subtests or
 // sub-benchmarks of its own kind.
