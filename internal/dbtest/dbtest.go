@@ -89,6 +89,24 @@ func EachDSN[T Runner[T]](t T, fn func(t T, dsn string)) {
 	t.Run("postgres", func(t T) { fn(t, PostgresDSN(t)) })
 }
 
+// EachParallel is like [Each] but runs the two subtests in parallel, for
+// a long test whose runs share nothing that either changes: the SQLite
+// run works in the test process and the PostgreSQL run mostly in the
+// server's, so together they take little more than the longer one.
+func EachParallel(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, Postgres(t)) })
+}
+
+// EachDSNParallel is like [EachDSN] but runs the two subtests in
+// parallel; see [EachParallel].
+func EachDSNParallel(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, SQLiteDSN(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, PostgresDSN(t)) })
+}
+
 // SQLiteDSN returns the path of a fresh migrated SQLite database in the
 // test's temporary directory.
 func SQLiteDSN(tb testing.TB) string {
