@@ -33,12 +33,17 @@ var (
 	sharedErr  error
 )
 
-// Main runs the tests of m and then stops the throwaway PostgreSQL server
-// if one was started. It calls os.Exit with the tests' exit code.
+// Main runs the tests of m with [Run] and calls os.Exit with their exit
+// code.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run runs the tests of m, then stops the throwaway PostgreSQL server if
+// one was started, and returns the tests' exit code: for a TestMain with
+// cleaning of its own to do before os.Exit.
 //
-// Unless -parallel is given, Main runs up to [Parallel] parallel tests at
+// Unless -parallel is given, Run runs up to [Parallel] parallel tests at
 // once rather than GOMAXPROCS: see there.
-func Main(m *testing.M) {
+func Run(m *testing.M) int {
 	mainCalled = true
 	flag.Parse()
 	given := false
@@ -53,10 +58,10 @@ func Main(m *testing.M) {
 	if shared != nil {
 		shared.Close()
 	}
-	os.Exit(code)
+	return code
 }
 
-// Parallel is how many parallel tests a package that calls [Main] runs at
+// Parallel is how many parallel tests a package that calls [Run] runs at
 // once by default: 4 × GOMAXPROCS. Its tests spend most of their time
 // waiting, on PostgreSQL (another process), on loopback HTTP, fills and
 // syncs, so GOMAXPROCS of them at a time (go test's default) leave the
@@ -137,7 +142,7 @@ func Postgres(tb testing.TB) *bun.DB {
 func PostgresDSN(tb testing.TB) string {
 	tb.Helper()
 	if !mainCalled {
-		tb.Fatal("dbtest: call dbtest.Main(m) from TestMain, so the PostgreSQL server is stopped at the end")
+		tb.Fatal("dbtest: call dbtest.Main(m) (or Run) from TestMain, so the PostgreSQL server is stopped at the end")
 	}
 	sharedOnce.Do(func() {
 		if dsn := os.Getenv(EnvPostgres); dsn != "" {
