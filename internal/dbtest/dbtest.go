@@ -46,14 +46,23 @@ func Main(m *testing.M) { os.Exit(Run(m)) }
 func Run(m *testing.M) int {
 	mainCalled = true
 	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["test.parallel"] {
 		if err := flag.Set("test.parallel", strconv.Itoa(Parallel())); err != nil {
 			panic(err)
 		}
 	}
+	// A whole run starts the PostgreSQL server at once, beside the first
+	// tests, rather than when the first PostgreSQL test asks for it: its
+	// start takes seconds (initdb), which every PostgreSQL test of the
+	// package waited through. A run of chosen tests (-run, as benchmarks
+	// use it) starts it only if one needs it.
+	if !given["test.run"] && !given["test.list"] {
+		go sharedOnce.Do(startShared)
+	}
 	code := m.Run()
+	sharedOnce.Do(func() {}) // a start under way ends before the server is stopped
 	removeTemplates()
 	if shared != nil {
 		shared.Close()
@@ -144,20 +153,24 @@ func PostgresDSN(tb testing.TB) string {
 	if !mainCalled {
 		tb.Fatal("dbtest: call dbtest.Main(m) (or Run) from TestMain, so the PostgreSQL server is stopped at the end")
 	}
-	sharedOnce.Do(func() {
-		if dsn := os.Getenv(EnvPostgres); dsn != "" {
-			sharedDSN = dsn
-			return
-		}
-		shared, sharedErr = StartServer()
-		if sharedErr == nil {
-			sharedDSN = shared.DSN("postgres")
-		}
-	})
+	sharedOnce.Do(startShared)
 	if sharedErr != nil {
 		Unavailable(tb, sharedErr)
 	}
 	return createDatabase(tb, sharedDSN)
+}
+
+// startShared sets the server the tests use: TRADEKIT_TEST_POSTGRES's,
+// or a throwaway one it starts. It runs once, under sharedOnce.
+func startShared() {
+	if dsn := os.Getenv(EnvPostgres); dsn != "" {
+		sharedDSN = dsn
+		return
+	}
+	shared, sharedErr = StartServer()
+	if sharedErr == nil {
+		sharedDSN = shared.DSN("postgres")
+	}
 }
 
 // MustOpen opens dsn, applies the migrations and closes the database when
