@@ -35,7 +35,11 @@ import (
 	"github.com/tradekit/tradekit/server"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := dbtest.Run(m)
+	closeBrowser()
+	os.Exit(code)
+}
 
 // chromium returns the path of a Chromium or Chrome binary. Without one
 // the test is skipped, except under CI (CI set), where .ci/run installs
@@ -58,20 +62,57 @@ func chromium(t *testing.T) string {
 // a refused form.
 var refusedPost = regexp.MustCompile(`status of (403 \(Forbidden\)|400 \(Bad Request\)|409 \(Conflict\))$`)
 
-// browser starts a headless Chromium and returns its context. Page errors
+// shared is the test binary's headless Chromium, started by the first
+// test that needs it and stopped by TestMain. Each test opens a browser
+// context of its own in it (its own cookies, storage and tabs, as in a
+// fresh browser) in milliseconds, where starting Chromium took a second or
+// more of both cores.
+var shared struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	err    error
+}
+
+// sharedBrowser returns the context of the shared Chromium, starting it
+// from the binary at path on first use.
+func sharedBrowser(path string) (context.Context, error) {
+	shared.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1100, 900))
+		if os.Geteuid() == 0 {
+			opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
+		}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(actx)
+		shared.ctx, shared.cancel = ctx, func() { cancel(); cancelAlloc() }
+		// The first Do starts the browser and binds it to ctx, which
+		// has no deadline.
+		shared.err = chromedp.Do(ctx)
+	})
+	return shared.ctx, shared.err
+}
+
+// closeBrowser stops the shared Chromium if a test started it.
+func closeBrowser() {
+	if shared.cancel != nil {
+		shared.cancel()
+	}
+}
+
+// browser opens a browser context of the test's own in the shared
+// headless Chromium and returns the context of its tab. Page errors
 // (uncaught exceptions, console errors, failed loads) are collected and
 // fail the test when it ends.
 func browser(t *testing.T, path string) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1100, 900))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
+	root, err := sharedBrowser(path)
+	if err != nil {
+		t.Fatalf("starting Chromium: %v", err)
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancel := chromedp.NewContext(root, chromedp.WithNewBrowserContext())
 	var mu sync.Mutex
 	var errs []string
-	err := chromedp.Listen(ctx, func(ev any) {
+	err = chromedp.Listen(ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev := ev.(type) {
@@ -97,7 +138,6 @@ func browser(t *testing.T, path string) context.Context {
 	}
 	t.Cleanup(func() {
 		cancel()
-		cancelAlloc()
 		mu.Lock()
 		defer mu.Unlock()
 		for _, e := range errs {
@@ -214,7 +254,7 @@ func signIn(t *testing.T, ctx context.Context, base, email, password string) {
 func TestBrowserKeys(t *testing.T) {
 	t.Parallel()
 	path := chromium(t)
-	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+	dbtest.EachParallel(t, func(t *testing.T, db *bun.DB) {
 		base := startServer(t, db)
 		admin := mustUser(t, db, "ada@example.com", "ada's password 1", true, nil)
 		mustUser(t, db, "max@example.com", "max's password 1", false, &admin)

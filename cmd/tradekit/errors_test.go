@@ -27,8 +27,8 @@ func cliMain(t *testing.T, env map[string]string, stdin string, args ...string) 
 // line, "tradekit: ", the command, and the message written for users,
 // which names no package; --verbose shows the chain behind it.
 func TestErrorsForUsers(t *testing.T) {
-	// Not parallel: the commands hash passwords at the default cost, and
-	// hashes in parallel tests would outwait billing.PasswordWait.
+	t.Parallel()
+	hashing(t)
 	env := map[string]string{"TRADEKIT_DB": filepath.Join(t.TempDir(), "x.db")}
 	missing := uuid.NewString()
 	prices := writeFile(t, "p.csv", "date,open,high,low,close,volume\n2026-01-02,1,2,0.5,1,10\n")

@@ -344,7 +344,9 @@ func TestSeed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads the whole demo data set")
 	}
-	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+	// The two databases in parallel: SQLite's load runs in this process
+	// and PostgreSQL's mostly in the server's.
+	dbtest.EachDSNParallel(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		vars := map[string]string{"TRADEKIT_DB": dsn}
 		var log bytes.Buffer

@@ -345,27 +345,34 @@ func TestBatchStatementOutlastsAPITimeout(t *testing.T) {
 		t.Skip("sleeps longer than apiTimeout")
 	}
 	dsn := dbtest.PostgresDSN(t)
-	ctx := context.Background()
-	e := &env{getenv: func(string) string { return "" }, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	db, err := e.open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	long := (apiTimeout + time.Second).Seconds()
-	if _, err := db.ExecContext(ctx, "SELECT pg_sleep(?)", long); err != nil {
-		t.Errorf("a %gs statement on the commands' handle: %v", long, err)
-	}
-
-	api, err := openWith(ctx, dsn, database.Options{Timeout: apiTimeout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer api.Close()
-	var ne net.Error
-	if _, err := api.ExecContext(ctx, "SELECT pg_sleep(?)", long); !errors.As(err, &ne) || !ne.Timeout() {
-		t.Errorf("a %gs statement on the server's handle: error %v, want a timeout", long, err)
-	}
+	// The two handles' statements at once: each sleeps for long.
+	t.Run("commands", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		e := &env{getenv: func(string) string { return "" }, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+		db, err := e.open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.ExecContext(ctx, "SELECT pg_sleep(?)", long); err != nil {
+			t.Errorf("a %gs statement on the commands' handle: %v", long, err)
+		}
+	})
+	t.Run("server", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		api, err := openWith(ctx, dsn, database.Options{Timeout: apiTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer api.Close()
+		var ne net.Error
+		if _, err := api.ExecContext(ctx, "SELECT pg_sleep(?)", long); !errors.As(err, &ne) || !ne.Timeout() {
+			t.Errorf("a %gs statement on the server's handle: error %v, want a timeout", long, err)
+		}
+	})
 }
 
 // TestTopLevelHelpListsEveryFlag compares each command of `tradekit -h`

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tradekit/tradekit"
@@ -12,11 +13,25 @@ import (
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
+// hashingMu is held by each test whose commands hash passwords, or might:
+// at the default cost a hash takes every hashing slot of the process
+// (GOMAXPROCS lanes), so hashes of tests run at once would wait for each
+// other and could outwait billing.PasswordWait (ErrPasswordBusy). One
+// such test at a time hashes one password at a time, and never waits for
+// a slot; the tests that do not hash run beside it.
+var hashingMu sync.Mutex
+
+// hashing makes t the only test hashing passwords until it ends.
+func hashing(t *testing.T) {
+	hashingMu.Lock()
+	t.Cleanup(hashingMu.Unlock)
+}
+
 // TestUsers creates a dashboard user and changes the password through the
 // CLI, on both databases, and checks the password signs in.
 func TestUsers(t *testing.T) {
-	// Not parallel: the commands hash passwords at the default cost, and
-	// hashes in parallel tests would outwait billing.PasswordWait.
+	t.Parallel()
+	hashing(t)
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
 		if _, err := cli(t, env, "migrate"); err != nil {
@@ -61,8 +76,8 @@ func TestUsers(t *testing.T) {
 }
 
 func TestUsersErrors(t *testing.T) {
-	// Not parallel: the commands hash passwords at the default cost, and
-	// hashes in parallel tests would outwait billing.PasswordWait.
+	t.Parallel()
+	hashing(t)
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	for _, tt := range []struct {
 		stdin string
@@ -89,8 +104,8 @@ func TestUsersErrors(t *testing.T) {
 // what to run instead; set-password and set-role make it an administrator
 // who signs in. No output names an empty plan.
 func TestAdminPathForExistingUser(t *testing.T) {
-	// Not parallel: the commands hash passwords at the default cost, and
-	// hashes in parallel tests would outwait billing.PasswordWait.
+	t.Parallel()
+	hashing(t)
 	emptyPlan := regexp.MustCompile(`plan( [,)]|,|$)`)
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
 		env := map[string]string{"TRADEKIT_DB": dsn}
@@ -168,8 +183,8 @@ func TestAdminPathForExistingUser(t *testing.T) {
 }
 
 func TestUsersSetRoleErrors(t *testing.T) {
-	// Not parallel: the commands hash passwords at the default cost, and
-	// hashes in parallel tests would outwait billing.PasswordWait.
+	t.Parallel()
+	hashing(t)
 	env := map[string]string{"TRADEKIT_DB": t.TempDir() + "/x.db"}
 	for _, tt := range []struct {
 		args []string

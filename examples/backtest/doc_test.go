@@ -87,7 +87,7 @@ func TestShellWords(t *testing.T) {
 func TestDocumentedCommands(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("generates the demo data set once per command")
+		t.Skip("generates the demo data set and runs every documented command")
 	}
 	for _, file := range []string{"doc.go", "../../README.md"} {
 		src, err := os.ReadFile(file)

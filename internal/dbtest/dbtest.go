@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,17 +33,51 @@ var (
 	sharedErr  error
 )
 
-// Main runs the tests of m and then stops the throwaway PostgreSQL server
-// if one was started. It calls os.Exit with the tests' exit code.
-func Main(m *testing.M) {
+// Main runs the tests of m with [Run] and calls os.Exit with their exit
+// code.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run runs the tests of m, then stops the throwaway PostgreSQL server if
+// one was started, and returns the tests' exit code: for a TestMain with
+// cleaning of its own to do before os.Exit.
+//
+// Unless -parallel is given, Run runs up to [Parallel] parallel tests at
+// once rather than GOMAXPROCS: see there.
+func Run(m *testing.M) int {
 	mainCalled = true
+	flag.Parse()
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["test.parallel"] {
+		if err := flag.Set("test.parallel", strconv.Itoa(Parallel())); err != nil {
+			panic(err)
+		}
+	}
+	// A whole run starts the PostgreSQL server at once, beside the first
+	// tests, rather than when the first PostgreSQL test asks for it: its
+	// start takes seconds (initdb), which every PostgreSQL test of the
+	// package waited through. A run of chosen tests (-run, as benchmarks
+	// use it) starts it only if one needs it.
+	if !given["test.run"] && !given["test.list"] {
+		go sharedOnce.Do(startShared)
+	}
 	code := m.Run()
+	sharedOnce.Do(func() {}) // a start under way ends before the server is stopped
 	removeTemplates()
 	if shared != nil {
 		shared.Close()
 	}
-	os.Exit(code)
+	return code
 }
+
+// Parallel is how many parallel tests a package that calls [Run] runs at
+// once by default: 4 × GOMAXPROCS. Its tests spend most of their time
+// waiting, on PostgreSQL (another process), on loopback HTTP, fills and
+// syncs, so GOMAXPROCS of them at a time (go test's default) leave the
+// cores idle much of the run; each works on its own database, so more of
+// them at once only queue on the cores. A test that needs the machine to
+// itself does not call t.Parallel.
+func Parallel() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // Runner is *testing.T or *testing.B: what can run named subtests or
 // sub-benchmarks of its own kind.
@@ -64,6 +101,24 @@ func EachDSN[T Runner[T]](t T, fn func(t T, dsn string)) {
 	t.Helper()
 	t.Run("sqlite", func(t T) { fn(t, SQLiteDSN(t)) })
 	t.Run("postgres", func(t T) { fn(t, PostgresDSN(t)) })
+}
+
+// EachParallel is like [Each] but runs the two subtests in parallel, for
+// a long test whose runs share nothing that either changes: the SQLite
+// run works in the test process and the PostgreSQL run mostly in the
+// server's, so together they take little more than the longer one.
+func EachParallel(t *testing.T, fn func(t *testing.T, db *bun.DB)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, SQLite(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, Postgres(t)) })
+}
+
+// EachDSNParallel is like [EachDSN] but runs the two subtests in
+// parallel; see [EachParallel].
+func EachDSNParallel(t *testing.T, fn func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); fn(t, SQLiteDSN(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); fn(t, PostgresDSN(t)) })
 }
 
 // SQLiteDSN returns the path of a fresh migrated SQLite database in the
@@ -96,22 +151,26 @@ func Postgres(tb testing.TB) *bun.DB {
 func PostgresDSN(tb testing.TB) string {
 	tb.Helper()
 	if !mainCalled {
-		tb.Fatal("dbtest: call dbtest.Main(m) from TestMain, so the PostgreSQL server is stopped at the end")
+		tb.Fatal("dbtest: call dbtest.Main(m) (or Run) from TestMain, so the PostgreSQL server is stopped at the end")
 	}
-	sharedOnce.Do(func() {
-		if dsn := os.Getenv(EnvPostgres); dsn != "" {
-			sharedDSN = dsn
-			return
-		}
-		shared, sharedErr = StartServer()
-		if sharedErr == nil {
-			sharedDSN = shared.DSN("postgres")
-		}
-	})
+	sharedOnce.Do(startShared)
 	if sharedErr != nil {
 		Unavailable(tb, sharedErr)
 	}
 	return createDatabase(tb, sharedDSN)
+}
+
+// startShared sets the server the tests use: TRADEKIT_TEST_POSTGRES's,
+// or a throwaway one it starts. It runs once, under sharedOnce.
+func startShared() {
+	if dsn := os.Getenv(EnvPostgres); dsn != "" {
+		sharedDSN = dsn
+		return
+	}
+	shared, sharedErr = StartServer()
+	if sharedErr == nil {
+		sharedDSN = shared.DSN("postgres")
+	}
 }
 
 // MustOpen opens dsn, applies the migrations and closes the database when

@@ -5,7 +5,8 @@
 // PostgreSQL comes from TRADEKIT_TEST_POSTGRES when it is set (the DSN of a
 // server on which the tests may create databases); otherwise dbtest starts
 // a throwaway server from the machine's PostgreSQL binaries (initdb,
-// pg_ctl) in a temporary directory on a free loopback port, as the
+// pg_ctl) in a temporary directory (in memory, /dev/shm, when Linux has
+// one with room) on a free loopback port, as the
 // "postgres" user when the tests run as root, and stops it when the test
 // binary ends. Every test gets a fresh, migrated database of its own.
 //

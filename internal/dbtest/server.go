@@ -30,7 +30,7 @@ func StartServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "tradekit-pg-")
+	dir, err := os.MkdirTemp(serverParent(), "tradekit-pg-")
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 var (
 	sqliteTemplate struct {
 		once sync.Once
-		dir  string // removed by Main
+		dir  string // removed by Run
 		path string
 		err  error
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -25,11 +26,17 @@ type Universe struct {
 	Calendar string // the calendar's exchange, "" for none
 }
 
+// demoSet is the demo data set, generated once per process: a command
+// needs it once, and the examples' tests run command after command in one
+// process (a generation takes most of a second, many under the race
+// detector). Universes only read it.
+var demoSet = sync.OnceValues(func() (*demo.Set, error) { return demo.Generate(demo.Config{}) })
+
 // Demo returns a universe of the demo data set: the members of the index
 // (with their point-in-time membership) when index is not "", else the
 // symbols, comma-separated. Its prices are SYNTHETIC.
 func Demo(index, symbols string) (*Universe, error) {
-	set, err := demo.Generate(demo.Config{})
+	set, err := demoSet()
 	if err != nil {
 		return nil, err
 	}
