@@ -431,7 +431,7 @@ func (b *Broker) Fill(ctx context.Context, accountID string, symbol string, side
 
 	var o order
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, err := accountByID(ctx, tx, id, true)
+		a, err := lockAccount(ctx, tx, id, 1)
 		if err != nil {
 			return err
 		}
@@ -471,7 +471,7 @@ func (b *Broker) Fill(ctx context.Context, accountID string, symbol string, side
 			Qty: qty, FilledQty: qty, FilledAvgPrice: &price,
 			CreatedAt: at, UpdatedAt: at, SubmittedAt: at, FilledAt: &at,
 		}
-		return insertOrder(ctx, tx, &o)
+		return insertOrders(ctx, tx, a.OrderSeq, &o)
 	})
 	if err != nil {
 		return alpaca.OrderJSON{}, err

@@ -184,8 +184,12 @@ func (b *Broker) place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 	if err != nil {
 		return nil, err
 	}
+	orders := []*order{o}
+	for i := range o.legs {
+		orders = append(orders, &o.legs[i])
+	}
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, err := accountByID(ctx, tx, accountID, true)
+		a, err := lockAccount(ctx, tx, accountID, len(orders))
 		if err != nil {
 			return err
 		}
@@ -199,15 +203,7 @@ func (b *Broker) place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
 			return err
 		}
-		if err := insertOrder(ctx, tx, o); err != nil {
-			return err
-		}
-		for i := range o.legs {
-			if err := insertOrder(ctx, tx, &o.legs[i]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return insertOrders(ctx, tx, a.OrderSeq-int64(len(orders))+1, orders...)
 	})
 	if err != nil {
 		return nil, err
@@ -1021,7 +1017,7 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 	}
 	o.Replaces = &old.ID
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, err := accountByID(ctx, tx, accountID, true)
+		a, err := lockAccount(ctx, tx, accountID, 1)
 		if err != nil {
 			return err
 		}
@@ -1044,7 +1040,7 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
 			return err
 		}
-		return insertOrder(ctx, tx, o)
+		return insertOrders(ctx, tx, a.OrderSeq, o)
 	})
 	if err != nil {
 		return alpaca.OrderJSON{}, err

@@ -1,6 +1,7 @@
 package paper
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -9,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,6 +37,9 @@ type account struct {
 	StartingCash decimal.Decimal `bun:"starting_cash"`
 	Cash         decimal.Decimal `bun:"cash"`
 	CreatedAt    time.Time       `bun:"created_at"`
+	// OrderSeq is the number of the account's latest order (see
+	// [lockAccount]).
+	OrderSeq int64 `bun:"order_seq"`
 }
 
 // position is a row of paper_positions: an open long position.
@@ -170,6 +175,22 @@ func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (acco
 	return a, nil
 }
 
+// lockAccount locks the account with the given id until the transaction
+// ends and takes the next n numbers of its orders, in one statement: the
+// returned account's OrderSeq is the last number taken, so the orders
+// are numbered OrderSeq−n+1 to OrderSeq (see [insertOrders]). On
+// PostgreSQL the update locks the row, and a placement that waited for
+// it reads the row as the previous one left it; SQLite transactions hold
+// the database already.
+func lockAccount(ctx context.Context, db bun.IDB, id uuid.UUID, n int) (account, error) {
+	var a account
+	err := db.NewUpdate().Model(&a).Set("order_seq = order_seq + ?", n).Where("id = ?", id).Returning("*").Scan(ctx)
+	if err != nil {
+		return account{}, notFound(err, "account %s", id)
+	}
+	return a, nil
+}
+
 func updateCash(ctx context.Context, db bun.IDB, id uuid.UUID, cash decimal.Decimal) error {
 	if _, err := db.NewUpdate().Model((*account)(nil)).Set("cash = ?", cash).Where("id = ?", id).Exec(ctx); err != nil {
 		return fmt.Errorf("paper: update cash of %s: %w", id, err)
@@ -235,18 +256,20 @@ func lastOrder(ctx context.Context, db bun.IDB, accountID uuid.UUID) (order, boo
 	return o, true, nil
 }
 
-// insertOrder records the new order o, numbered after the account's
-// latest order (the account's row is locked: see [accountByID]), and sets
-// o.Seq.
-func insertOrder(ctx context.Context, db bun.IDB, o *order) error {
-	if o.OrderClass == "" {
-		o.OrderClass = "simple"
+// insertOrders records the new orders os of one account in one
+// statement, numbered in turn from first (taken by [lockAccount]), and
+// sets their Seq.
+func insertOrders(ctx context.Context, db bun.IDB, first int64, os ...*order) error {
+	rows := make([]order, len(os))
+	for i, o := range os {
+		if o.OrderClass == "" {
+			o.OrderClass = "simple"
+		}
+		o.Seq = first + int64(i)
+		rows[i] = *o
 	}
-	_, err := db.NewInsert().Model(o).
-		Value("seq", "(SELECT coalesce(max(seq), 0) + 1 FROM paper_orders WHERE account_id = ?)", o.AccountID).
-		Returning("seq").Exec(ctx, &o.Seq)
-	if err != nil {
-		return fmt.Errorf("paper: insert order: %w", err)
+	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		return fmt.Errorf("paper: insert orders: %w", err)
 	}
 	return nil
 }
@@ -389,24 +412,32 @@ func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int)
 // buys, for a sell the open sells of o's symbol; the others (an
 // account's resting stop-loss legs, say) are not read.
 func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *order) ([]order, bool, error) {
-	// Two indexed lookups joined by UNION: the open orders by the partial
-	// index paper_orders_open_idx, the client order id by its unique
-	// index. A single WHERE with OR reads every order the account ever
-	// placed, so each placement would cost more than the one before.
-	openIDs := "SELECT id FROM paper_orders WHERE account_id = ? AND status = ? AND side = ?"
+	// Two indexed lookups joined by UNION ALL: the open orders by the
+	// partial index paper_orders_open_side_idx, the client order id by
+	// its unique index. A single WHERE with OR reads every order the
+	// account ever placed, so each placement would cost more than the one
+	// before. (SQLite takes no parenthesised SELECT in a compound one, so
+	// the union is the FROM of a SELECT.)
+	openOnSide := "SELECT * FROM paper_orders WHERE account_id = ? AND status = ? AND side = ?"
 	args := []any{accountID, statusNew, o.Side}
 	if o.Side == string(brokers.Sell) {
-		openIDs += " AND symbol = ?"
+		openOnSide += " AND symbol = ?"
 		args = append(args, o.Symbol)
 	}
 	args = append(args, accountID, o.ClientOrderID)
 	var rows []order
 	err := db.NewSelect().Model(&rows).
-		Where("id IN ("+openIDs+" UNION SELECT id FROM paper_orders WHERE account_id = ? AND client_order_id = ?)", args...).
-		Order("submitted_at", "seq").Scan(ctx)
+		ModelTableExpr("("+openOnSide+` UNION ALL SELECT * FROM paper_orders WHERE account_id = ? AND client_order_id = ?) AS "order"`, args...).
+		Scan(ctx)
 	if err != nil {
 		return nil, false, fmt.Errorf("paper: open orders: %w", err)
 	}
+	// Sorted here: with ORDER BY, SQLite reads the account's orders by
+	// submission time instead of by the partial index.
+	slices.SortFunc(rows, func(x, y order) int {
+		return cmp.Or(x.SubmittedAt.Compare(y.SubmittedAt), cmp.Compare(x.Seq, y.Seq))
+	})
+	// An order in both halves has o's client order id: o is refused.
 	open, dup := rows[:0], false
 	for _, x := range rows {
 		dup = dup || x.ClientOrderID == o.ClientOrderID
