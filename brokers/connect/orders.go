@@ -245,7 +245,7 @@ func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, n
 	}
 	var final bool
 	var filled uuid.UUID
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := database.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		if err := database.LockUser(ctx, tx, o.UserID); err != nil {
 			return err
 		}

@@ -129,7 +129,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 	defer mu.Unlock()
 	now := s.now()
 	var p Placement
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := database.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		if err := database.LockUser(ctx, tx, userID); err != nil {
 			return err
 		}

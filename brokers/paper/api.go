@@ -92,7 +92,7 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("GET /v2/positions/{symbol}", b.api(b.handlePosition))
 	mux.Handle("DELETE /v2/positions/{symbol}", b.api(b.handleClose))
 	mux.Handle("GET /v2/orders", b.api(b.handleOrders))
-	mux.Handle("POST /v2/orders", b.api(b.handlePlace))
+	mux.Handle("POST /v2/orders", b.apiWith(b.authenticateLater, b.handlePlace))
 	mux.Handle("DELETE /v2/orders", b.api(b.handleCancelAll))
 	mux.Handle("GET /v2/orders/{id}", b.api(b.handleOrder))
 	mux.Handle("PATCH /v2/orders/{id}", b.api(b.handleReplace))
@@ -280,6 +280,37 @@ func (b *Broker) authenticate(r *http.Request) (account, error) {
 		return account{}, errUnauthorized
 	}
 	return b.apiKey(r)
+}
+
+// authenticateLater is [Broker.authenticate] for a handler that reads
+// the account itself, in its own transaction: for a well-formed access
+// token it returns an account of which only token, the token's hash, is
+// set, and reads nothing; the handler resolves it with [lockAccount], or
+// [Broker.resolve] when it fails before.
+func (b *Broker) authenticateLater(r *http.Request) (account, error) {
+	if hasKeyHeaders(r) {
+		return b.authenticate(r)
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !isSecret(tok) {
+		return account{}, errUnauthorized
+	}
+	return account{token: hashSecret(tok)}, nil
+}
+
+// resolve returns a, read by its access token when
+// [Broker.authenticateLater] left it unread; the error wraps
+// [tradekit.ErrUnauthorized] for a token that is unknown, expired or
+// revoked.
+func (b *Broker) resolve(ctx context.Context, a account) (account, error) {
+	if a.token == "" {
+		return a, nil
+	}
+	a, err := accountByAccessToken(ctx, b.db, a.token, b.clock())
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return account{}, errUnauthorized
+	}
+	return a, err
 }
 
 // bearer returns the account of the request's access token (RFC 6750

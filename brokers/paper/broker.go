@@ -431,7 +431,7 @@ func (b *Broker) Fill(ctx context.Context, accountID string, symbol string, side
 
 	var o order
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, err := lockAccount(ctx, tx, id, 1)
+		a, err := lockAccount(ctx, tx, account{ID: id}, 1, at)
 		if err != nil {
 			return err
 		}

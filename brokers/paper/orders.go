@@ -18,6 +18,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -170,7 +171,7 @@ func exitGroup(o *order) uuid.UUID {
 // client_order_id the account used already is a 422 with Alpaca's code
 // 40010001.
 func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (alpaca.OrderJSON, error) {
-	o, err := b.place(ctx, accountID, req)
+	o, err := b.place(ctx, account{ID: accountID}, req)
 	if err != nil {
 		return alpaca.OrderJSON{}, err
 	}
@@ -178,22 +179,30 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 	return orderJSON(*o), nil
 }
 
-// place is [Broker.Place] without waking the matcher.
-func (b *Broker) place(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, error) {
-	o, last, err := b.newOrder(ctx, accountID, req)
+// place is [Broker.Place] without waking the matcher, in the account
+// that who names (see [lockAccount]).
+func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequestJSON) (*order, error) {
+	o, last, err := b.newOrder(ctx, who.ID, req)
 	if err != nil {
+		// An invalid token is a 401 whatever the order.
+		if _, aerr := b.resolve(ctx, who); aerr != nil {
+			return nil, aerr
+		}
 		return nil, err
 	}
 	orders := []*order{o}
 	for i := range o.legs {
 		orders = append(orders, &o.legs[i])
 	}
-	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, err := lockAccount(ctx, tx, accountID, len(orders))
+	err = database.RunInTx(ctx, b.db, func(ctx context.Context, tx bun.IDB) error {
+		a, err := lockAccount(ctx, tx, who, len(orders), o.SubmittedAt)
 		if err != nil {
 			return err
 		}
-		open, dup, err := openOrdersAnd(ctx, tx, accountID, o)
+		for _, x := range orders {
+			x.AccountID = a.ID
+		}
+		open, dup, err := openOrdersAnd(ctx, tx, a.ID, o)
 		if err != nil {
 			return err
 		}
@@ -830,7 +839,7 @@ func settle(ctx context.Context, tx bun.IDB, o *order, now time.Time) error {
 // account cannot pay or deliver, and reports whether it filled it.
 func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) (bool, error) {
 	filled := false
-	err := b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := database.RunInTx(ctx, b.db, func(ctx context.Context, tx bun.IDB) error {
 		a, err := accountByID(ctx, tx, o.AccountID, true)
 		if err != nil {
 			return err
@@ -892,7 +901,7 @@ func (b *Broker) handlePlace(w http.ResponseWriter, r *http.Request, a account) 
 	if err := dec.Decode(&req); err != nil {
 		return &tradekit.ParamError{Param: "body", Msg: "must be an order as JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
 	}
-	o, err := b.place(r.Context(), a.ID, req)
+	o, err := b.place(r.Context(), a, req)
 	if err != nil {
 		return err
 	}
@@ -1017,7 +1026,7 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 	}
 	o.Replaces = &old.ID
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		a, err := lockAccount(ctx, tx, accountID, 1)
+		a, err := lockAccount(ctx, tx, account{ID: accountID}, 1, o.SubmittedAt)
 		if err != nil {
 			return err
 		}

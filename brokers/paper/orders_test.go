@@ -3,6 +3,7 @@ package paper_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -285,6 +286,67 @@ func TestMatchExactlyOnce(t *testing.T) {
 		}
 		if db.Dialect().Name() == dialect.PG && filled == n {
 			t.Logf("no cancel won a race this time")
+		}
+	})
+}
+
+// TestPlaceChecksTheTokenFirst checks POST /v2/orders, which checks its
+// access token in the statement that locks the account: an order lands
+// in the token's account; an unknown, revoked or expired token is
+// Alpaca's 401, whether the order is valid or not; and a valid token
+// with an invalid order is a 422.
+func TestPlaceChecksTheTokenFirst(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
+		e := mustEnv(t, db, paper.Config{AccessTTL: time.Hour})
+		alice, _ := e.connect(t)
+		bob, _ := e.connect(t)
+		post := func(token, body string) (int, string) {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/paper/v2/orders", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode, strings.TrimSpace(readBody(t, resp))
+		}
+		valid := `{"symbol":"ACME","qty":"1","side":"buy","type":"market","time_in_force":"day"}`
+		invalid := `{"symbol":"ACME","qty":"-1","side":"buy","type":"market","time_in_force":"day"}`
+
+		if st, body := post(alice.AccessToken, valid); st != http.StatusOK {
+			t.Fatalf("alice's order: %d %s", st, body)
+		}
+		var orders []alpaca.OrderJSON
+		if st := e.get(t, alice.AccessToken, "/v2/orders?status=all", &orders); st != http.StatusOK || len(orders) != 1 {
+			t.Fatalf("alice's orders: %d, %d orders, want her 1", st, len(orders))
+		}
+		if st := e.get(t, bob.AccessToken, "/v2/orders?status=all", &orders); st != http.StatusOK || len(orders) != 0 {
+			t.Fatalf("bob's orders: %d, %d orders, want none", st, len(orders))
+		}
+		if st, body := post(alice.AccessToken, invalid); st != http.StatusUnprocessableEntity {
+			t.Errorf("alice's invalid order: %d %s, want 422", st, body)
+		}
+
+		unknown := []byte(alice.AccessToken) // still base64url, another token
+		if unknown[0] = 'A'; alice.AccessToken[0] == 'A' {
+			unknown[0] = 'B'
+		}
+		e.revoke(t, bob.AccessToken)
+		e.clock.Add(2 * time.Hour) // alice's token expires
+		for name, tok := range map[string]string{"unknown": string(unknown), "revoked": bob.AccessToken, "expired": alice.AccessToken} {
+			for kind, body := range map[string]string{"valid": valid, "invalid": invalid} {
+				if st, got := post(tok, body); st != http.StatusUnauthorized || got != unauthorizedBody {
+					t.Errorf("a %s order with the %s token: %d %s, want 401 %s", kind, name, st, got, unauthorizedBody)
+				}
+			}
+		}
+		if st := e.get(t, "", "/v2/orders", nil); st != http.StatusUnauthorized {
+			t.Errorf("GET /v2/orders without a token: %d", st)
 		}
 	})
 }

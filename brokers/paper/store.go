@@ -40,6 +40,10 @@ type account struct {
 	// OrderSeq is the number of the account's latest order (see
 	// [lockAccount]).
 	OrderSeq int64 `bun:"order_seq"`
+
+	// token is the hash of the access token that names the account when
+	// the account is not read yet (see [Broker.authenticateLater]).
+	token string `bun:"-"`
 }
 
 // position is a row of paper_positions: an open long position.
@@ -175,20 +179,33 @@ func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (acco
 	return a, nil
 }
 
-// lockAccount locks the account with the given id until the transaction
-// ends and takes the next n numbers of its orders, in one statement: the
-// returned account's OrderSeq is the last number taken, so the orders
-// are numbered OrderSeq−n+1 to OrderSeq (see [insertOrders]). On
-// PostgreSQL the update locks the row, and a placement that waited for
-// it reads the row as the previous one left it; SQLite transactions hold
-// the database already.
-func lockAccount(ctx context.Context, db bun.IDB, id uuid.UUID, n int) (account, error) {
-	var a account
-	err := db.NewUpdate().Model(&a).Set("order_seq = order_seq + ?", n).Where("id = ?", id).Returning("*").Scan(ctx)
-	if err != nil {
-		return account{}, notFound(err, "account %s", id)
+// lockAccount locks the account a names until the transaction ends and
+// takes the next n numbers of its orders, in one statement: the returned
+// account's OrderSeq is the last number taken, so the orders are numbered
+// OrderSeq−n+1 to OrderSeq (see [insertOrders]). a names the account by
+// its ID, or when token is set by an access token, valid at now, which
+// the same statement checks. On PostgreSQL the update locks the row, and
+// a placement that waited for it reads the row as the previous one left
+// it; SQLite transactions hold the database already.
+//
+// The error wraps [tradekit.ErrUnauthorized] for a token that is unknown,
+// expired or revoked, and [tradekit.ErrNotFound] for an unknown ID.
+func lockAccount(ctx context.Context, db bun.IDB, a account, n int, now time.Time) (account, error) {
+	var out account
+	q := db.NewUpdate().Model(&out).Set("order_seq = order_seq + ?", n).Returning("*")
+	if a.token != "" {
+		q = q.Where("id = (SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
+			a.token, kindAccess, now.UTC())
+	} else {
+		q = q.Where("id = ?", a.ID)
 	}
-	return a, nil
+	if err := q.Scan(ctx); err != nil {
+		if errors.Is(err, sql.ErrNoRows) && a.token != "" {
+			return account{}, errUnauthorized
+		}
+		return account{}, notFound(err, "account %s", a.ID)
+	}
+	return out, nil
 }
 
 func updateCash(ctx context.Context, db bun.IDB, id uuid.UUID, cash decimal.Decimal) error {

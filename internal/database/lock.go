@@ -20,9 +20,12 @@ import (
 // first 8 bytes of the user id, which every instance takes alike. SQLite
 // transactions begin IMMEDIATE (see [Open]), so a writer holds the whole
 // database already and LockUser does nothing there. tx must be a
-// [bun.Tx]: outside a transaction the lock would end with its statement.
+// [bun.Tx] or a [Tx] of [RunInTx]: outside a transaction the lock would
+// end with its statement.
 func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
-	if _, ok := tx.(bun.Tx); !ok {
+	switch tx.(type) {
+	case bun.Tx, *Tx:
+	default:
 		return errors.New("database: LockUser needs a transaction")
 	}
 	if tx.Dialect().Name() != dialect.PG {
