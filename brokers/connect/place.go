@@ -159,7 +159,8 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 		} else {
 			p.Order.ReservedPrice = &reserve
 		}
-		if _, err := tx.NewInsert().Model(&p.Order).Exec(ctx); err != nil {
+		// Written with the commit: nothing here reads it back.
+		if err := database.ExecAtCommit(ctx, tx, tx.NewInsert().Model(&p.Order)); err != nil {
 			return fmt.Errorf("connect: record the order: %w", err)
 		}
 		return nil

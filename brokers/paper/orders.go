@@ -212,7 +212,8 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
 			return err
 		}
-		return insertOrders(ctx, tx, a.OrderSeq-int64(len(orders))+1, orders...)
+		// Written with the commit: nothing here reads them back.
+		return database.ExecAtCommit(ctx, tx, ordersInsert(tx, a.OrderSeq-int64(len(orders))+1, orders...))
 	})
 	if err != nil {
 		return nil, err

@@ -277,6 +277,15 @@ func lastOrder(ctx context.Context, db bun.IDB, accountID uuid.UUID) (order, boo
 // statement, numbered in turn from first (taken by [lockAccount]), and
 // sets their Seq.
 func insertOrders(ctx context.Context, db bun.IDB, first int64, os ...*order) error {
+	if _, err := ordersInsert(db, first, os...).Exec(ctx); err != nil {
+		return fmt.Errorf("paper: insert orders: %w", err)
+	}
+	return nil
+}
+
+// ordersInsert returns the statement of [insertOrders], which sets the
+// orders' Seq.
+func ordersInsert(db bun.IDB, first int64, os ...*order) *bun.InsertQuery {
 	rows := make([]order, len(os))
 	for i, o := range os {
 		if o.OrderClass == "" {
@@ -285,10 +294,7 @@ func insertOrders(ctx context.Context, db bun.IDB, first int64, os ...*order) er
 		o.Seq = first + int64(i)
 		rows[i] = *o
 	}
-	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
-		return fmt.Errorf("paper: insert orders: %w", err)
-	}
-	return nil
+	return db.NewInsert().Model(&rows)
 }
 
 // closedStatuses are the statuses of orders that are done: Alpaca's

@@ -32,6 +32,13 @@ func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
 		return nil
 	}
 	key := int64(binary.BigEndian.Uint64(userID[:8]))
+	if t, ok := tx.(*Tx); ok {
+		// Sent with the next statement, which runs once the lock is
+		// held; a DO block, so that the message returns no row before
+		// that statement's.
+		t.queue(fmt.Sprintf("DO $$BEGIN PERFORM pg_advisory_xact_lock(%d); END$$", key))
+		return nil
+	}
 	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {
 		return fmt.Errorf("database: lock user %s: %w", userID, err)
 	}

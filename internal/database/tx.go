@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
@@ -16,19 +17,23 @@ import (
 // and rolled back otherwise, as [bun.DB.RunInTx] does, and returns fn's
 // error or the commit's.
 //
-// On PostgreSQL it saves the round trip of BEGIN, which is what a short
-// transaction on a hot path waits for most besides its statements: BEGIN
-// is sent in one message with the transaction's first statement.
-// pgdriver sends every statement as a simple query, which may hold
-// several; a BEGIN in it opens a transaction block that outlasts the
-// message. A transaction that runs no statement sends nothing at all. fn
-// must run its statements through tx (the queries tx.NewSelect() and the
-// others build, or tx's ExecContext, QueryContext and QueryRowContext),
-// one at a time, and must not begin a nested transaction.
+// On PostgreSQL it saves round trips, which are what a short transaction
+// on a hot path waits for most: pgdriver sends every statement as a
+// simple query, which may hold several statements, run one after the
+// other (a BEGIN among them opens a transaction block that outlasts the
+// message; in READ COMMITTED each statement reads the database as it is
+// when that statement starts). So BEGIN is sent with the transaction's
+// first statement, and the statements whose results nobody reads
+// ([LockUser]'s lock, and those of [ExecAtCommit]) wait for the next
+// statement, or for COMMIT. A transaction that runs no statement sends
+// nothing at all. fn must run its statements through tx (the queries
+// tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
+// and QueryRowContext), one at a time, and must not begin a nested
+// transaction.
 //
 // On SQLite, or when db is not a *bun.DB (a transaction already, say), tx
 // is a [bun.Tx] of db.RunInTx (see [Open] for how SQLite transactions
-// begin).
+// begin), and every statement runs when it is called.
 func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.IDB) error) error {
 	bdb, ok := db.(*bun.DB)
 	if !ok || db.Dialect().Name() != dialect.PG {
@@ -41,17 +46,36 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 	tx := &Tx{db: bdb, conn: conn}
 	defer tx.close()
 	if err := fn(ctx, tx); err != nil {
-		tx.end(ctx, "ROLLBACK")
+		tx.rollback(ctx)
 		return err
 	}
-	return tx.end(ctx, "COMMIT")
+	return tx.commit(ctx)
 }
 
-// Tx is a PostgreSQL transaction of [RunInTx] whose BEGIN travels with
-// its first statement. It implements [bun.IDB].
+// ExecAtCommit runs q, a statement that returns no rows, in the
+// transaction tx: on PostgreSQL in a [Tx] it is sent with the COMMIT (or
+// the next statement), which saves its round trip, and its error is the
+// transaction's; elsewhere it runs now. It is for the last writes of a
+// transaction, whose results the transaction does not read.
+func ExecAtCommit(ctx context.Context, tx bun.IDB, q interface {
+	Exec(ctx context.Context, dest ...any) (sql.Result, error)
+	String() string
+}) error {
+	if t, ok := tx.(*Tx); ok {
+		t.queue(q.String())
+		return nil
+	}
+	_, err := q.Exec(ctx)
+	return err
+}
+
+// Tx is a PostgreSQL transaction of [RunInTx]. It implements [bun.IDB].
 type Tx struct {
 	db   *bun.DB
 	conn bun.Conn
+	// pending are the statements that go with the next one, BEGIN first
+	// until it is sent.
+	pending []string
 	// begun reports whether BEGIN was sent; broken, whether the
 	// connection may be left inside the transaction, so that it must not
 	// go back to the pool.
@@ -60,31 +84,59 @@ type Tx struct {
 
 var _ bun.IDB = (*Tx)(nil)
 
-// begin returns query, preceded by BEGIN for the transaction's first
-// statement.
-func (tx *Tx) begin(query string) string {
-	if tx.begun {
-		return query
-	}
-	tx.begun = true
-	return "BEGIN; " + query
+// queue has statement sent with the next one.
+func (tx *Tx) queue(statement string) {
+	tx.pending = append(tx.pending, statement)
 }
 
-// end commits or rolls back (as verb says) the transaction if it began.
-func (tx *Tx) end(ctx context.Context, verb string) error {
+// with returns query formatted with args, preceded by the pending
+// statements (and BEGIN, for the transaction's first), and clears them.
+func (tx *Tx) with(query string, args []any) string {
+	if len(args) > 0 {
+		query = tx.db.Formatter().FormatQuery(query, args...)
+	}
+	if tx.begun && len(tx.pending) == 0 {
+		return query
+	}
+	var b strings.Builder
 	if !tx.begun {
+		b.WriteString("BEGIN; ")
+		tx.begun = true
+	}
+	for _, p := range tx.pending {
+		b.WriteString(p)
+		b.WriteString("; ")
+	}
+	tx.pending = tx.pending[:0]
+	b.WriteString(query)
+	return b.String()
+}
+
+// commit commits the transaction, with its pending statements, or rolls
+// it back when they fail.
+func (tx *Tx) commit(ctx context.Context) error {
+	if !tx.begun && len(tx.pending) == 0 {
 		return nil
 	}
-	// The rollback runs even when ctx is done: the connection must not
-	// go back to the pool inside a transaction.
-	if verb == "ROLLBACK" {
-		ctx = context.WithoutCancel(ctx)
-	}
-	if _, err := tx.conn.ExecContext(ctx, verb); err != nil {
-		tx.broken = true
-		return fmt.Errorf("database: %s: %w", verb, err)
+	if _, err := tx.conn.ExecContext(ctx, tx.with("COMMIT", nil)); err != nil {
+		// A failed statement skips the rest of its message, COMMIT
+		// included, and leaves the transaction aborted.
+		tx.rollback(ctx)
+		return fmt.Errorf("database: commit: %w", err)
 	}
 	return nil
+}
+
+// rollback rolls the transaction back if it began, even when ctx is
+// done: the connection must not go back to the pool inside a
+// transaction.
+func (tx *Tx) rollback(ctx context.Context) {
+	if !tx.begun {
+		return
+	}
+	if _, err := tx.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+		tx.broken = true
+	}
 }
 
 // close returns the connection to the pool, or discards it when the
@@ -96,19 +148,20 @@ func (tx *Tx) close() {
 	_ = tx.conn.Close()
 }
 
-// ExecContext implements [bun.IConn].
+// ExecContext implements [bun.IConn] for bun's queries, which run the
+// database's query hooks themselves: it runs none.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.conn.ExecContext(ctx, tx.begin(query), args...)
+	return tx.conn.Conn.ExecContext(ctx, tx.with(query, args))
 }
 
-// QueryContext implements [bun.IConn].
+// QueryContext implements [bun.IConn] as ExecContext does.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.conn.QueryContext(ctx, tx.begin(query), args...)
+	return tx.conn.Conn.QueryContext(ctx, tx.with(query, args))
 }
 
-// QueryRowContext implements [bun.IConn].
+// QueryRowContext implements [bun.IConn] as ExecContext does.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.conn.QueryRowContext(ctx, tx.begin(query), args...)
+	return tx.conn.Conn.QueryRowContext(ctx, tx.with(query, args))
 }
 
 // Dialect implements [bun.IDB].

@@ -2,7 +2,9 @@ package database_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -103,8 +105,60 @@ func TestRunInTx(t *testing.T) {
 		for _, c := range conns {
 			c.Close()
 		}
+
+		// ExecAtCommit's statement is written with the commit; when it
+		// fails, nothing of the transaction is.
+		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
+			if _, err := tx.NewRaw("DELETE FROM tx_probe WHERE id = 1").Exec(ctx); err != nil {
+				return err
+			}
+			return database.ExecAtCommit(ctx, tx, tx.NewRaw("INSERT INTO tx_probe (id, v) VALUES (3, 'c')"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := count(db); n != 2 {
+			t.Fatalf("after ExecAtCommit: %d rows, want 2", n)
+		}
+		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
+			if _, err := tx.NewRaw("DELETE FROM tx_probe WHERE id = 2").Exec(ctx); err != nil {
+				return err
+			}
+			return database.ExecAtCommit(ctx, tx, tx.NewRaw("INSERT INTO tx_probe (id, v) VALUES (3, 'again')"))
+		})
+		if !database.IsUniqueViolation(err) {
+			t.Fatalf("RunInTx with a failing ExecAtCommit = %v, want the unique violation", err)
+		}
+		var ids []int
+		if err := db.NewSelect().Table("tx_probe").Column("id").Order("id").Scan(ctx, &ids); err != nil || !slices.Equal(ids, []int{2, 3}) {
+			t.Fatalf("after the failed commit: ids %v (%v), want [2 3]", ids, err)
+		}
 		if db.Dialect().Name().String() != "pg" {
 			return
+		}
+
+		// LockUser's lock waits for the next statement, and is held from
+		// then on.
+		alice := uuid.New()
+		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
+			if err := database.LockUser(ctx, tx, alice); err != nil {
+				return err
+			}
+			if _, err := tx.NewRaw("SELECT 1").Exec(ctx); err != nil {
+				return err
+			}
+			var got bool
+			key := int64(binary.BigEndian.Uint64(alice[:8]))
+			if err := db.NewRaw("SELECT pg_try_advisory_xact_lock(?)", key).Scan(ctx, &got); err != nil {
+				return err
+			}
+			if got {
+				t.Error("another connection took alice's lock while the transaction held it")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
 			return tx.RunInTx(ctx, nil, func(context.Context, bun.Tx) error { return nil })
