@@ -12,9 +12,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // FillsChannel is the PostgreSQL notification channel on which a recorded
@@ -164,7 +166,9 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	}
 	dcash := dnotional.Mul(sign).Neg().Sub(dcommission)
 	o.LedgerQty, o.LedgerCash, o.LedgerCommission = filled, o.LedgerCash.Add(dcash), commission
-	if _, err := s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK().Exec(ctx); err != nil {
+	// The writes whose results nothing here reads go with the next
+	// statement, or the commit (see database.ExecAtCommit).
+	if err := database.ExecAtCommit(ctx, s.db, s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK()); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
 	// The portfolio and its position in the symbol, in one read.
@@ -208,11 +212,11 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 			pos.StopLossPrice = o.StopLossPrice
 		}
 		if after.IsZero() {
-			_, err = s.db.NewDelete().Model(&pos).WherePK().Exec(ctx)
+			err = database.ExecAtCommit(ctx, s.db, s.db.NewDelete().Model(&pos).WherePK())
 		} else {
-			_, err = s.db.NewInsert().Model(&pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
+			err = database.ExecAtCommit(ctx, s.db, s.db.NewInsert().Model(&pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
 				Set("asset_id = EXCLUDED.asset_id, quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost").
-				Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price").Exec(ctx)
+				Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price"))
 		}
 		if err != nil {
 			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
@@ -241,7 +245,7 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	pf.Equity = pf.Equity.Add(dcash).Add(dnotional.Mul(sign))
 	pf.Version++
 	pf.UpdatedAt = now
-	if _, err := s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK().Exec(ctx); err != nil {
+	if err := database.ExecAtCommit(ctx, s.db, s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK()); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
 	}
 	if !recorded {
@@ -259,7 +263,9 @@ func (s *Store) notifyFill(ctx context.Context, portfolioID uuid.UUID) error {
 	if s.db.Dialect().Name() != dialect.PG {
 		return nil
 	}
-	if _, err := s.db.ExecContext(ctx, "SELECT pg_notify(?, ?)", FillsChannel, portfolioID.String()); err != nil {
+	// NOTIFY, unlike SELECT pg_notify, returns no row, so it can go with
+	// the commit; the channel is an identifier, the payload a literal.
+	if err := database.ExecAtCommit(ctx, s.db, s.db.NewRaw("NOTIFY ?, ?", bun.Ident(FillsChannel), portfolioID.String())); err != nil {
 		return fmt.Errorf("connect: announce a fill: %w", err)
 	}
 	return nil

@@ -826,14 +826,26 @@ func (b *Broker) matchOrders(ctx context.Context, closes map[uuid.UUID]*decimal.
 // order opens its held legs; a leg, an OCO order or a rejected order
 // cancels the rest of its group.
 func settle(ctx context.Context, tx bun.IDB, o *order, now time.Time) error {
+	s := settlement(tx, o, now)
+	if s == nil {
+		return nil
+	}
+	if _, err := s.Exec(ctx); err != nil {
+		return fmt.Errorf("paper: settle the group of %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// settlement is the statement of settle, nil when there is nothing to
+// do.
+func settlement(tx bun.IDB, o *order, now time.Time) database.Statement {
 	switch {
 	case o.OrderClass == "" || o.OrderClass == "simple":
 		return nil
 	case o.Status == statusFilled && o.ParentID == nil && o.OrderClass != "oco":
-		return activateLegs(ctx, tx, o.ID, now)
+		return legsActivation(tx, o.ID, now)
 	}
-	_, err := cancelGroup(ctx, tx, exitGroup(o), o.ID, now)
-	return err
+	return groupCancel(tx, exitGroup(o), o.ID, now)
 }
 
 // fillOpen fills the open order o at price, or rejects it when the
@@ -875,14 +887,18 @@ func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) 
 		if ok, err := closeOrder(ctx, tx, o, "qty", "filled_qty", "filled_avg_price", "commission", "filled_at", "triggered", "hwm", "stop_price"); err != nil || !ok {
 			return err // filled or cancelled meanwhile: nothing else changes
 		}
-		if err := updateCash(ctx, tx, o.AccountID, cash); err != nil {
-			return err
-		}
-		if err := settle(ctx, tx, o, now); err != nil {
-			return err
-		}
 		filled = true
-		return savePosition(ctx, tx, position{AccountID: o.AccountID, Symbol: o.Symbol, Qty: h.Qty, AvgEntryPrice: h.Avg, UpdatedAt: now})
+		// The rest is written with the commit: nothing here reads it.
+		p = position{AccountID: o.AccountID, Symbol: o.Symbol, Qty: h.Qty, AvgEntryPrice: h.Avg, UpdatedAt: now}
+		for _, s := range []database.Statement{cashUpdate(tx, o.AccountID, cash), settlement(tx, o, now), positionSave(tx, p)} {
+			if s == nil {
+				continue
+			}
+			if err := database.ExecAtCommit(ctx, tx, s); err != nil {
+				return fmt.Errorf("paper: fill %s: %w", o.ID, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return false, err

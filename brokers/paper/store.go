@@ -20,6 +20,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // The rows of the paper_* tables. Every function here takes a bun.IDB, so
@@ -208,8 +209,13 @@ func lockAccount(ctx context.Context, db bun.IDB, a account, n int, now time.Tim
 	return out, nil
 }
 
+// cashUpdate is the statement of updateCash.
+func cashUpdate(db bun.IDB, id uuid.UUID, cash decimal.Decimal) *bun.UpdateQuery {
+	return db.NewUpdate().Model((*account)(nil)).Set("cash = ?", cash).Where("id = ?", id)
+}
+
 func updateCash(ctx context.Context, db bun.IDB, id uuid.UUID, cash decimal.Decimal) error {
-	if _, err := db.NewUpdate().Model((*account)(nil)).Set("cash = ?", cash).Where("id = ?", id).Exec(ctx); err != nil {
+	if _, err := cashUpdate(db, id, cash).Exec(ctx); err != nil {
 		return fmt.Errorf("paper: update cash of %s: %w", id, err)
 	}
 	return nil
@@ -242,19 +248,20 @@ func positionOf(ctx context.Context, db bun.IDB, accountID uuid.UUID, symbol str
 
 // savePosition writes p, or deletes the row when p.Qty is zero.
 func savePosition(ctx context.Context, db bun.IDB, p position) error {
-	var err error
-	if p.Qty.IsZero() {
-		_, err = db.NewDelete().Model((*position)(nil)).Where("account_id = ? AND symbol = ?", p.AccountID, p.Symbol).Exec(ctx)
-	} else {
-		_, err = db.NewInsert().Model(&p).
-			On("CONFLICT (account_id, symbol) DO UPDATE").
-			Set("qty = EXCLUDED.qty, avg_entry_price = EXCLUDED.avg_entry_price, updated_at = EXCLUDED.updated_at").
-			Exec(ctx)
-	}
-	if err != nil {
+	if _, err := positionSave(db, p).Exec(ctx); err != nil {
 		return fmt.Errorf("paper: save position of %s in %s: %w", p.AccountID, p.Symbol, err)
 	}
 	return nil
+}
+
+// positionSave is the statement of savePosition.
+func positionSave(db bun.IDB, p position) database.Statement {
+	if p.Qty.IsZero() {
+		return db.NewDelete().Model((*position)(nil)).Where("account_id = ? AND symbol = ?", p.AccountID, p.Symbol)
+	}
+	return db.NewInsert().Model(&p).
+		On("CONFLICT (account_id, symbol) DO UPDATE").
+		Set("qty = EXCLUDED.qty, avg_entry_price = EXCLUDED.avg_entry_price, updated_at = EXCLUDED.updated_at")
 }
 
 // ---- orders ----
@@ -508,21 +515,23 @@ func legsOf(ctx context.Context, db bun.IDB, ids []uuid.UUID) (map[uuid.UUID][]o
 // activateLegs moves the held legs of the parent order id to open, once
 // the parent has filled.
 func activateLegs(ctx context.Context, db bun.IDB, parent uuid.UUID, now time.Time) error {
-	_, err := db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusNew).Set("updated_at = ?", now).
-		Where("parent_id = ? AND status = ?", parent, statusHeld).Exec(ctx)
-	if err != nil {
+	if _, err := legsActivation(db, parent, now).Exec(ctx); err != nil {
 		return fmt.Errorf("paper: activate the legs of %s: %w", parent, err)
 	}
 	return nil
+}
+
+// legsActivation is the statement of activateLegs.
+func legsActivation(db bun.IDB, parent uuid.UUID, now time.Time) *bun.UpdateQuery {
+	return db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusNew).Set("updated_at = ?", now).
+		Where("parent_id = ? AND status = ?", parent, statusHeld)
 }
 
 // cancelGroup cancels the open and held orders of the group of parent
 // (the parent and its legs) but except, and returns how many it
 // cancelled.
 func cancelGroup(ctx context.Context, db bun.IDB, parent, except uuid.UUID, now time.Time) (int64, error) {
-	res, err := db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusCanceled).Set("canceled_at = ?", now).Set("updated_at = ?", now).
-		Where("(id = ? OR parent_id = ?) AND id <> ?", parent, parent, except).
-		Where("status IN (?)", bun.In([]string{statusNew, statusHeld})).Exec(ctx)
+	res, err := groupCancel(db, parent, except, now).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("paper: cancel the orders of %s: %w", parent, err)
 	}
@@ -531,6 +540,13 @@ func cancelGroup(ctx context.Context, db bun.IDB, parent, except uuid.UUID, now 
 		return 0, fmt.Errorf("paper: cancel the orders of %s: %w", parent, err)
 	}
 	return n, nil
+}
+
+// groupCancel is the statement of cancelGroup.
+func groupCancel(db bun.IDB, parent, except uuid.UUID, now time.Time) *bun.UpdateQuery {
+	return db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusCanceled).Set("canceled_at = ?", now).Set("updated_at = ?", now).
+		Where("(id = ? OR parent_id = ?) AND id <> ?", parent, parent, except).
+		Where("status IN (?)", bun.In([]string{statusNew, statusHeld}))
 }
 
 // markTriggered records that the open order o reached its stop, or moved

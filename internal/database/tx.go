@@ -57,16 +57,20 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 // the next statement), which saves its round trip, and its error is the
 // transaction's; elsewhere it runs now. It is for the last writes of a
 // transaction, whose results the transaction does not read.
-func ExecAtCommit(ctx context.Context, tx bun.IDB, q interface {
-	Exec(ctx context.Context, dest ...any) (sql.Result, error)
-	String() string
-}) error {
+func ExecAtCommit(ctx context.Context, tx bun.IDB, q Statement) error {
 	if t, ok := tx.(*Tx); ok {
 		t.queue(q.String())
 		return nil
 	}
 	_, err := q.Exec(ctx)
 	return err
+}
+
+// Statement is a bun query that [ExecAtCommit] runs: an insert, update,
+// delete or raw query that returns no rows.
+type Statement interface {
+	Exec(ctx context.Context, dest ...any) (sql.Result, error)
+	String() string
 }
 
 // Tx is a PostgreSQL transaction of [RunInTx]. It implements [bun.IDB].
