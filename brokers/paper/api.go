@@ -483,7 +483,7 @@ func (b *Broker) positionsJSON(ctx context.Context, a account, symbol string) ([
 		p.UnrealizedIntradayPLPC = ratio(ipl, ref.Mul(v.Qty))
 		p.ChangeToday = ratio(price.Sub(ref), ref)
 		if v.asset != nil {
-			p.AssetID, p.AssetClass = v.asset.ID.String(), assetClass(*v.asset)
+			p.AssetID, p.AssetClass = v.asset.ID.String(), assetClass(v.asset.Type)
 			ex, ok := exchanges[v.asset.ExchangeID]
 			if !ok {
 				e, err := b.md.Exchange(ctx, v.asset.ExchangeID)

@@ -424,7 +424,7 @@ func (b *Broker) Fill(ctx context.Context, accountID string, symbol string, side
 	var assetID *uuid.UUID
 	class := "us_equity"
 	if a, err := b.md.AssetBySymbol(ctx, symbol); err == nil {
-		assetID, class = &a.ID, assetClass(a)
+		assetID, class = &a.ID, assetClass(a.Type)
 	} else if !errors.Is(err, tradekit.ErrNotFound) {
 		return alpaca.OrderJSON{}, fmt.Errorf("paper: fill: %w", err)
 	}
@@ -485,9 +485,9 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrInvalid, format, args...))
 }
 
-// assetClass returns Alpaca's asset class of a stored asset.
-func assetClass(a marketdata.Asset) string {
-	if a.Type == marketdata.Crypto {
+// assetClass returns Alpaca's asset class of an asset of type t.
+func assetClass(t marketdata.AssetType) string {
+	if t == marketdata.Crypto {
 		return "crypto"
 	}
 	return "us_equity"

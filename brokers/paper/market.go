@@ -147,7 +147,7 @@ func assetJSON(a marketdata.Asset, exchange string) alpaca.AssetJSON {
 		status = "active"
 	}
 	return alpaca.AssetJSON{
-		ID: a.ID.String(), Class: assetClass(a), Exchange: exchange, Symbol: a.Symbol, Name: a.Name,
+		ID: a.ID.String(), Class: assetClass(a.Type), Exchange: exchange, Symbol: a.Symbol, Name: a.Name,
 		Status: status, Tradable: a.IsActive, MaintenanceMarginRequirement: 100, Fractionable: true,
 		Attributes: []string{},
 	}

@@ -182,7 +182,7 @@ func (b *Broker) Place(ctx context.Context, accountID uuid.UUID, req alpaca.Orde
 // place is [Broker.Place] without waking the matcher, in the account
 // that who names (see [lockAccount]).
 func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequestJSON) (*order, error) {
-	o, last, err := b.newOrder(ctx, who.ID, req)
+	o, err := b.draft(who.ID, req)
 	if err != nil {
 		// An invalid token is a 401 whatever the order.
 		if _, aerr := b.resolve(ctx, who); aerr != nil {
@@ -195,25 +195,33 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		orders = append(orders, &o.legs[i])
 	}
 	err = database.RunInTx(ctx, b.db, func(ctx context.Context, tx bun.IDB) error {
-		a, err := lockAccount(ctx, tx, who, len(orders), o.SubmittedAt)
+		// The account, locked, and the order's asset in one statement.
+		l, err := lockAccountFor(ctx, tx, who, len(orders), o.SubmittedAt, o.Symbol)
+		if err != nil {
+			return err
+		}
+		if l.AssetID == nil {
+			return notTraded(o.Symbol)
+		}
+		last, err := b.price(ctx, o, *l.AssetID, assetClass(*l.AssetType))
 		if err != nil {
 			return err
 		}
 		for _, x := range orders {
-			x.AccountID = a.ID
+			x.AccountID = l.ID
 		}
-		open, dup, err := openOrdersAnd(ctx, tx, a.ID, o)
+		open, dup, err := openOrdersAnd(ctx, tx, l.ID, o)
 		if err != nil {
 			return err
 		}
 		if dup {
 			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
 		}
-		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
+		if err := b.afford(ctx, tx, l.account, o, open, last); err != nil {
 			return err
 		}
 		// Written with the commit: nothing here reads them back.
-		return database.ExecAtCommit(ctx, tx, ordersInsert(tx, a.OrderSeq-int64(len(orders))+1, orders...))
+		return database.ExecAtCommit(ctx, tx, ordersInsert(tx, l.OrderSeq-int64(len(orders))+1, orders...))
 	})
 	if err != nil {
 		return nil, err
@@ -399,38 +407,48 @@ func checkLegs(req alpaca.OrderRequestJSON) error {
 // newOrder checks req and returns the open order it asks for, with its
 // legs, and the latest close of its asset.
 func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, decimal.Decimal, error) {
+	o, err := b.draft(accountID, req)
+	if err != nil {
+		return nil, decimal.Decimal{}, err
+	}
+	a, err := b.md.AssetBySymbol(ctx, o.Symbol)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return nil, decimal.Decimal{}, notTraded(o.Symbol)
+	}
+	if err != nil {
+		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
+	}
+	last, err := b.price(ctx, o, a.ID, assetClass(a.Type))
+	return o, last, err
+}
+
+// notTraded is the 422 of an order on a symbol no Tradekit asset has.
+func notTraded(symbol string) error {
+	return &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: no Tradekit asset has it", symbol)}
+}
+
+// draft checks req, which it reads alone, and returns the open order it
+// asks for, with its legs, but without its asset: see [Broker.price].
+func (b *Broker) draft(accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, error) {
 	symbol := marketdata.NormalizeSymbol(req.Symbol)
 	if symbol == "" {
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
+		return nil, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
 	}
 	if req.OrderClass == "oco" && req.LimitPrice == nil && req.TakeProfit != nil {
 		req.LimitPrice = req.TakeProfit.LimitPrice // an OCO order is its take-profit limit order
 	}
 	if err := checkRequest(req); err != nil {
-		return nil, decimal.Decimal{}, err
+		return nil, err
 	}
 	if isAuction(req.TimeInForce) {
 		if _, err := auctionOf(req.TimeInForce, b.clock()); err != nil {
-			return nil, decimal.Decimal{}, err
+			return nil, err
 		}
-	}
-	a, err := b.md.AssetBySymbol(ctx, symbol)
-	if errors.Is(err, tradekit.ErrNotFound) {
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: no Tradekit asset has it", symbol)}
-	}
-	if err != nil {
-		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
-	}
-	last, err := b.closes.get(ctx, a.ID)
-	if errors.Is(err, tradekit.ErrNotFound) {
-		return nil, decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", symbol)}
-	} else if err != nil {
-		return nil, decimal.Decimal{}, err
 	}
 	now := b.clock()
 	id := uuid.New()
 	o := &order{
-		ID: id, AccountID: accountID, ClientOrderID: req.ClientOrderID, AssetID: &a.ID, Symbol: symbol, AssetClass: assetClass(a),
+		ID: id, AccountID: accountID, ClientOrderID: req.ClientOrderID, Symbol: symbol,
 		Side: req.Side, Type: req.Type, TimeInForce: req.TimeInForce, Status: statusNew, Qty: decimal.Zero, FilledQty: decimal.Zero,
 		LimitPrice: req.LimitPrice, StopPrice: req.StopPrice, Notional: req.Notional, ExtendedHours: req.ExtendedHours,
 		TrailPrice: req.TrailPrice, TrailPercent: req.TrailPercent,
@@ -442,16 +460,34 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	if o.ClientOrderID == "" {
 		o.ClientOrderID = id.String()
 	}
+	if req.OrderClass == "bracket" || req.OrderClass == "oto" || req.OrderClass == "oco" {
+		o.OrderClass = req.OrderClass
+		o.legs = legOrders(o, req)
+	}
+	return o, nil
+}
+
+// price completes the draft o (see [Broker.draft]) with its asset, of
+// the given id and Alpaca class, and for a trailing stop its mark and
+// stop price, and returns the asset's latest close. The error is a 422
+// when the asset has no stored price.
+func (b *Broker) price(ctx context.Context, o *order, assetID uuid.UUID, class string) (decimal.Decimal, error) {
+	last, err := b.closes.get(ctx, assetID)
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", o.Symbol)}
+	} else if err != nil {
+		return decimal.Decimal{}, err
+	}
+	o.AssetID, o.AssetClass = &assetID, class
+	for i := range o.legs {
+		o.legs[i].AssetID, o.legs[i].AssetClass = &assetID, class
+	}
 	if o.Type == "trailing_stop" {
 		m := last.Close
 		stop := trailStop(&order{Side: o.Side, HWM: &m, TrailPrice: o.TrailPrice, TrailPercent: o.TrailPercent})
 		o.HWM, o.StopPrice = &m, &stop
 	}
-	if req.OrderClass == "bracket" || req.OrderClass == "oto" || req.OrderClass == "oco" {
-		o.OrderClass = req.OrderClass
-		o.legs = legOrders(o, req)
-	}
-	return o, last.Close, nil
+	return last.Close, nil
 }
 
 // legOrders returns the legs of the bracket, OTO or OCO order o that req

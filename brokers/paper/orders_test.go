@@ -299,6 +299,7 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
+		mustPrices(t, db, "OTO", map[string]string{"2026-02-27": "100"})
 		e := mustEnv(t, db, paper.Config{AccessTTL: time.Hour})
 		alice, _ := e.connect(t)
 		bob, _ := e.connect(t)
@@ -322,14 +323,28 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 			t.Fatalf("alice's order: %d %s", st, body)
 		}
 		var orders []alpaca.OrderJSON
-		if st := e.get(t, alice.AccessToken, "/v2/orders?status=all", &orders); st != http.StatusOK || len(orders) != 1 {
-			t.Fatalf("alice's orders: %d, %d orders, want her 1", st, len(orders))
+		if st := e.get(t, alice.AccessToken, "/v2/orders?status=all", &orders); st != http.StatusOK || len(orders) != 1 ||
+			orders[0].Symbol != "ACME" || orders[0].AssetClass != "us_equity" {
+			t.Fatalf("alice's orders: %d, %+v, want her 1 on ACME", st, orders)
 		}
 		if st := e.get(t, bob.AccessToken, "/v2/orders?status=all", &orders); st != http.StatusOK || len(orders) != 0 {
 			t.Fatalf("bob's orders: %d, %d orders, want none", st, len(orders))
 		}
 		if st, body := post(alice.AccessToken, invalid); st != http.StatusUnprocessableEntity {
 			t.Errorf("alice's invalid order: %d %s, want 422", st, body)
+		}
+		// The asset is read in the statement that locks the account.
+		unknownSymbol := strings.Replace(valid, "ACME", "NOPE", 1)
+		if st, body := post(alice.AccessToken, unknownSymbol); st != http.StatusUnprocessableEntity || !strings.Contains(body, "NOPE is not traded here: no Tradekit asset has it") {
+			t.Errorf("an order on an unknown symbol: %d %s, want 422 naming it", st, body)
+		}
+		if st, body := post(alice.AccessToken, `{"symbol":"OTO","qty":"1","side":"buy","type":"market","time_in_force":"day",`+
+			`"order_class":"oto","stop_loss":{"stop_price":"90"}}`); st != http.StatusOK {
+			t.Errorf("an OTO order: %d %s", st, body)
+		}
+		if n, err := db.NewSelect().Table("paper_orders").Where("symbol = 'OTO' AND asset_id IS NOT NULL AND asset_class = 'us_equity'").
+			Count(context.Background()); err != nil || n != 2 {
+			t.Errorf("the OTO order and its leg with their asset: %d rows (%v), want 2", n, err)
 		}
 
 		unknown := []byte(alice.AccessToken) // still base64url, another token
@@ -339,7 +354,7 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 		e.revoke(t, bob.AccessToken)
 		e.clock.Add(2 * time.Hour) // alice's token expires
 		for name, tok := range map[string]string{"unknown": string(unknown), "revoked": bob.AccessToken, "expired": alice.AccessToken} {
-			for kind, body := range map[string]string{"valid": valid, "invalid": invalid} {
+			for kind, body := range map[string]string{"valid": valid, "invalid": invalid, "unknown symbol's": unknownSymbol} {
 				if st, got := post(tok, body); st != http.StatusUnauthorized || got != unauthorizedBody {
 					t.Errorf("a %s order with the %s token: %d %s, want 401 %s", kind, name, st, got, unauthorizedBody)
 				}

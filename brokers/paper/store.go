@@ -21,6 +21,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/marketdata"
 )
 
 // The rows of the paper_* tables. Every function here takes a bun.IDB, so
@@ -180,33 +181,54 @@ func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (acco
 	return a, nil
 }
 
-// lockAccount locks the account a names until the transaction ends and
-// takes the next n numbers of its orders, in one statement: the returned
-// account's OrderSeq is the last number taken, so the orders are numbered
-// OrderSeq−n+1 to OrderSeq (see [insertOrders]). a names the account by
-// its ID, or when token is set by an access token, valid at now, which
-// the same statement checks. On PostgreSQL the update locks the row, and
-// a placement that waited for it reads the row as the previous one left
-// it; SQLite transactions hold the database already.
+// lockAccount locks the account who names until the transaction ends
+// and takes the next n numbers of its orders, in one statement: the
+// returned account's OrderSeq is the last number taken, so the orders are
+// numbered OrderSeq−n+1 to OrderSeq (see [insertOrders]). who names the
+// account by its ID, or when token is set by an access token, valid at
+// now, which the same statement checks. On PostgreSQL the update locks
+// the row, and a placement that waited for it reads the row as the
+// previous one left it; SQLite transactions hold the database already.
 //
 // The error wraps [tradekit.ErrUnauthorized] for a token that is unknown,
 // expired or revoked, and [tradekit.ErrNotFound] for an unknown ID.
-func lockAccount(ctx context.Context, db bun.IDB, a account, n int, now time.Time) (account, error) {
-	var out account
-	q := db.NewUpdate().Model(&out).Set("order_seq = order_seq + ?", n).Returning("*")
-	if a.token != "" {
-		q = q.Where("id = (SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
-			a.token, kindAccess, now.UTC())
+func lockAccount(ctx context.Context, db bun.IDB, who account, n int, now time.Time) (account, error) {
+	l, err := lockAccountFor(ctx, db, who, n, now, "")
+	return l.account, err
+}
+
+// locked is what lockAccountFor reads: the account, and the id and type
+// of the Tradekit asset with the symbol asked for, nil when there is none.
+type locked struct {
+	account   `bun:",extend"`
+	AssetID   *uuid.UUID            `bun:"asset_id,scanonly"`
+	AssetType *marketdata.AssetType `bun:"asset_type,scanonly"`
+}
+
+// lockAccountFor is [lockAccount] that also reads, in the same
+// statement, the asset with the given symbol (none for "").
+func lockAccountFor(ctx context.Context, db bun.IDB, who account, n int, now time.Time, symbol string) (locked, error) {
+	var l locked
+	q := db.NewUpdate().Model(&l).Set("order_seq = order_seq + ?", n)
+	if symbol == "" {
+		q = q.Returning("*")
 	} else {
-		q = q.Where("id = ?", a.ID)
+		q = q.Returning("*, (SELECT id FROM assets WHERE symbol = ?) AS asset_id, (SELECT type FROM assets WHERE symbol = ?) AS asset_type",
+			symbol, symbol)
+	}
+	if who.token != "" {
+		q = q.Where("id = (SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
+			who.token, kindAccess, now.UTC())
+	} else {
+		q = q.Where("id = ?", who.ID)
 	}
 	if err := q.Scan(ctx); err != nil {
-		if errors.Is(err, sql.ErrNoRows) && a.token != "" {
-			return account{}, errUnauthorized
+		if errors.Is(err, sql.ErrNoRows) && who.token != "" {
+			return locked{}, errUnauthorized
 		}
-		return account{}, notFound(err, "account %s", a.ID)
+		return locked{}, notFound(err, "account %s", who.ID)
 	}
-	return out, nil
+	return l, nil
 }
 
 // cashUpdate is the statement of updateCash.
