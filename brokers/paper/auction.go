@@ -115,7 +115,7 @@ func (b *Broker) matchAuction(ctx context.Context, o *order) (bool, error) {
 	if b.clock().Before(a.at) {
 		return false, nil
 	}
-	bar, err := b.closes.get(ctx, *o.AssetID)
+	bar, err := b.closes.get(ctx, b.db, *o.AssetID)
 	if errors.Is(err, tradekit.ErrNotFound) || err == nil && bar.Date.Before(a.day) {
 		return false, nil // the session's bar is not stored yet
 	}

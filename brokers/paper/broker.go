@@ -225,10 +225,7 @@ func New(db bun.IDB, cfg Config) *Broker {
 		signupLimit: cfg.SignupLimit,
 		clientAddr:  cfg.ClientAddress,
 	}
-	b.closes = &lastCloses{md: b.md, version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
-	if b.closes.version == nil {
-		b.closes.version = b.md.PriceVersion
-	}
+	b.closes = &lastCloses{version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
 	for _, c := range cfg.Clients {
 		switch {
 		case c.ID == "":

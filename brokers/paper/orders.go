@@ -195,15 +195,20 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		orders = append(orders, &o.legs[i])
 	}
 	err = database.RunInTx(ctx, b.db, func(ctx context.Context, tx bun.IDB) error {
-		// The account, locked, and the order's asset in one statement.
+		// The account, locked, and the order's asset with its price
+		// version in one statement; the latest close is kept in memory
+		// per version, else read through the transaction (a read through
+		// the pool could wait for a connection that this transaction's
+		// waiters hold).
 		l, err := lockAccountFor(ctx, tx, who, len(orders), o.SubmittedAt, o.Symbol)
 		if err != nil {
 			return err
 		}
-		if l.AssetID == nil {
+		if l.Asset == nil {
 			return notTraded(o.Symbol)
 		}
-		last, err := b.price(ctx, o, *l.AssetID, assetClass(*l.AssetType))
+		p, err := b.closes.at(ctx, tx, l.Asset.ID, l.Asset.PricesVersion)
+		last, err := price(o, l.Asset.ID, assetClass(l.Asset.Type), p, err)
 		if err != nil {
 			return err
 		}
@@ -418,7 +423,8 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 	if err != nil {
 		return nil, decimal.Decimal{}, fmt.Errorf("paper: %w", err)
 	}
-	last, err := b.price(ctx, o, a.ID, assetClass(a.Type))
+	p, err := b.closes.get(ctx, b.db, a.ID)
+	last, err := price(o, a.ID, assetClass(a.Type), p, err)
 	return o, last, err
 }
 
@@ -469,10 +475,10 @@ func (b *Broker) draft(accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order
 
 // price completes the draft o (see [Broker.draft]) with its asset, of
 // the given id and Alpaca class, and for a trailing stop its mark and
-// stop price, and returns the asset's latest close. The error is a 422
-// when the asset has no stored price.
-func (b *Broker) price(ctx context.Context, o *order, assetID uuid.UUID, class string) (decimal.Decimal, error) {
-	last, err := b.closes.get(ctx, assetID)
+// stop price, from the asset's latest price last, whose close it
+// returns. err is the error of reading last: a 422 when the asset has no
+// stored price.
+func price(o *order, assetID uuid.UUID, class string, last marketdata.Price, err error) (decimal.Decimal, error) {
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", o.Symbol)}
 	} else if err != nil {
@@ -815,7 +821,7 @@ func (b *Broker) matchOrders(ctx context.Context, closes map[uuid.UUID]*decimal.
 		}
 		c, ok := closes[*o.AssetID]
 		if !ok {
-			p, err := b.closes.get(ctx, *o.AssetID)
+			p, err := b.closes.get(ctx, b.db, *o.AssetID)
 			switch {
 			case err == nil:
 				c = &p.Close

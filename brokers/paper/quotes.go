@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/marketdata"
@@ -19,7 +20,8 @@ import (
 // at all; otherwise one read of the version replaces the read of the
 // price. It is safe for concurrent use.
 type lastCloses struct {
-	md      *marketdata.Store
+	// version is Config.PriceVersion; when nil, the version is read from
+	// the database the caller names.
 	version func(ctx context.Context, assetID uuid.UUID) (marketdata.PriceVersion, error)
 
 	mu sync.Mutex
@@ -34,20 +36,33 @@ type lastClose struct {
 	ok      bool
 }
 
-// get returns the asset's latest stored price; the error wraps
-// [tradekit.ErrNotFound] when the asset has none. Call it outside a
-// transaction: it reads through the pool.
-func (c *lastCloses) get(ctx context.Context, assetID uuid.UUID) (marketdata.Price, error) {
-	v, err := c.version(ctx, assetID)
+// get returns the asset's latest stored price, reading it through db
+// when it is not kept. Call it outside a transaction: the version may be
+// read through the pool. The error wraps [tradekit.ErrNotFound] when the
+// asset has none.
+func (c *lastCloses) get(ctx context.Context, db bun.IDB, assetID uuid.UUID) (marketdata.Price, error) {
+	version := c.version
+	if version == nil {
+		version = marketdata.NewStore(db).PriceVersion
+	}
+	v, err := version(ctx, assetID)
 	if err != nil {
 		return marketdata.Price{}, fmt.Errorf("paper: %w", err)
 	}
+	return c.at(ctx, db, assetID, v.Version)
+}
+
+// at returns the asset's latest stored price at price version version,
+// which the caller read, reading it through db (a transaction, say) when
+// it is not kept.
+func (c *lastCloses) at(ctx context.Context, db bun.IDB, assetID uuid.UUID, version int64) (marketdata.Price, error) {
 	c.mu.Lock()
 	lc, hit := c.m[assetID]
 	c.mu.Unlock()
-	if !hit || lc.version != v.Version {
-		lc = lastClose{version: v.Version}
-		lc.price, err = c.md.LatestPrice(ctx, assetID)
+	if !hit || lc.version != version {
+		var err error
+		lc = lastClose{version: version}
+		lc.price, err = marketdata.NewStore(db).LatestPrice(ctx, assetID)
 		switch {
 		case err == nil:
 			lc.ok = true

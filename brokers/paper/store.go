@@ -197,24 +197,34 @@ func lockAccount(ctx context.Context, db bun.IDB, who account, n int, now time.T
 	return l.account, err
 }
 
-// locked is what lockAccountFor reads: the account, and the id and type
-// of the Tradekit asset with the symbol asked for, nil when there is none.
+// locked is what lockAccountFor reads: the account, and the Tradekit
+// asset with the symbol asked for, nil when there is none.
 type locked struct {
-	account   `bun:",extend"`
-	AssetID   *uuid.UUID            `bun:"asset_id,scanonly"`
-	AssetType *marketdata.AssetType `bun:"asset_type,scanonly"`
+	account `bun:",extend"`
+	Asset   *lockedAsset `bun:"asset,scanonly"`
+}
+
+// lockedAsset is the asset of [locked], as JSON.
+type lockedAsset struct {
+	ID            uuid.UUID            `json:"id"`
+	Type          marketdata.AssetType `json:"type"`
+	PricesVersion int64                `json:"prices_version"`
 }
 
 // lockAccountFor is [lockAccount] that also reads, in the same
-// statement, the asset with the given symbol (none for "").
+// statement, the asset with the given symbol (none for ""): its id, type
+// and price version.
 func lockAccountFor(ctx context.Context, db bun.IDB, who account, n int, now time.Time, symbol string) (locked, error) {
 	var l locked
 	q := db.NewUpdate().Model(&l).Set("order_seq = order_seq + ?", n)
 	if symbol == "" {
 		q = q.Returning("*")
 	} else {
-		q = q.Returning("*, (SELECT id FROM assets WHERE symbol = ?) AS asset_id, (SELECT type FROM assets WHERE symbol = ?) AS asset_type",
-			symbol, symbol)
+		asset := "(SELECT json_build_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
+		if db.Dialect().Name() == dialect.SQLite {
+			asset = "(SELECT json_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
+		}
+		q = q.Returning("*, "+asset+" AS asset", symbol)
 	}
 	if who.token != "" {
 		q = q.Where("id = (SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
