@@ -94,7 +94,7 @@ func (b *Broker) Handler() http.Handler {
 	mux.Handle("GET /v2/orders", b.api(b.handleOrders))
 	mux.Handle("POST /v2/orders", b.apiWith(b.authenticateLater, b.handlePlace))
 	mux.Handle("DELETE /v2/orders", b.api(b.handleCancelAll))
-	mux.Handle("GET /v2/orders/{id}", b.api(b.handleOrder))
+	mux.Handle("GET /v2/orders/{id}", b.apiWith(b.authenticateLater, b.handleOrder))
 	mux.Handle("PATCH /v2/orders/{id}", b.api(b.handleReplace))
 	mux.Handle("DELETE /v2/orders/{id}", b.api(b.handleCancel))
 	mux.Handle("GET /v2/orders:by_client_order_id", b.api(b.handleOrderByClientID))
@@ -283,10 +283,10 @@ func (b *Broker) authenticate(r *http.Request) (account, error) {
 }
 
 // authenticateLater is [Broker.authenticate] for a handler that reads
-// the account itself, in its own transaction: for a well-formed access
+// the account itself, with what it reads first: for a well-formed access
 // token it returns an account of which only token, the token's hash, is
-// set, and reads nothing; the handler resolves it with [lockAccount], or
-// [Broker.resolve] when it fails before.
+// set, and reads nothing; the handler resolves it with [lockAccount] or
+// [orderWithLegs], or [Broker.resolve] when it fails before.
 func (b *Broker) authenticateLater(r *http.Request) (account, error) {
 	if hasKeyHeaders(r) {
 		return b.authenticate(r)

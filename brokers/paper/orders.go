@@ -980,9 +980,12 @@ func (b *Broker) handlePlace(w http.ResponseWriter, r *http.Request, a account) 
 func (b *Broker) handleOrder(w http.ResponseWriter, r *http.Request, a account) error {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err != nil {
+		if _, err := b.resolve(r.Context(), a); err != nil {
+			return err // an invalid token is a 401 whatever the id
+		}
 		return fmt.Errorf("paper: %w", tradekit.ErrNotFound)
 	}
-	o, err := orderWithLegs(r.Context(), b.db, a.ID, id)
+	o, err := orderWithLegs(r.Context(), b.db, a, id, b.clock())
 	if err != nil {
 		return err
 	}

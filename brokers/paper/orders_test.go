@@ -294,7 +294,9 @@ func TestMatchExactlyOnce(t *testing.T) {
 // access token in the statement that locks the account: an order lands
 // in the token's account; an unknown, revoked or expired token is
 // Alpaca's 401, whether the order is valid or not; and a valid token
-// with an invalid order is a 422.
+// with an invalid order is a 422. GET /v2/orders/{id}, which checks its
+// token in the statement that reads the order, is a 401 for such tokens
+// whatever the id, and a 404 for another account's order.
 func TestPlaceChecksTheTokenFirst(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
@@ -327,6 +329,7 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 			orders[0].Symbol != "ACME" || orders[0].AssetClass != "us_equity" {
 			t.Fatalf("alice's orders: %d, %+v, want her 1 on ACME", st, orders)
 		}
+		aliceOrder := orders[0].ID
 		if st := e.get(t, bob.AccessToken, "/v2/orders?status=all", &orders); st != http.StatusOK || len(orders) != 0 {
 			t.Fatalf("bob's orders: %d, %d orders, want none", st, len(orders))
 		}
@@ -362,6 +365,28 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 		}
 		if st := e.get(t, "", "/v2/orders", nil); st != http.StatusUnauthorized {
 			t.Errorf("GET /v2/orders without a token: %d", st)
+		}
+		// GET /v2/orders/{id} checks its token in the statement that
+		// reads the order too.
+		for name, tok := range map[string]string{"unknown": string(unknown), "revoked": bob.AccessToken, "expired": alice.AccessToken} {
+			for _, id := range []string{aliceOrder, uuid.NewString(), "not-an-id"} {
+				var e2 alpaca.ErrorJSON
+				if st := e.get(t, tok, "/v2/orders/"+id, &e2); st != http.StatusUnauthorized {
+					t.Errorf("GET /v2/orders/%s with the %s token: %d, want 401", id, name, st)
+				}
+			}
+		}
+		e.clock.Add(-2 * time.Hour)
+		carol, _ := e.connect(t)
+		for _, c := range []struct {
+			tok, id string
+			want    int
+		}{{alice.AccessToken, aliceOrder, http.StatusOK}, {carol.AccessToken, aliceOrder, http.StatusNotFound},
+			{alice.AccessToken, uuid.NewString(), http.StatusNotFound}, {alice.AccessToken, "not-an-id", http.StatusNotFound}} {
+			var o alpaca.OrderJSON
+			if st := e.get(t, c.tok, "/v2/orders/"+c.id, &o); st != c.want || st == http.StatusOK && o.ID != aliceOrder {
+				t.Errorf("GET /v2/orders/%s: %d %s, want %d", c.id, st, o.ID, c.want)
+			}
 		}
 	})
 }

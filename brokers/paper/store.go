@@ -411,25 +411,51 @@ func orderByID(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order,
 	return o, nil
 }
 
-// orderWithLegs returns the account's order with the given id, its legs
-// (if it has any) in o.legs: both in one read.
-func orderWithLegs(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order, error) {
+// orderWithLegs returns the order with the given id of the account who
+// names (see [lockAccount]), with its legs (if it has any) in o.legs:
+// all in one read, with the check of who's access token when it names
+// the account by one. The error wraps [tradekit.ErrNotFound] for an
+// order that is not the account's, and [tradekit.ErrUnauthorized] for a
+// token that is unknown, expired or revoked.
+func orderWithLegs(ctx context.Context, db bun.IDB, who account, id uuid.UUID, now time.Time) (order, error) {
 	// By id and parent id alone, each an index; a condition on the
 	// account would make SQLite read the account's orders by it instead.
 	// A leg's account is its parent's.
-	var rows []order
-	err := db.NewSelect().Model(&rows).Where("id = ? OR parent_id = ?", id, id).Order("seq").Scan(ctx)
-	if err != nil {
+	var rows []struct {
+		order  `bun:",extend"`
+		Holder *uuid.UUID `bun:"holder,scanonly"` // the token's account
+	}
+	q := db.NewSelect().Model(&rows).Where("id = ? OR parent_id = ?", id, id).Order("seq")
+	if who.token != "" {
+		q = q.ColumnExpr(`"order".*`).ColumnExpr("(SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?) AS holder",
+			who.token, kindAccess, now.UTC())
+	}
+	if err := q.Scan(ctx); err != nil {
 		return order{}, fmt.Errorf("paper: order %s: %w", id, err)
 	}
 	var o order
 	var legs []order
+	accountID := who.ID
 	for _, x := range rows {
-		if x.ID == id {
-			o = x
-		} else {
-			legs = append(legs, x)
+		if x.Holder != nil {
+			accountID = *x.Holder
 		}
+		if x.ID == id {
+			o = x.order
+		} else {
+			legs = append(legs, x.order)
+		}
+	}
+	if who.token != "" && (len(rows) == 0 || accountID == uuid.Nil) {
+		// No row to carry the token's account, or no such account: the
+		// token decides between 401 and 404.
+		a, err := accountByAccessToken(ctx, db, who.token, now)
+		if errors.Is(err, tradekit.ErrNotFound) {
+			return order{}, errUnauthorized
+		} else if err != nil {
+			return order{}, err
+		}
+		accountID = a.ID
 	}
 	if o.ID != id || o.AccountID != accountID {
 		return order{}, notFound(sql.ErrNoRows, "order %s", id)
