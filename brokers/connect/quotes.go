@@ -14,6 +14,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/indicators"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -48,7 +49,7 @@ type quotes struct {
 func (q *quotes) get(ctx context.Context, db bun.IDB, assetID uuid.UUID, day calendar.Date) (quote, error) {
 	md := marketdata.NewStore(db)
 	version := md.PriceVersion
-	if _, inTx := db.(bun.Tx); !inTx && db.Dialect().Name() == dialect.PG {
+	if !database.InTx(db) && db.Dialect().Name() == dialect.PG {
 		version = q.version
 	}
 	v, err := version(ctx, assetID)

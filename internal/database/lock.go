@@ -23,9 +23,7 @@ import (
 // [bun.Tx] or a [Tx] of [RunInTx]: outside a transaction the lock would
 // end with its statement.
 func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
-	switch tx.(type) {
-	case bun.Tx, *Tx:
-	default:
+	if !InTx(tx) {
 		return errors.New("database: LockUser needs a transaction")
 	}
 	if tx.Dialect().Name() != dialect.PG {

@@ -66,6 +66,16 @@ func ExecAtCommit(ctx context.Context, tx bun.IDB, q Statement) error {
 	return err
 }
 
+// InTx reports whether db is a transaction: a [bun.Tx], or a [Tx] of
+// [RunInTx].
+func InTx(db bun.IDB) bool {
+	switch db.(type) {
+	case bun.Tx, *Tx:
+		return true
+	}
+	return false
+}
+
 // Statement is a bun query that [ExecAtCommit] runs: an insert, update,
 // delete or raw query that returns no rows.
 type Statement interface {
