@@ -41,12 +41,17 @@ func (s *Store) Guardrails(ctx context.Context, userID uuid.UUID) (brokers.Guard
 	if err != nil {
 		return brokers.Guardrails{}, nil, fmt.Errorf("connect: guardrails of %s: %w", userID, err)
 	}
+	return r.guardrails(), &r.UpdatedAt, nil
+}
+
+// guardrails returns the guardrails the row holds.
+func (r guardrailsRow) guardrails() brokers.Guardrails {
 	g := brokers.Guardrails{MaxDailyTrades: r.MaxDailyTrades, MaxPositionSizePct: r.MaxPositionSizePct,
 		MaxPortfolioRiskPct: r.MaxPortfolioRiskPct, StopLossRequired: r.StopLossRequired, AllowedAssetTypes: []string{}}
 	if r.AllowedAssetTypes != "" {
 		g.AllowedAssetTypes = strings.Split(r.AllowedAssetTypes, ",")
 	}
-	return g, &r.UpdatedAt, nil
+	return g
 }
 
 // newGuardrailsRow returns the row of the user's guardrails g, set at now.

@@ -29,22 +29,42 @@ const FillsChannel = "tradekit_fills"
 var errNoLedger = errors.New("connect: the connection has no ledger yet")
 
 // book is a connection's ledger as a check reads it: the portfolio with
-// its positions, the open orders that hold exposure in reserve, and how
-// many orders the user had accepted since a time.
+// its positions, the open orders that hold exposure in reserve, how many
+// orders the user had accepted since a time, and the user's guardrails.
 type book struct {
 	Portfolio
-	Open   []Order
-	Trades int
+	Open       []Order
+	Trades     int
+	Guardrails brokers.Guardrails
 }
 
 // bookHead is a connection's ledger as one statement reads it: the
-// portfolio, the count of its user's accepted orders since a time, and
-// its positions and open orders as JSON arrays.
+// portfolio, the count of its user's accepted orders since a time, its
+// positions and open orders as JSON arrays, and the user's guardrails
+// (all nil when the user never set any).
 type bookHead struct {
 	Portfolio `bun:",extend"`
 	Trades    int    `bun:"trades,scanonly"`
 	Held      string `bun:"held,scanonly"`
 	Open      string `bun:"open,scanonly"`
+
+	MaxDailyTrades      *int             `bun:"g_max_daily_trades,scanonly"`
+	MaxPositionSizePct  *decimal.Decimal `bun:"g_max_position_size_pct,scanonly"`
+	MaxPortfolioRiskPct *decimal.Decimal `bun:"g_max_portfolio_risk_pct,scanonly"`
+	StopLossRequired    *bool            `bun:"g_stop_loss_required,scanonly"`
+	AllowedAssetTypes   *string          `bun:"g_allowed_asset_types,scanonly"`
+}
+
+// guardrails returns the guardrails h holds, [brokers.DefaultGuardrails]
+// when it holds none.
+func (h *bookHead) guardrails() brokers.Guardrails {
+	if h.MaxDailyTrades == nil || h.MaxPositionSizePct == nil || h.MaxPortfolioRiskPct == nil ||
+		h.StopLossRequired == nil || h.AllowedAssetTypes == nil {
+		return brokers.DefaultGuardrails()
+	}
+	return guardrailsRow{MaxDailyTrades: *h.MaxDailyTrades, MaxPositionSizePct: *h.MaxPositionSizePct,
+		MaxPortfolioRiskPct: *h.MaxPortfolioRiskPct, StopLossRequired: *h.StopLossRequired,
+		AllowedAssetTypes: *h.AllowedAssetTypes}.guardrails()
 }
 
 // bookPosition is a position as bookHead's JSON holds it.
@@ -85,12 +105,15 @@ var (
 		'ledger_qty', ledger_qty)) FROM broker_orders WHERE connection_id = p.connection_id AND status = ?)`
 )
 
-// book reads the ledger of the connection, and the count of the user's
-// orders accepted (not rejected) since since, in one statement, so that
-// what it returns is one state of the ledger even when fills are being
-// recorded meanwhile (a fill moves an order out of the open ones and
-// into a position at once). The positions are in symbol order. The
-// error is errNoLedger when the connection has no portfolio yet.
+// book reads the ledger of the connection, the count of the user's
+// orders accepted (not rejected) since since, and the user's guardrails,
+// in one statement, so that what it returns is one state of the ledger
+// even when fills are being recorded meanwhile (a fill moves an order out
+// of the open ones and into a position at once); under the user's lock
+// (see [database.LockUser]), which a change of guardrails takes too, the
+// guardrails are those the previous order was checked against or a
+// change after it. The positions are in symbol order. The error is
+// errNoLedger when the connection has no portfolio yet.
 func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since time.Time) (book, error) {
 	heldExpr, openExpr := pgHeld, pgOpen
 	if s.db.Dialect().Name() == dialect.SQLite {
@@ -102,6 +125,10 @@ func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since 
 			userID, brokers.Rejected, since.UTC()).
 		ColumnExpr(heldExpr+" AS held").
 		ColumnExpr(openExpr+" AS open", brokers.Pending).
+		ColumnExpr("g.max_daily_trades AS g_max_daily_trades, g.max_position_size_pct AS g_max_position_size_pct").
+		ColumnExpr("g.max_portfolio_risk_pct AS g_max_portfolio_risk_pct, g.stop_loss_required AS g_stop_loss_required").
+		ColumnExpr("g.allowed_asset_types AS g_allowed_asset_types").
+		Join("LEFT JOIN broker_guardrails AS g ON g.user_id = ?", userID).
 		Where("p.connection_id = ?", connectionID).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return book{}, errNoLedger
@@ -114,7 +141,7 @@ func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since 
 	if err := errors.Join(json.Unmarshal([]byte(head.Held), &held), json.Unmarshal([]byte(head.Open), &open)); err != nil {
 		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
 	}
-	b := book{Portfolio: head.Portfolio, Trades: head.Trades, Open: make([]Order, len(open))}
+	b := book{Portfolio: head.Portfolio, Trades: head.Trades, Open: make([]Order, len(open)), Guardrails: head.guardrails()}
 	b.Positions = make([]Position, len(held))
 	for i, p := range held {
 		b.Positions[i] = Position{PortfolioID: head.ID, Symbol: p.Symbol, AssetID: p.AssetID, Quantity: p.Quantity,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -65,36 +66,33 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 			return replay(prev, hash, err)
 		}
 	}
-	// The asset, the connection, the guardrails and the asset's quote at
-	// once: none changes with the user's orders, so none needs the
-	// user's lock.
+	// The asset, the connection and the asset's quote at once: none
+	// changes with the user's orders, so none needs the user's lock (the
+	// guardrails, which a change takes the lock for, are read with the
+	// ledger).
 	var a marketdata.Asset
 	var conn Connection
 	var tr brokers.Trader
-	var g brokers.Guardrails
 	var q quote
 	var assetErr, connErr, quoteErr error
-	var reads errgroup.Group
-	reads.Go(func() error {
+	var reads sync.WaitGroup
+	reads.Add(3)
+	go func() {
+		defer reads.Done()
 		a, assetErr = s.readAsset(ctx, in.AssetID)
-		return nil
-	})
-	reads.Go(func() error {
+	}()
+	go func() {
+		defer reads.Done()
 		conn, tr, connErr = s.trader(ctx, userID, in.ConnectionID)
-		return nil
-	})
-	reads.Go(func() (err error) {
-		g, _, err = NewStore(s.db).Guardrails(ctx, userID)
-		return err
-	})
-	reads.Go(func() error {
+	}()
+	go func() {
+		defer reads.Done()
 		// An unknown asset is readAsset's error; on any error accept
 		// reads the quote again.
 		q, quoteErr = s.quotes.get(ctx, s.db, in.AssetID, calendar.DateOf(s.now()))
-		return nil
-	})
-	werr := reads.Wait()
-	if err := firstErr(assetErr, connErr, werr); err != nil {
+	}()
+	reads.Wait()
+	if err := firstErr(assetErr, connErr); err != nil {
 		return Placement{}, err
 	}
 	o = withAsset(o, a)
@@ -102,11 +100,11 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	if quoteErr == nil {
 		known[a.ID] = q
 	}
-	p, err := s.accept(ctx, userID, conn, g, known, in, o, hash)
+	p, err := s.accept(ctx, userID, conn, known, in, o, hash)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
 		if err = s.firstPull(ctx, conn.ID); err == nil {
-			p, err = s.accept(ctx, userID, conn, g, known, in, o, hash)
+			p, err = s.accept(ctx, userID, conn, known, in, o, hash)
 		}
 	}
 	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
@@ -117,11 +115,11 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	return p, nil
 }
 
-// accept checks o against the user's guardrails g, the connection's
-// ledger and the quotes of the assets (those in known already read), and
+// accept checks o against the user's guardrails, the connection's ledger
+// and the quotes of the assets (those in known already read), and
 // records it, pending with its reservation or rejected, in one
 // transaction under the user's lock (see [Service.PlaceOrder]).
-func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, g brokers.Guardrails, known map[uuid.UUID]quote, in OrderInput, o brokers.Order, hash string) (Placement, error) {
+func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, known map[uuid.UUID]quote, in OrderInput, o brokers.Order, hash string) (Placement, error) {
 	// One placement per user at a time in this process, then in the
 	// database: the waiters queue here without holding a connection.
 	mu := &s.placing[userID[15]%uint8(len(s.placing))]
@@ -141,7 +139,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 				return err
 			}
 		}
-		cc, reserve, err := s.checkContext(ctx, st, userID, conn.ID, in.AssetID, o, now, known)
+		cc, g, reserve, err := s.checkContext(ctx, st, userID, conn.ID, in.AssetID, o, now, known)
 		if err != nil {
 			return noPrice(err, o.Symbol)
 		}
@@ -215,11 +213,7 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 		return nil
 	})
 	reads.Go(func() (err error) {
-		g, _, err = st.Guardrails(ctx, userID)
-		return err
-	})
-	reads.Go(func() (err error) {
-		cc, _, err = s.checkContext(ctx, st, userID, in.ConnectionID, in.AssetID, o, now, nil)
+		cc, g, _, err = s.checkContext(ctx, st, userID, in.ConnectionID, in.AssetID, o, now, nil)
 		return err
 	})
 	werr := reads.Wait()
@@ -289,9 +283,10 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 	return c, nil
 }
 
-// checkContext reads what the guardrails need besides the order o on
-// the asset assetID, from the connection's ledger in st and the quotes of
-// the assets (those in known are not read again): the count of the
+// checkContext reads the user's guardrails, and what they need besides
+// the order o on the asset assetID, from the connection's ledger in st
+// and the quotes of the assets (those in known are not read again): the
+// count of the
 // user's orders accepted today (UTC), the ledger's cash, its positions
 // valued at their assets' latest closes (equity is the cash plus their
 // values), the stop-loss each carries, the open orders' reservations, and
@@ -302,10 +297,10 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 // Config.SlippageBps. The error is errNoLedger before the connection's
 // first sync, and errNoPrice for a market order on an asset without a
 // stored price.
-func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectionID, assetID uuid.UUID, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, decimal.Decimal, error) {
+func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectionID, assetID uuid.UUID, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, brokers.Guardrails, decimal.Decimal, error) {
 	b, err := st.book(ctx, connectionID, userID, brokers.UTCDay(now))
 	if err != nil {
-		return brokers.Context{}, decimal.Decimal{}, err
+		return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
 	}
 	today := calendar.DateOf(now)
 	seen := map[uuid.UUID]quote{} // each asset's quote read once
@@ -322,10 +317,10 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 	}
 	q, err := quoteOf(assetID)
 	if err != nil {
-		return brokers.Context{}, decimal.Decimal{}, err
+		return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
 	}
 	if !q.ok && o.Type == brokers.Market {
-		return brokers.Context{}, decimal.Decimal{}, errNoPrice
+		return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, errNoPrice
 	}
 	c := brokers.Context{Price: q.price, ATR: q.atr, Cash: b.Cash, Equity: b.Cash, TradesToday: b.Trades,
 		Positions: make([]brokers.Held, 0, len(b.Positions)), Open: make([]brokers.Reservation, 0, len(b.Open))}
@@ -334,7 +329,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 		if p.AssetID != nil {
 			pq, err := quoteOf(*p.AssetID)
 			if err != nil {
-				return brokers.Context{}, decimal.Decimal{}, err
+				return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
 			}
 			h.Price, h.ATR = pq.price, pq.atr
 		}
@@ -355,7 +350,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 			StopLossPrice: x.StopLossPrice}
 		xq, err := quoteOf(x.AssetID)
 		if err != nil {
-			return brokers.Context{}, decimal.Decimal{}, err
+			return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
 		}
 		r.Price, r.ATR = xq.price, xq.atr
 		if x.ReservedPrice != nil {
@@ -367,5 +362,5 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 	if o.LimitPrice != nil {
 		reserve = *o.LimitPrice
 	}
-	return c, reserve, nil
+	return c, b.Guardrails, reserve, nil
 }
