@@ -6,17 +6,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/marketdata"
 )
 
 // FillsChannel is the PostgreSQL notification channel on which a recorded
@@ -47,6 +52,12 @@ type bookHead struct {
 	Trades    int    `bun:"trades,scanonly"`
 	Held      string `bun:"held,scanonly"`
 	Open      string `bun:"open,scanonly"`
+
+	// With an order's book (see [Store.orderBook]): the connection, and
+	// the asset with its price version, zero when there is no such asset.
+	Conn         Connection       `bun:"embed:c_"`
+	Asset        marketdata.Asset `bun:"embed:a_"`
+	AssetVersion *int64           `bun:"a_prices_version,scanonly"`
 
 	MaxDailyTrades      *int             `bun:"g_max_daily_trades,scanonly"`
 	MaxPositionSizePct  *decimal.Decimal `bun:"g_max_position_size_pct,scanonly"`
@@ -115,12 +126,24 @@ var (
 // change after it. The positions are in symbol order. The error is
 // errNoLedger when the connection has no portfolio yet.
 func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since time.Time) (book, error) {
+	var head bookHead
+	err := s.bookQuery(&head, connectionID, userID, since).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return book{}, errNoLedger
+	}
+	if err != nil {
+		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
+	}
+	return head.book(connectionID)
+}
+
+// bookQuery is the statement of [Store.book], into head.
+func (s *Store) bookQuery(head *bookHead, connectionID, userID uuid.UUID, since time.Time) *bun.SelectQuery {
 	heldExpr, openExpr := pgHeld, pgOpen
 	if s.db.Dialect().Name() == dialect.SQLite {
 		heldExpr, openExpr = sqliteHeld, sqliteOpen
 	}
-	var head bookHead
-	err := s.db.NewSelect().Model(&head).ModelTableExpr("portfolios AS p").ColumnExpr("p.*").
+	return s.db.NewSelect().Model(head).ModelTableExpr("portfolios AS p").ColumnExpr("p.*").
 		ColumnExpr("(SELECT count(*) FROM broker_orders WHERE user_id = ? AND status <> ? AND created_at >= ?) AS trades",
 			userID, brokers.Rejected, since.UTC()).
 		ColumnExpr(heldExpr+" AS held").
@@ -129,13 +152,11 @@ func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since 
 		ColumnExpr("g.max_portfolio_risk_pct AS g_max_portfolio_risk_pct, g.stop_loss_required AS g_stop_loss_required").
 		ColumnExpr("g.allowed_asset_types AS g_allowed_asset_types").
 		Join("LEFT JOIN broker_guardrails AS g ON g.user_id = ?", userID).
-		Where("p.connection_id = ?", connectionID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return book{}, errNoLedger
-	}
-	if err != nil {
-		return book{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
-	}
+		Where("p.connection_id = ?", connectionID)
+}
+
+// book returns the book that head holds.
+func (head *bookHead) book(connectionID uuid.UUID) (book, error) {
 	var held []bookPosition
 	var open []bookOrder
 	if err := errors.Join(json.Unmarshal([]byte(head.Held), &held), json.Unmarshal([]byte(head.Open), &open)); err != nil {
@@ -153,6 +174,64 @@ func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since 
 			StopLossPrice: o.StopLossPrice, ReservedPrice: o.ReservedPrice, LedgerQty: o.LedgerQty}
 	}
 	return b, nil
+}
+
+// orderBook is what an order's check reads in one statement: the book,
+// the connection and the order's asset.
+type orderBook struct {
+	book
+	Connection Connection
+	// Asset is the order's asset, with a zero ID when there is none,
+	// and AssetVersion its price version.
+	Asset        marketdata.Asset
+	AssetVersion int64
+}
+
+// errNoBook reports that [Store.orderBook] found no row: the connection
+// is not the user's, or has no ledger yet.
+var errNoBook = errors.New("connect: no such connection with a ledger")
+
+// orderBookColumns returns the columns that select a connection as c and
+// an asset as a into bookHead's Conn and Asset: each alias.column AS
+// alias_column.
+var orderBookColumns = sync.OnceValues(func() (string, string) {
+	tables := schema.NewTables(pgdialect.New()) // the names alone, the same in both dialects
+	prefixed := func(typ reflect.Type, alias string) string {
+		var cols []string
+		for _, f := range tables.Get(typ).Fields {
+			cols = append(cols, alias+"."+f.Name+" AS "+alias+"_"+f.Name)
+		}
+		return strings.Join(cols, ", ")
+	}
+	return prefixed(reflect.TypeFor[Connection](), "c"), prefixed(reflect.TypeFor[marketdata.Asset](), "a")
+})
+
+// orderBook reads, in one statement, the book of the connection (as
+// [Store.book] does), the connection, which must be the user's, and the
+// asset with the given id with its price version. The error is errNoBook
+// when there is no row.
+func (s *Store) orderBook(ctx context.Context, connectionID, userID, assetID uuid.UUID, since time.Time) (orderBook, error) {
+	var head bookHead
+	connectionColumns, assetColumns := orderBookColumns()
+	err := s.bookQuery(&head, connectionID, userID, since).
+		ColumnExpr(connectionColumns).Join("JOIN broker_connections AS c ON c.id = p.connection_id AND c.user_id = ?", userID).
+		ColumnExpr(assetColumns+", a.prices_version AS a_prices_version").Join("LEFT JOIN assets AS a ON a.id = ?", assetID).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return orderBook{}, errNoBook
+	}
+	if err != nil {
+		return orderBook{}, fmt.Errorf("connect: the ledger of %s: %w", connectionID, err)
+	}
+	b, err := head.book(connectionID)
+	if err != nil {
+		return orderBook{}, err
+	}
+	ob := orderBook{book: b, Connection: head.Conn, Asset: head.Asset}
+	if head.AssetVersion != nil {
+		ob.AssetVersion = *head.AssetVersion
+	}
+	return ob, nil
 }
 
 // sideSign returns 1 for a buy and -1 for a sell.

@@ -95,9 +95,14 @@ func withAsset(o brokers.Order, a marketdata.Asset) brokers.Order {
 func (s *Service) readAsset(ctx context.Context, id uuid.UUID) (marketdata.Asset, error) {
 	a, err := marketdata.NewStore(s.db).Asset(ctx, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return a, &tradekit.ParamError{Param: "assetId", Msg: "no asset has the id " + id.String()}
+		return a, unknownAsset(id)
 	}
 	return a, err
+}
+
+// unknownAsset is the error of an order on an asset id that no asset has.
+func unknownAsset(id uuid.UUID) error {
+	return &tradekit.ParamError{Param: "assetId", Msg: "no asset has the id " + id.String()}
 }
 
 // replay returns the earlier order prev, with the same client order id as

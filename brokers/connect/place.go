@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,45 +65,11 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 			return replay(prev, hash, err)
 		}
 	}
-	// The asset, the connection and the asset's quote at once: none
-	// changes with the user's orders, so none needs the user's lock (the
-	// guardrails, which a change takes the lock for, are read with the
-	// ledger).
-	var a marketdata.Asset
-	var conn Connection
-	var tr brokers.Trader
-	var q quote
-	var assetErr, connErr, quoteErr error
-	var reads sync.WaitGroup
-	reads.Add(3)
-	go func() {
-		defer reads.Done()
-		a, assetErr = s.readAsset(ctx, in.AssetID)
-	}()
-	go func() {
-		defer reads.Done()
-		conn, tr, connErr = s.trader(ctx, userID, in.ConnectionID)
-	}()
-	go func() {
-		defer reads.Done()
-		// An unknown asset is readAsset's error; on any error accept
-		// reads the quote again.
-		q, quoteErr = s.quotes.get(ctx, s.db, in.AssetID, calendar.DateOf(s.now()))
-	}()
-	reads.Wait()
-	if err := firstErr(assetErr, connErr); err != nil {
-		return Placement{}, err
-	}
-	o = withAsset(o, a)
-	known := map[uuid.UUID]quote{}
-	if quoteErr == nil {
-		known[a.ID] = q
-	}
-	p, err := s.accept(ctx, userID, conn, known, in, o, hash)
+	p, tr, err := s.accept(ctx, userID, in, o, hash)
 	if errors.Is(err, errNoLedger) {
 		// The first sync has not written the ledger yet: write it now.
-		if err = s.firstPull(ctx, conn.ID); err == nil {
-			p, err = s.accept(ctx, userID, conn, known, in, o, hash)
+		if err = s.firstPull(ctx, in.ConnectionID); err == nil {
+			p, tr, err = s.accept(ctx, userID, in, o, hash)
 		}
 	}
 	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
@@ -116,10 +81,13 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 }
 
 // accept checks o against the user's guardrails, the connection's ledger
-// and the quotes of the assets (those in known already read), and
-// records it, pending with its reservation or rejected, in one
-// transaction under the user's lock (see [Service.PlaceOrder]).
-func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection, known map[uuid.UUID]quote, in OrderInput, o brokers.Order, hash string) (Placement, error) {
+// and the quotes of the assets, and records it, pending with its
+// reservation or rejected, in one transaction under the user's lock (see
+// [Service.PlaceOrder]); it returns the trader of the connection. One
+// statement reads the asset, the connection, the guardrails and the
+// ledger ([Store.orderBook]); the asset's quote is kept per price version
+// ([quotes.at]).
+func (s *Service) accept(ctx context.Context, userID uuid.UUID, in OrderInput, o brokers.Order, hash string) (Placement, brokers.Trader, error) {
 	// One placement per user at a time in this process, then in the
 	// database: the waiters queue here without holding a connection.
 	mu := &s.placing[userID[15]%uint8(len(s.placing))]
@@ -127,6 +95,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 	defer mu.Unlock()
 	now := s.now()
 	var p Placement
+	var tr brokers.Trader
 	err := database.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
 		if err := database.LockUser(ctx, tx, userID); err != nil {
 			return err
@@ -139,11 +108,33 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 				return err
 			}
 		}
-		cc, g, reserve, err := s.checkContext(ctx, st, userID, conn.ID, in.AssetID, o, now, known)
+		ob, err := st.orderBook(ctx, in.ConnectionID, userID, in.AssetID, brokers.UTCDay(now))
+		if errors.Is(err, errNoBook) {
+			return s.noBook(ctx, tx, userID, in)
+		}
+		if err != nil {
+			return err
+		}
+		// The errors in PlaceOrder's order: the asset's, the connection's.
+		if ob.Asset.ID == uuid.Nil {
+			return unknownAsset(in.AssetID)
+		}
+		if err := checkActive(ob.Connection); err != nil {
+			return err
+		}
+		if tr, err = s.traderOf(&ob.Connection); err != nil {
+			return err
+		}
+		o = withAsset(o, ob.Asset)
+		q, err := s.quotes.at(ctx, tx, ob.Asset.ID, ob.AssetVersion, calendar.DateOf(now))
+		if err != nil {
+			return err
+		}
+		cc, reserve, err := s.checkContext(ctx, st, ob.book, in.AssetID, o, now, map[uuid.UUID]quote{ob.Asset.ID: q})
 		if err != nil {
 			return noPrice(err, o.Symbol)
 		}
-		if p.Check, err = brokers.Check(o, g, cc); err != nil {
+		if p.Check, err = brokers.Check(o, ob.Guardrails, cc); err != nil {
 			return err
 		}
 		p.Order = newOrder(userID, in, o, hash, now)
@@ -163,7 +154,26 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, conn Connection,
 		}
 		return nil
 	})
-	return p, err
+	return p, tr, err
+}
+
+// noBook returns why [Store.orderBook] found no row for in, read through
+// tx, in PlaceOrder's order: an unknown asset, a connection that is not
+// the user's or not active, else errNoLedger.
+func (s *Service) noBook(ctx context.Context, tx bun.IDB, userID uuid.UUID, in OrderInput) error {
+	if _, err := marketdata.NewStore(tx).Asset(ctx, in.AssetID); errors.Is(err, tradekit.ErrNotFound) {
+		return unknownAsset(in.AssetID)
+	} else if err != nil {
+		return err
+	}
+	c, err := NewStore(tx).Connection(ctx, userID, in.ConnectionID)
+	if err != nil {
+		return err
+	}
+	if err := checkActive(c); err != nil {
+		return err
+	}
+	return errNoLedger
 }
 
 // Preview is what [Service.PreviewOrder] finds of an order.
@@ -212,8 +222,13 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 		_, connErr = s.activeConnection(ctx, userID, in.ConnectionID)
 		return nil
 	})
-	reads.Go(func() (err error) {
-		cc, g, _, err = s.checkContext(ctx, st, userID, in.ConnectionID, in.AssetID, o, now, nil)
+	reads.Go(func() error {
+		b, err := st.book(ctx, in.ConnectionID, userID, brokers.UTCDay(now))
+		if err != nil {
+			return err
+		}
+		g = b.Guardrails
+		cc, _, err = s.checkContext(ctx, st, b, in.AssetID, o, now, nil)
 		return err
 	})
 	werr := reads.Wait()
@@ -276,11 +291,20 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 	if err != nil {
 		return Connection{}, err
 	}
-	if c.Status != Active {
-		return Connection{}, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict,
-			"broker connection %s is %s: orders go through an active connection only", c.ID, c.Status))
+	if err := checkActive(c); err != nil {
+		return Connection{}, err
 	}
 	return c, nil
+}
+
+// checkActive refuses ([tradekit.ErrConflict]) a connection that is not
+// active.
+func checkActive(c Connection) error {
+	if c.Status != Active {
+		return fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict,
+			"broker connection %s is %s: orders go through an active connection only", c.ID, c.Status))
+	}
+	return nil
 }
 
 // checkContext reads the user's guardrails, and what they need besides
@@ -297,11 +321,7 @@ func (s *Service) activeConnection(ctx context.Context, userID, id uuid.UUID) (C
 // Config.SlippageBps. The error is errNoLedger before the connection's
 // first sync, and errNoPrice for a market order on an asset without a
 // stored price.
-func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectionID, assetID uuid.UUID, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, brokers.Guardrails, decimal.Decimal, error) {
-	b, err := st.book(ctx, connectionID, userID, brokers.UTCDay(now))
-	if err != nil {
-		return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
-	}
+func (s *Service) checkContext(ctx context.Context, st *Store, b book, assetID uuid.UUID, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, decimal.Decimal, error) {
 	today := calendar.DateOf(now)
 	seen := map[uuid.UUID]quote{} // each asset's quote read once
 	for id, q := range known {
@@ -317,10 +337,10 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 	}
 	q, err := quoteOf(assetID)
 	if err != nil {
-		return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
+		return brokers.Context{}, decimal.Decimal{}, err
 	}
 	if !q.ok && o.Type == brokers.Market {
-		return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, errNoPrice
+		return brokers.Context{}, decimal.Decimal{}, errNoPrice
 	}
 	c := brokers.Context{Price: q.price, ATR: q.atr, Cash: b.Cash, Equity: b.Cash, TradesToday: b.Trades,
 		Positions: make([]brokers.Held, 0, len(b.Positions)), Open: make([]brokers.Reservation, 0, len(b.Open))}
@@ -329,7 +349,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 		if p.AssetID != nil {
 			pq, err := quoteOf(*p.AssetID)
 			if err != nil {
-				return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
+				return brokers.Context{}, decimal.Decimal{}, err
 			}
 			h.Price, h.ATR = pq.price, pq.atr
 		}
@@ -350,7 +370,7 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 			StopLossPrice: x.StopLossPrice}
 		xq, err := quoteOf(x.AssetID)
 		if err != nil {
-			return brokers.Context{}, brokers.Guardrails{}, decimal.Decimal{}, err
+			return brokers.Context{}, decimal.Decimal{}, err
 		}
 		r.Price, r.ATR = xq.price, xq.atr
 		if x.ReservedPrice != nil {
@@ -362,5 +382,5 @@ func (s *Service) checkContext(ctx context.Context, st *Store, userID, connectio
 	if o.LimitPrice != nil {
 		reserve = *o.LimitPrice
 	}
-	return c, b.Guardrails, reserve, nil
+	return c, reserve, nil
 }

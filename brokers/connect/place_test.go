@@ -435,6 +435,12 @@ func (f *fixture) refusals(t *testing.T) []refusal {
 		{"PendingConnection", f.user, marketOrder(pending, f.acme, brokers.Buy, "1"), tradekit.ErrConflict, ""},
 		{"AnotherUsersConnection", other, marketOrder(f.conn, f.acme, brokers.Buy, "1"), tradekit.ErrNotFound, ""},
 		{"UnknownConnection", f.user, marketOrder(Connection{ID: uuid.New()}, f.acme, brokers.Buy, "1"), tradekit.ErrNotFound, ""},
+		// The asset's error comes before the connection's.
+		{"UnknownAsset", f.user, marketOrder(f.conn, marketdata.Asset{ID: uuid.New()}, brokers.Buy, "1"), tradekit.ErrInvalid, "assetId"},
+		{"UnknownAssetOnAnotherUsersConnection", other, marketOrder(f.conn, marketdata.Asset{ID: uuid.New()}, brokers.Buy, "1"),
+			tradekit.ErrInvalid, "assetId"},
+		{"UnknownAssetOnAPendingConnection", f.user, marketOrder(pending, marketdata.Asset{ID: uuid.New()}, brokers.Buy, "1"),
+			tradekit.ErrInvalid, "assetId"},
 	}
 }
 

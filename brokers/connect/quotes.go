@@ -56,14 +56,22 @@ func (q *quotes) get(ctx context.Context, db bun.IDB, assetID uuid.UUID, day cal
 	if err != nil {
 		return quote{}, err
 	}
+	return q.at(ctx, db, assetID, v.Version, day)
+}
+
+// at returns the asset's quote on day at its price version version, which
+// the caller read: from memory when it was computed for them, else read
+// through db and computed.
+func (q *quotes) at(ctx context.Context, db bun.IDB, assetID uuid.UUID, version int64, day calendar.Date) (quote, error) {
 	q.mu.Lock()
 	c, ok := q.m[assetID]
 	q.mu.Unlock()
-	if ok && c.version == v.Version && c.day == day {
+	if ok && c.version == version && c.day == day {
 		return c, nil
 	}
-	c = quote{version: v.Version, day: day}
-	if c.price, c.atr, c.ok, err = market(ctx, md, assetID, day); err != nil {
+	c = quote{version: version, day: day}
+	var err error
+	if c.price, c.atr, c.ok, err = market(ctx, marketdata.NewStore(db), assetID, day); err != nil {
 		return quote{}, err
 	}
 	q.mu.Lock()

@@ -16,6 +16,16 @@
 // commits instead of in SQLite's busy handler, which sleeps 1, 2, 5 ms
 // and more between tries; the busy timeout still covers other processes.
 //
+// [RunInTx] runs the short transactions of the order path with fewer
+// round trips on PostgreSQL: pgdriver sends each statement as a simple
+// query, which may hold several statements, so BEGIN goes with the
+// transaction's first statement, [LockUser]'s lock with the next one, and
+// the last writes, whose results the transaction does not read
+// ([ExecAtCommit]), with the COMMIT. In READ COMMITTED each statement of
+// such a message reads the database as it is when that statement starts,
+// so a read sent after the lock sees what the lock's previous holder
+// committed.
+//
 // The schema is one ordered list of SQL files per dialect, embedded in the
 // binary (migrations/postgres and migrations/sqlite, same file names).
 // [Migrate] applies the pending ones, each in its own transaction. On
