@@ -16,8 +16,6 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/internal/database"
@@ -192,18 +190,10 @@ type orderBook struct {
 var errNoBook = errors.New("connect: no such connection with a ledger")
 
 // orderBookColumns returns the columns that select a connection as c and
-// an asset as a into bookHead's Conn and Asset: each alias.column AS
-// alias_column.
+// an asset as a into bookHead's Conn and Asset.
 var orderBookColumns = sync.OnceValues(func() (string, string) {
-	tables := schema.NewTables(pgdialect.New()) // the names alone, the same in both dialects
-	prefixed := func(typ reflect.Type, alias string) string {
-		var cols []string
-		for _, f := range tables.Get(typ).Fields {
-			cols = append(cols, alias+"."+f.Name+" AS "+alias+"_"+f.Name)
-		}
-		return strings.Join(cols, ", ")
-	}
-	return prefixed(reflect.TypeFor[Connection](), "c"), prefixed(reflect.TypeFor[marketdata.Asset](), "a")
+	return database.PrefixedColumns(reflect.TypeFor[Connection](), "c"),
+		database.PrefixedColumns(reflect.TypeFor[marketdata.Asset](), "a")
 })
 
 // orderBook reads, in one statement, the book of the connection (as
