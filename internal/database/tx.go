@@ -90,10 +90,10 @@ type Tx struct {
 	// pending are the statements that go with the next one, BEGIN first
 	// until it is sent.
 	pending []string
-	// begun reports whether BEGIN was sent; broken, whether the
-	// connection may be left inside the transaction, so that it must not
-	// go back to the pool.
-	begun, broken bool
+	// begun reports whether BEGIN was sent, ended whether COMMIT or
+	// ROLLBACK was then; broken, whether the connection may be left
+	// inside the transaction, so that it must not go back to the pool.
+	begun, ended, broken bool
 }
 
 var _ bun.IDB = (*Tx)(nil)
@@ -138,6 +138,7 @@ func (tx *Tx) commit(ctx context.Context) error {
 		tx.rollback(ctx)
 		return fmt.Errorf("database: commit: %w", err)
 	}
+	tx.ended = true
 	return nil
 }
 
@@ -151,12 +152,14 @@ func (tx *Tx) rollback(ctx context.Context) {
 	if _, err := tx.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
 		tx.broken = true
 	}
+	tx.ended = true
 }
 
 // close returns the connection to the pool, or discards it when the
-// transaction may still be open on it.
+// transaction may still be open on it (after a failed ROLLBACK, or when
+// fn panicked).
 func (tx *Tx) close() {
-	if tx.broken {
+	if tx.broken || tx.begun && !tx.ended {
 		_ = tx.conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	_ = tx.conn.Close()

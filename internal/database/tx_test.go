@@ -166,5 +166,22 @@ func TestRunInTx(t *testing.T) {
 		if err == nil {
 			t.Error("a nested transaction was begun")
 		}
+
+		// A panic inside leaves no connection in the pool inside the
+		// transaction: what it wrote is gone.
+		func() {
+			defer func() { _ = recover() }()
+			_ = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
+				if _, err := tx.NewRaw("DELETE FROM tx_probe").Exec(ctx); err != nil {
+					return err
+				}
+				panic("inside the transaction")
+			})
+		}()
+		for i := 0; i < 2; i++ {
+			if n := count(db); n != 2 {
+				t.Errorf("read %d after a panic inside a transaction: %d rows, want 2", i, n)
+			}
+		}
 	})
 }
