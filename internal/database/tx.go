@@ -87,8 +87,8 @@ type Statement interface {
 type Tx struct {
 	db   *bun.DB
 	conn bun.Conn
-	// pending are the statements that go with the next one, BEGIN first
-	// until it is sent.
+	// pending are the statements that go with the next one (after BEGIN,
+	// until it is sent).
 	pending []string
 	// begun reports whether BEGIN was sent, ended whether COMMIT or
 	// ROLLBACK was then; broken, whether the connection may be left
