@@ -307,20 +307,18 @@ func checkActive(c Connection) error {
 	return nil
 }
 
-// checkContext reads the user's guardrails, and what they need besides
-// the order o on the asset assetID, from the connection's ledger in st
-// and the quotes of the assets (those in known are not read again): the
-// count of the
-// user's orders accepted today (UTC), the ledger's cash, its positions
-// valued at their assets' latest closes (equity is the cash plus their
-// values), the stop-loss each carries, the open orders' reservations, and
-// the order's asset's latest close and ATR(14). A position whose symbol
-// is no Tradekit asset or has no price is valued at the broker's value,
-// else at its average cost. It also returns the price at which the order
-// would reserve exposure: its limit price, or the latest close plus
-// Config.SlippageBps. The error is errNoLedger before the connection's
-// first sync, and errNoPrice for a market order on an asset without a
-// stored price.
+// checkContext returns what the guardrails need besides the order o on
+// the asset assetID, from the connection's book b (see [Store.book]) and
+// the quotes of the assets, read through st (those in known are not read
+// again): the count of the user's orders accepted today (UTC), the
+// ledger's cash, its positions valued at their assets' latest closes
+// (equity is the cash plus their values), the stop-loss each carries,
+// the open orders' reservations, and the order's asset's latest close and
+// ATR(14). A position whose symbol is no Tradekit asset or has no price
+// is valued at the broker's value, else at its average cost. It also
+// returns the price at which the order would reserve exposure: its limit
+// price, or the latest close plus Config.SlippageBps. The error is
+// errNoPrice for a market order on an asset without a stored price.
 func (s *Service) checkContext(ctx context.Context, st *Store, b book, assetID uuid.UUID, o brokers.Order, now time.Time, known map[uuid.UUID]quote) (brokers.Context, decimal.Decimal, error) {
 	today := calendar.DateOf(now)
 	seen := map[uuid.UUID]quote{} // each asset's quote read once

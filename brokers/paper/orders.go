@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -706,12 +706,7 @@ func (b *Broker) matchPlaced(ctx context.Context) (int, error) {
 	if len(open) == 0 {
 		return 0, nil
 	}
-	sort.SliceStable(open, func(i, j int) bool {
-		if !open[i].SubmittedAt.Equal(open[j].SubmittedAt) {
-			return open[i].SubmittedAt.Before(open[j].SubmittedAt)
-		}
-		return open[i].Seq < open[j].Seq
-	})
+	slices.SortStableFunc(open, byPlacement)
 	closes := map[uuid.UUID]*decimal.Decimal{}
 	filled, again, err := b.matchOrders(ctx, closes, open)
 	if err != nil || !again {

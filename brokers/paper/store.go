@@ -17,6 +17,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -227,8 +228,7 @@ func lockAccountFor(ctx context.Context, db bun.IDB, who account, n int, now tim
 		q = q.Returning("*, "+asset+" AS asset", symbol)
 	}
 	if who.token != "" {
-		q = q.Where("id = (SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
-			who.token, kindAccess, now.UTC())
+		q = q.Where("id = ?", tokenAccount(who.token, now))
 	} else {
 		q = q.Where("id = ?", who.ID)
 	}
@@ -427,8 +427,7 @@ func orderWithLegs(ctx context.Context, db bun.IDB, who account, id uuid.UUID, n
 	}
 	q := db.NewSelect().Model(&rows).Where("id = ? OR parent_id = ?", id, id).Order("seq")
 	if who.token != "" {
-		q = q.ColumnExpr(`"order".*`).ColumnExpr("(SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?) AS holder",
-			who.token, kindAccess, now.UTC())
+		q = q.ColumnExpr(`"order".*`).ColumnExpr("? AS holder", tokenAccount(who.token, now))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return order{}, fmt.Errorf("paper: order %s: %w", id, err)
@@ -522,9 +521,7 @@ func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *orde
 	}
 	// Sorted here: with ORDER BY, SQLite reads the account's orders by
 	// submission time instead of by the partial index.
-	slices.SortFunc(rows, func(x, y order) int {
-		return cmp.Or(x.SubmittedAt.Compare(y.SubmittedAt), cmp.Compare(x.Seq, y.Seq))
-	})
+	slices.SortFunc(rows, byPlacement)
 	// An order in both halves has o's client order id: o is refused.
 	open, dup := rows[:0], false
 	for _, x := range rows {
@@ -534,6 +531,12 @@ func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *orde
 		}
 	}
 	return open, dup, nil
+}
+
+// byPlacement orders orders as they were placed: by submission time,
+// then seq (the order of Alpaca's lists and of the matcher's passes).
+func byPlacement(x, y order) int {
+	return cmp.Or(x.SubmittedAt.Compare(y.SubmittedAt), cmp.Compare(x.Seq, y.Seq))
 }
 
 // closeOrder moves the open order o to status, with the columns of o
@@ -669,14 +672,20 @@ func insertTokens(ctx context.Context, db bun.IDB, ts ...*token) error {
 // The error wraps [tradekit.ErrNotFound] when there is no such token.
 func accountByAccessToken(ctx context.Context, db bun.IDB, hash string, now time.Time) (account, error) {
 	var a account
-	err := db.NewSelect().Model(&a).
-		Join("JOIN paper_tokens AS t ON t.account_id = account.id").
-		Where("t.token_hash = ? AND t.kind = ? AND t.revoked_at IS NULL AND t.expires_at > ?", hash, kindAccess, now.UTC()).
-		Scan(ctx)
+	err := db.NewSelect().Model(&a).Where("id = ?", tokenAccount(hash, now)).Scan(ctx)
 	if err != nil {
 		return account{}, notFound(err, "token")
 	}
 	return a, nil
+}
+
+// tokenAccount is the SQL of the id of the account of the access token
+// with the given hash, valid at now (neither revoked nor expired): NULL
+// when there is no such token. The statements that check a token in
+// passing (see [Broker.authenticateLater]) use it.
+func tokenAccount(hash string, now time.Time) schema.QueryWithArgs {
+	return bun.SafeQuery("(SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
+		hash, kindAccess, now.UTC())
 }
 
 func tokenByHash(ctx context.Context, db bun.IDB, hash string) (token, error) {
