@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/internal/database"
@@ -125,7 +126,7 @@ var (
 // errNoLedger when the connection has no portfolio yet.
 func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since time.Time) (book, error) {
 	var head bookHead
-	err := s.bookQuery(&head, connectionID, userID, since).Scan(ctx)
+	err := bookQuery(s.db, connectionID, userID, since.UTC()).Scan(ctx, &head)
 	if errors.Is(err, sql.ErrNoRows) {
 		return book{}, errNoLedger
 	}
@@ -135,15 +136,17 @@ func (s *Store) book(ctx context.Context, connectionID, userID uuid.UUID, since 
 	return head.book(connectionID)
 }
 
-// bookQuery is the statement of [Store.book], into head.
-func (s *Store) bookQuery(head *bookHead, connectionID, userID uuid.UUID, since time.Time) *bun.SelectQuery {
+// bookQuery is the statement of [Store.book], which bookHead scans, with
+// its parameters (see [database.Prepared]): the connection's id, the
+// user's and the start of the day in UTC.
+func bookQuery(db bun.IDB, connectionID, userID, since any) *bun.SelectQuery {
 	heldExpr, openExpr := pgHeld, pgOpen
-	if s.db.Dialect().Name() == dialect.SQLite {
+	if db.Dialect().Name() == dialect.SQLite {
 		heldExpr, openExpr = sqliteHeld, sqliteOpen
 	}
-	return s.db.NewSelect().Model(head).ModelTableExpr("portfolios AS p").ColumnExpr("p.*").
+	return db.NewSelect().TableExpr("portfolios AS p").ColumnExpr(portfolioColumns()).
 		ColumnExpr("(SELECT count(*) FROM broker_orders WHERE user_id = ? AND status <> ? AND created_at >= ?) AS trades",
-			userID, brokers.Rejected, since.UTC()).
+			userID, brokers.Rejected, since).
 		ColumnExpr(heldExpr+" AS held").
 		ColumnExpr(openExpr+" AS open", brokers.Pending).
 		ColumnExpr("g.max_daily_trades AS g_max_daily_trades, g.max_position_size_pct AS g_max_position_size_pct").
@@ -152,6 +155,11 @@ func (s *Store) bookQuery(head *bookHead, connectionID, userID uuid.UUID, since 
 		Join("LEFT JOIN broker_guardrails AS g ON g.user_id = ?", userID).
 		Where("p.connection_id = ?", connectionID)
 }
+
+// portfolioColumns returns the columns of a portfolio as p.
+var portfolioColumns = sync.OnceValue(func() string {
+	return database.Columns(reflect.TypeFor[Portfolio](), "p")
+})
 
 // book returns the book that head holds.
 func (head *bookHead) book(connectionID uuid.UUID) (book, error) {
@@ -196,17 +204,25 @@ var orderBookColumns = sync.OnceValues(func() (string, string) {
 		database.PrefixedColumns(reflect.TypeFor[marketdata.Asset](), "a")
 })
 
+// orderBookQuery is the statement of [Store.orderBook], which bookHead
+// scans, with its parameters: the ids of the connection, the user and
+// the asset, and the start of the day in UTC. It is the heaviest
+// statement of an order's check, so it is prepared.
+var orderBookQuery = database.NewPrepared("connect_order_book", func(db bun.IDB, params ...any) schema.QueryAppender {
+	connectionID, userID, assetID, since := params[0], params[1], params[2], params[3]
+	connectionColumns, assetColumns := orderBookColumns()
+	return bookQuery(db, connectionID, userID, since).
+		ColumnExpr(connectionColumns).Join("JOIN broker_connections AS c ON c.id = p.connection_id AND c.user_id = ?", userID).
+		ColumnExpr(assetColumns+", a.prices_version AS a_prices_version").Join("LEFT JOIN assets AS a ON a.id = ?", assetID)
+})
+
 // orderBook reads, in one statement, the book of the connection (as
 // [Store.book] does), the connection, which must be the user's, and the
 // asset with the given id with its price version. The error is errNoBook
 // when there is no row.
 func (s *Store) orderBook(ctx context.Context, connectionID, userID, assetID uuid.UUID, since time.Time) (orderBook, error) {
 	var head bookHead
-	connectionColumns, assetColumns := orderBookColumns()
-	err := s.bookQuery(&head, connectionID, userID, since).
-		ColumnExpr(connectionColumns).Join("JOIN broker_connections AS c ON c.id = p.connection_id AND c.user_id = ?", userID).
-		ColumnExpr(assetColumns+", a.prices_version AS a_prices_version").Join("LEFT JOIN assets AS a ON a.id = ?", assetID).
-		Scan(ctx)
+	err := orderBookQuery.Query(s.db, connectionID, userID, assetID, since.UTC()).Scan(ctx, &head)
 	if errors.Is(err, sql.ErrNoRows) {
 		return orderBook{}, errNoBook
 	}

@@ -23,3 +23,14 @@ func PrefixedColumns(typ reflect.Type, alias string) string {
 	}
 	return strings.Join(cols, ", ")
 }
+
+// Columns returns the columns of the model of type typ, in a table
+// aliased alias: alias.column, … (a list that, unlike alias.*, stays
+// the same when a migration adds a column).
+func Columns(typ reflect.Type, alias string) string {
+	var cols []string
+	for _, f := range columnNames.Get(typ).Fields {
+		cols = append(cols, alias+"."+f.Name)
+	}
+	return strings.Join(cols, ", ")
+}

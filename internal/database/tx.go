@@ -94,6 +94,11 @@ type Tx struct {
 	// ROLLBACK was then; broken, whether the connection may be left
 	// inside the transaction, so that it must not go back to the pool.
 	begun, ended, broken bool
+	// statements is the state of the connection's prepared statements
+	// (see [Prepared]), once looked up; preparing, the ids of those whose
+	// PREPARE is among the pending statements.
+	statements map[string]bool
+	preparing  []string
 }
 
 var _ bun.IDB = (*Tx)(nil)
@@ -105,12 +110,14 @@ func (tx *Tx) queue(statement string) {
 
 // with returns query formatted with args, preceded by the pending
 // statements (and BEGIN, for the transaction's first), and clears them.
-func (tx *Tx) with(query string, args []any) string {
+// It also returns the ids of the statements those prepare, whose outcome
+// the caller reports to [Tx.sent].
+func (tx *Tx) with(query string, args []any) (string, []string) {
 	if len(args) > 0 {
 		query = tx.db.Formatter().FormatQuery(query, args...)
 	}
 	if tx.begun && len(tx.pending) == 0 {
-		return query
+		return query, nil
 	}
 	var b strings.Builder
 	if !tx.begun {
@@ -123,7 +130,9 @@ func (tx *Tx) with(query string, args []any) string {
 	}
 	tx.pending = tx.pending[:0]
 	b.WriteString(query)
-	return b.String()
+	ids := tx.preparing
+	tx.preparing = nil
+	return b.String(), ids
 }
 
 // commit commits the transaction, with its pending statements, or rolls
@@ -132,7 +141,7 @@ func (tx *Tx) commit(ctx context.Context) error {
 	if !tx.begun && len(tx.pending) == 0 {
 		return nil
 	}
-	if _, err := tx.conn.ExecContext(ctx, tx.with("COMMIT", nil)); err != nil {
+	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
 		// A failed statement skips the rest of its message, COMMIT
 		// included, and leaves the transaction aborted.
 		tx.rollback(ctx)
@@ -168,18 +177,32 @@ func (tx *Tx) close() {
 // ExecContext implements [bun.IConn] for bun's queries, which run the
 // database's query hooks themselves: it runs none.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return tx.conn.Conn.ExecContext(ctx, tx.with(query, args))
+	q, ids := tx.with(query, args)
+	res, err := tx.conn.Conn.ExecContext(ctx, q)
+	tx.sent(ids, err)
+	return res, err
 }
 
-// QueryContext implements [bun.IConn] as ExecContext does.
+// QueryContext implements [bun.IConn] as ExecContext does. (pgdriver
+// returns the rows once the statements before the query have run, or
+// the first error among them.)
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.conn.Conn.QueryContext(ctx, tx.with(query, args))
+	q, ids := tx.with(query, args)
+	rows, err := tx.conn.Conn.QueryContext(ctx, q)
+	tx.sent(ids, err)
+	return rows, err
 }
 
-// QueryRowContext implements [bun.IConn] as ExecContext does.
+// QueryRowContext implements [bun.IConn] as ExecContext does. Its row
+// holds its error, so the statements it prepares are uncertain.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return tx.conn.Conn.QueryRowContext(ctx, tx.with(query, args))
+	q, ids := tx.with(query, args)
+	tx.sent(ids, errUnreported)
+	return tx.conn.Conn.QueryRowContext(ctx, q)
 }
+
+// errUnreported stands for an outcome a statement does not report.
+var errUnreported = errors.New("database: the outcome is not reported")
 
 // Dialect implements [bun.IDB].
 func (tx *Tx) Dialect() schema.Dialect { return tx.db.Dialect() }

@@ -1,0 +1,106 @@
+package database_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+// probeByV is a Prepared query over a table that each test creates.
+var probeByV = database.NewPrepared("probe_by_v", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewSelect().Table("prepared_probe").Column("id", "v").Where("v = ?", params[0]).Where("id >= ?", params[1]).Order("id")
+})
+
+// probeRatio divides by its parameter: 0 fails the statement, after its
+// PREPARE ran (on PostgreSQL: SQLite's quotient is NULL).
+var probeRatio = database.NewPrepared("probe_ratio", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewRaw("SELECT 60 / ? AS r", bun.SafeQuery("CAST(? AS integer)", params[0]))
+})
+
+// TestPrepared checks that a Prepared query gives what it gives as text,
+// on both databases, inside and outside a transaction of RunInTx; that a
+// connection prepares it once; and that a message that failed, before or
+// after its PREPARE ran, leaves a connection that runs it.
+func TestPrepared(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		db.SetMaxOpenConns(1) // every transaction on the same connection
+		type row struct {
+			ID int
+			V  string
+		}
+		read := func(db bun.IDB, v string, from int) ([]row, error) {
+			var rows []row
+			err := probeByV.Query(db, v, from).Scan(ctx, &rows)
+			return rows, err
+		}
+		inTx := func(fn func(tx bun.IDB) error) error {
+			return database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error { return fn(tx) })
+		}
+
+		// Before its table exists the statement fails, in its PREPARE.
+		err := inTx(func(tx bun.IDB) error { _, err := read(tx, "a", 0); return err })
+		if err == nil {
+			t.Fatal("a query of a missing table ran")
+		}
+		if _, err := db.ExecContext(ctx, "CREATE TABLE prepared_probe (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, "INSERT INTO prepared_probe (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'a'), (4, 'a')"); err != nil {
+			t.Fatal(err)
+		}
+		want := []row{{3, "a"}, {4, "a"}}
+		for i := 0; i < 3; i++ {
+			var got []row
+			err := inTx(func(tx bun.IDB) error {
+				var err error
+				got, err = read(tx, "a", 2)
+				if err != nil {
+					return err
+				}
+				// Twice in one transaction: prepared once.
+				again, err := read(tx, "b", 0)
+				if err == nil && (len(again) != 1 || again[0].ID != 2) {
+					t.Errorf("second read in a transaction: %v, want [{2 b}]", again)
+				}
+				return err
+			})
+			if err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+				t.Fatalf("transaction %d: %v (%v), want %v", i, got, err, want)
+			}
+		}
+		if got, err := read(db, "a", 2); err != nil || len(got) != 2 || got[1] != want[1] {
+			t.Fatalf("outside a transaction: %v (%v), want %v", got, err, want)
+		}
+
+		if db.Dialect().Name().String() != "pg" {
+			return
+		}
+		// A message that fails after its PREPARE ran: the next
+		// transaction prepares again, over what is there.
+		var r int
+		err = inTx(func(tx bun.IDB) error { return probeRatio.Query(tx, 0).Scan(ctx, &r) })
+		if err == nil {
+			t.Fatal("60 / 0 gave no error")
+		}
+		for _, d := range []int{2, 3} {
+			if err := inTx(func(tx bun.IDB) error { return probeRatio.Query(tx, d).Scan(ctx, &r) }); err != nil || r != 60/d {
+				t.Fatalf("60 / %d = %d (%v)", d, r, err)
+			}
+		}
+
+		var names []string
+		if err := db.NewRaw("SELECT name FROM pg_prepared_statements ORDER BY name").Scan(ctx, &names); err != nil {
+			t.Fatal(err)
+		}
+		if len(names) != 2 {
+			t.Errorf("the connection's prepared statements: %v, want one of each query", names)
+		}
+	})
+}
