@@ -10,7 +10,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -216,23 +218,20 @@ type lockedAsset struct {
 // statement, the asset with the given symbol (none for ""): its id, type
 // and price version.
 func lockAccountFor(ctx context.Context, db bun.IDB, who account, n int, now time.Time, symbol string) (locked, error) {
-	var l locked
-	q := db.NewUpdate().Model(&l).Set("order_seq = order_seq + ?", n)
-	if symbol == "" {
-		q = q.Returning("*")
-	} else {
-		asset := "(SELECT json_build_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
-		if db.Dialect().Name() == dialect.SQLite {
-			asset = "(SELECT json_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
-		}
-		q = q.Returning("*, "+asset+" AS asset", symbol)
-	}
+	var by lockBy
+	params := []any{n}
 	if who.token != "" {
-		q = q.Where("id = ?", tokenAccount(who.token, now))
+		by = byToken
+		params = append(params, who.token, now.UTC())
 	} else {
-		q = q.Where("id = ?", who.ID)
+		params = append(params, who.ID)
 	}
-	if err := q.Scan(ctx); err != nil {
+	if symbol != "" {
+		by |= withAsset
+		params = append(params, symbol)
+	}
+	var l locked
+	if err := lockQueries[by].Query(db, params...).Scan(ctx, &l); err != nil {
 		if errors.Is(err, sql.ErrNoRows) && who.token != "" {
 			return locked{}, errUnauthorized
 		}
@@ -240,6 +239,47 @@ func lockAccountFor(ctx context.Context, db bun.IDB, who account, n int, now tim
 	}
 	return l, nil
 }
+
+// lockBy is how lockAccountFor names the account, and what it reads with
+// it: one of the statements of lockQueries.
+type lockBy int
+
+const (
+	byToken   lockBy = 1 << iota // by an access token and the time, else by the account's id
+	withAsset                    // with the asset of a symbol
+)
+
+// lockQueries are the statements of lockAccountFor, prepared: the same
+// update, with the account named and the asset read as lockBy says. The
+// parameters are the count of order numbers to take; the token's hash
+// and the time, or the account's id; and the symbol, withAsset.
+var lockQueries = func() (qs [4]*database.Prepared) {
+	for by := range qs {
+		qs[by] = database.NewPrepared(fmt.Sprintf("paper_lock_account_%d", by), func(db bun.IDB, params ...any) schema.QueryAppender {
+			q := db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0])
+			if lockBy(by)&byToken != 0 {
+				q, params = q.Where("id = ?", tokenAccount(params[1], params[2])), params[3:]
+			} else {
+				q, params = q.Where("id = ?", params[1]), params[2:]
+			}
+			columns := accountColumns()
+			if lockBy(by)&withAsset == 0 {
+				return q.Returning(columns)
+			}
+			asset := "(SELECT json_build_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
+			if db.Dialect().Name() == dialect.SQLite {
+				asset = "(SELECT json_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
+			}
+			return q.Returning(columns+", "+asset+" AS asset", params[0])
+		})
+	}
+	return qs
+}()
+
+// accountColumns returns the columns of an account, unqualified.
+var accountColumns = sync.OnceValue(func() string {
+	return database.Columns(reflect.TypeFor[account](), "")
+})
 
 // cashUpdate is the statement of updateCash.
 func cashUpdate(db bun.IDB, id uuid.UUID, cash decimal.Decimal) *bun.UpdateQuery {
@@ -427,7 +467,7 @@ func orderWithLegs(ctx context.Context, db bun.IDB, who account, id uuid.UUID, n
 	}
 	q := db.NewSelect().Model(&rows).Where("id = ? OR parent_id = ?", id, id).Order("seq")
 	if who.token != "" {
-		q = q.ColumnExpr(`"order".*`).ColumnExpr("? AS holder", tokenAccount(who.token, now))
+		q = q.ColumnExpr(`"order".*`).ColumnExpr("? AS holder", tokenAccount(who.token, now.UTC()))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return order{}, fmt.Errorf("paper: order %s: %w", id, err)
@@ -499,24 +539,14 @@ func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int)
 // buys, for a sell the open sells of o's symbol; the others (an
 // account's resting stop-loss legs, say) are not read.
 func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *order) ([]order, bool, error) {
-	// Two indexed lookups joined by UNION ALL: the open orders by the
-	// partial index paper_orders_open_side_idx, the client order id by
-	// its unique index. A single WHERE with OR reads every order the
-	// account ever placed, so each placement would cost more than the one
-	// before. (SQLite takes no parenthesised SELECT in a compound one, so
-	// the union is the FROM of a SELECT.)
-	openOnSide := "SELECT * FROM paper_orders WHERE account_id = ? AND status = ? AND side = ?"
-	args := []any{accountID, statusNew, o.Side}
+	params := []any{accountID}
+	q := openBuysAnd
 	if o.Side == string(brokers.Sell) {
-		openOnSide += " AND symbol = ?"
-		args = append(args, o.Symbol)
+		q = openSellsAnd
+		params = append(params, o.Symbol)
 	}
-	args = append(args, accountID, o.ClientOrderID)
 	var rows []order
-	err := db.NewSelect().Model(&rows).
-		ModelTableExpr("("+openOnSide+` UNION ALL SELECT * FROM paper_orders WHERE account_id = ? AND client_order_id = ?) AS "order"`, args...).
-		Scan(ctx)
-	if err != nil {
+	if err := q.Query(db, append(params, o.ClientOrderID)...).Scan(ctx, &rows); err != nil {
 		return nil, false, fmt.Errorf("paper: open orders: %w", err)
 	}
 	// Sorted here: with ORDER BY, SQLite reads the account's orders by
@@ -531,6 +561,36 @@ func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *orde
 		}
 	}
 	return open, dup, nil
+}
+
+// openBuysAnd and openSellsAnd are the statements of openOrdersAnd,
+// prepared. The parameters are the account's id, the symbol for a sell,
+// and the client order id.
+var (
+	openBuysAnd  = openOrdersAndQuery(brokers.Buy)
+	openSellsAnd = openOrdersAndQuery(brokers.Sell)
+)
+
+// openOrdersAndQuery returns the statement of openOrdersAnd for an order
+// on side. It is two indexed lookups joined by UNION ALL: the open
+// orders by the partial index paper_orders_open_side_idx, the client
+// order id by its unique index. A single WHERE with OR reads every order
+// the account ever placed, so each placement would cost more than the
+// one before. (SQLite takes no parenthesised SELECT in a compound one, so
+// the union is the FROM of a SELECT.)
+func openOrdersAndQuery(side brokers.Side) *database.Prepared {
+	return database.NewPrepared("paper_open_orders_and_"+string(side), func(db bun.IDB, params ...any) schema.QueryAppender {
+		accountID, clientOrderID := params[0], params[len(params)-1]
+		openOnSide := "SELECT * FROM paper_orders WHERE account_id = ? AND status = ? AND side = ?"
+		args := []any{accountID, statusNew, side}
+		if side == brokers.Sell {
+			openOnSide += " AND symbol = ?"
+			args = append(args, params[1])
+		}
+		args = append(args, accountID, clientOrderID)
+		return db.NewSelect().Model((*order)(nil)).
+			ModelTableExpr("("+openOnSide+` UNION ALL SELECT * FROM paper_orders WHERE account_id = ? AND client_order_id = ?) AS "order"`, args...)
+	})
 }
 
 // byPlacement orders orders as they were placed: by submission time,
@@ -672,7 +732,7 @@ func insertTokens(ctx context.Context, db bun.IDB, ts ...*token) error {
 // The error wraps [tradekit.ErrNotFound] when there is no such token.
 func accountByAccessToken(ctx context.Context, db bun.IDB, hash string, now time.Time) (account, error) {
 	var a account
-	err := db.NewSelect().Model(&a).Where("id = ?", tokenAccount(hash, now)).Scan(ctx)
+	err := db.NewSelect().Model(&a).Where("id = ?", tokenAccount(hash, now.UTC())).Scan(ctx)
 	if err != nil {
 		return account{}, notFound(err, "token")
 	}
@@ -683,9 +743,9 @@ func accountByAccessToken(ctx context.Context, db bun.IDB, hash string, now time
 // with the given hash, valid at now (neither revoked nor expired): NULL
 // when there is no such token. The statements that check a token in
 // passing (see [Broker.authenticateLater]) use it.
-func tokenAccount(hash string, now time.Time) schema.QueryWithArgs {
+func tokenAccount(hash, now any) schema.QueryWithArgs {
 	return bun.SafeQuery("(SELECT account_id FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?)",
-		hash, kindAccess, now.UTC())
+		hash, kindAccess, now)
 }
 
 func tokenByHash(ctx context.Context, db bun.IDB, hash string) (token, error) {

@@ -25,12 +25,15 @@ func PrefixedColumns(typ reflect.Type, alias string) string {
 }
 
 // Columns returns the columns of the model of type typ, in a table
-// aliased alias: alias.column, … (a list that, unlike alias.*, stays
-// the same when a migration adds a column).
+// aliased alias: alias.column, … (column, … for no alias), a list that,
+// unlike *, stays the same when a migration adds a column.
 func Columns(typ reflect.Type, alias string) string {
+	if alias != "" {
+		alias += "."
+	}
 	var cols []string
 	for _, f := range columnNames.Get(typ).Fields {
-		cols = append(cols, alias+"."+f.Name)
+		cols = append(cols, alias+f.Name)
 	}
 	return strings.Join(cols, ", ")
 }
