@@ -222,7 +222,7 @@ var orderBookQuery = database.NewPrepared("connect_order_book", func(db bun.IDB,
 // when there is no row.
 func (s *Store) orderBook(ctx context.Context, connectionID, userID, assetID uuid.UUID, since time.Time) (orderBook, error) {
 	var head bookHead
-	err := orderBookQuery.Query(s.db, connectionID, userID, assetID, since.UTC()).Scan(ctx, &head)
+	err := orderBookQuery.Scan(ctx, s.db, &head, connectionID, userID, assetID, since.UTC())
 	if errors.Is(err, sql.ErrNoRows) {
 		return orderBook{}, errNoBook
 	}

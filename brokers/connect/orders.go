@@ -90,16 +90,6 @@ func withAsset(o brokers.Order, a marketdata.Asset) brokers.Order {
 	return o
 }
 
-// readAsset reads the order's asset; an unknown id is a ParamError naming
-// assetId.
-func (s *Service) readAsset(ctx context.Context, id uuid.UUID) (marketdata.Asset, error) {
-	a, err := marketdata.NewStore(s.db).Asset(ctx, id)
-	if errors.Is(err, tradekit.ErrNotFound) {
-		return a, unknownAsset(id)
-	}
-	return a, err
-}
-
 // unknownAsset is the error of an order on an asset id that no asset has.
 func unknownAsset(id uuid.UUID) error {
 	return &tradekit.ParamError{Param: "assetId", Msg: "no asset has the id " + id.String()}

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -108,18 +107,8 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, in OrderInput, o
 				return err
 			}
 		}
-		ob, err := st.orderBook(ctx, in.ConnectionID, userID, in.AssetID, brokers.UTCDay(now))
-		if errors.Is(err, errNoBook) {
-			return s.noBook(ctx, tx, userID, in)
-		}
+		ob, err := s.orderBook(ctx, st, userID, in, now)
 		if err != nil {
-			return err
-		}
-		// The errors in PlaceOrder's order: the asset's, the connection's.
-		if ob.Asset.ID == uuid.Nil {
-			return unknownAsset(in.AssetID)
-		}
-		if err := checkActive(ob.Connection); err != nil {
 			return err
 		}
 		if tr, err = s.traderOf(&ob.Connection); err != nil {
@@ -155,6 +144,27 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, in OrderInput, o
 		return nil
 	})
 	return p, tr, err
+}
+
+// orderBook reads the book of in's connection with the connection and
+// in's asset through st ([Store.orderBook]), and refuses an unknown
+// asset, then a connection that is not the user's or not active, as
+// PlaceOrder does.
+func (s *Service) orderBook(ctx context.Context, st *Store, userID uuid.UUID, in OrderInput, now time.Time) (orderBook, error) {
+	ob, err := st.orderBook(ctx, in.ConnectionID, userID, in.AssetID, brokers.UTCDay(now))
+	if errors.Is(err, errNoBook) {
+		return orderBook{}, s.noBook(ctx, st.db, userID, in)
+	}
+	if err != nil {
+		return orderBook{}, err
+	}
+	if ob.Asset.ID == uuid.Nil {
+		return orderBook{}, unknownAsset(in.AssetID)
+	}
+	if err := checkActive(ob.Connection); err != nil {
+		return orderBook{}, err
+	}
+	return ob, nil
 }
 
 // noBook returns why [Store.orderBook] found no row for in, read through
@@ -201,42 +211,24 @@ func (s *Service) PreviewOrder(ctx context.Context, userID uuid.UUID, in OrderIn
 	return r, err
 }
 
-// preview checks o against the ledger as it is now. Its reads are
-// independent, so it runs them at once, the asset and the check that the
-// connection is the user's and active among them; their errors come
-// first, so nothing read of another user's connection is ever shown.
+// preview checks o against the ledger as it is now, read as an order's
+// check reads it (see [Service.accept]), without the lock.
 func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, o brokers.Order) (Preview, error) {
 	st, now := NewStore(s.db), s.now()
-	var p Preview
-	var g brokers.Guardrails
-	var cc brokers.Context
-	var assetErr, connErr error
-	// No read cancels another: modernc.org/sqlite leaves a connection
-	// whose query was cancelled mid-rows on its old snapshot.
-	var reads errgroup.Group
-	reads.Go(func() error {
-		p.Asset, assetErr = s.readAsset(ctx, in.AssetID)
-		return nil
-	})
-	reads.Go(func() error {
-		_, connErr = s.activeConnection(ctx, userID, in.ConnectionID)
-		return nil
-	})
-	reads.Go(func() error {
-		b, err := st.book(ctx, in.ConnectionID, userID, brokers.UTCDay(now))
-		if err != nil {
-			return err
-		}
-		g = b.Guardrails
-		cc, _, err = s.checkContext(ctx, st, b, in.AssetID, o, now, nil)
-		return err
-	})
-	werr := reads.Wait()
-	if err := firstErr(assetErr, connErr, werr); err != nil {
+	ob, err := s.orderBook(ctx, st, userID, in, now)
+	if err != nil {
+		return Preview{}, err
+	}
+	p := Preview{Asset: ob.Asset}
+	q, err := s.quotes.at(ctx, s.db, ob.Asset.ID, ob.AssetVersion, calendar.DateOf(now))
+	if err != nil {
+		return Preview{}, err
+	}
+	cc, _, err := s.checkContext(ctx, st, ob.book, in.AssetID, o, now, map[uuid.UUID]quote{ob.Asset.ID: q})
+	if err != nil {
 		return Preview{}, noPrice(err, p.Asset.Symbol)
 	}
-	var err error
-	p.Result, err = brokers.Check(withAsset(o, p.Asset), g, cc)
+	p.Result, err = brokers.Check(withAsset(o, p.Asset), ob.Guardrails, cc)
 	return p, err
 }
 
@@ -251,16 +243,6 @@ func noPrice(err error, symbol string) error {
 			Msg: fmt.Sprintf("%s has no stored price, so a market order on it can be neither checked nor filled", symbol)}
 	}
 	return err
-}
-
-// firstErr returns the first of errs that is not nil.
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // firstPull writes the ledger of a connection whose first sync has not

@@ -1,6 +1,8 @@
 package database
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"hash/fnv"
 	"runtime"
@@ -10,6 +12,7 @@ import (
 	"weak"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/schema"
 )
@@ -68,6 +71,42 @@ func (p *Prepared) Query(db bun.IDB, params ...any) *bun.RawQuery {
 	}
 	tx.prepare(p.id, p.text)
 	return tx.NewRaw("EXECUTE "+p.id+"("+strings.TrimSuffix(strings.Repeat("?, ", len(params)), ", ")+")", params...)
+}
+
+// Scan runs p's query with params on db and scans its rows into dest,
+// as p.Query(db, params...).Scan(ctx, dest) does, except that on a
+// PostgreSQL *bun.DB it too runs the prepared statement: on a connection
+// it takes from the pool for the statement, outside any transaction.
+func (p *Prepared) Scan(ctx context.Context, db bun.IDB, dest any, params ...any) error {
+	return p.run(ctx, db, params, func(q *bun.RawQuery) error { return q.Scan(ctx, dest) })
+}
+
+// Exec runs p's query with params on db as Scan does, and returns its
+// result.
+func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Result, error) {
+	var res sql.Result
+	err := p.run(ctx, db, params, func(q *bun.RawQuery) (err error) {
+		res, err = q.Exec(ctx)
+		return err
+	})
+	return res, err
+}
+
+// run runs fn with p's query with params on db, or on a connection of
+// db's pool when db is a PostgreSQL *bun.DB.
+func (p *Prepared) run(ctx context.Context, db bun.IDB, params []any, fn func(*bun.RawQuery) error) error {
+	bdb, ok := db.(*bun.DB)
+	if !ok || db.Dialect().Name() != dialect.PG {
+		return fn(p.Query(db, params...))
+	}
+	conn, err := bdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// A Tx that neither begins nor ends: each statement is its own
+	// transaction, and the pending PREPARE goes with the statement.
+	return fn(p.Query(&Tx{db: bdb, conn: conn, begun: true, ended: true}, params...))
 }
 
 // prepare builds p's text with n parameters on db.

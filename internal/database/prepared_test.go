@@ -16,6 +16,11 @@ var probeByV = database.NewPrepared("probe_by_v", func(db bun.IDB, params ...any
 	return db.NewSelect().Table("prepared_probe").Column("id", "v").Where("v = ?", params[0]).Where("id >= ?", params[1]).Order("id")
 })
 
+// probeRename renames the value of the rows of one value to another.
+var probeRename = database.NewPrepared("probe_rename", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewUpdate().Table("prepared_probe").Set("v = ?", params[0]).Where("v = ?", params[1])
+})
+
 // probeRatio divides by its parameter: 0 fails the statement, after its
 // PREPARE ran (on PostgreSQL: SQLite's quotient is NULL).
 var probeRatio = database.NewPrepared("probe_ratio", func(db bun.IDB, params ...any) schema.QueryAppender {
@@ -78,6 +83,18 @@ func TestPrepared(t *testing.T) {
 		if got, err := read(db, "a", 2); err != nil || len(got) != 2 || got[1] != want[1] {
 			t.Fatalf("outside a transaction: %v (%v), want %v", got, err, want)
 		}
+		// Scan and Exec outside a transaction: prepared on PostgreSQL too.
+		var got []row
+		if err := probeByV.Scan(ctx, db, &got, "b", 0); err != nil || len(got) != 1 || got[0] != (row{2, "b"}) {
+			t.Fatalf("Scan: %v (%v), want [{2 b}]", got, err)
+		}
+		res, err := probeRename.Exec(ctx, db, "c", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 3 {
+			t.Fatalf("Exec: %d rows (%v), want 3", n, err)
+		}
 
 		if db.Dialect().Name().String() != "pg" {
 			return
@@ -99,7 +116,7 @@ func TestPrepared(t *testing.T) {
 		if err := db.NewRaw("SELECT name FROM pg_prepared_statements ORDER BY name").Scan(ctx, &names); err != nil {
 			t.Fatal(err)
 		}
-		if len(names) != 2 {
+		if len(names) != 3 {
 			t.Errorf("the connection's prepared statements: %v, want one of each query", names)
 		}
 	})
