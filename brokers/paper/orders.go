@@ -195,12 +195,12 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		orders = append(orders, &o.legs[i])
 	}
 	err = database.RunInTx(ctx, b.db, func(ctx context.Context, tx bun.IDB) error {
-		// The account, locked, and the order's asset with its price
-		// version in one statement; the latest close is kept in memory
-		// per version, else read through the transaction (a read through
-		// the pool could wait for a connection that this transaction's
-		// waiters hold).
-		l, err := lockAccountFor(ctx, tx, who, len(orders), o.SubmittedAt, o.Symbol)
+		// The account, locked, with the order's asset and price version,
+		// its open orders and its client order ids, in one round trip;
+		// the latest close is kept in memory per version, else read
+		// through the transaction (a read through the pool could wait for
+		// a connection that this transaction's waiters hold).
+		l, err := readPlacement(ctx, tx, who, len(orders), o)
 		if err != nil {
 			return err
 		}
@@ -215,14 +215,14 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		for _, x := range orders {
 			x.AccountID = l.ID
 		}
-		open, dup, err := openOrdersAnd(ctx, tx, l.ID, o)
-		if err != nil {
-			return err
-		}
-		if dup {
+		if l.Dup {
 			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
 		}
-		if err := b.afford(ctx, tx, l.account, o, open, last); err != nil {
+		open := make([]order, len(l.Open))
+		for i, x := range l.Open {
+			open[i] = x.order()
+		}
+		if err := b.afford(ctx, tx, l.account, o, open, l.Held, last); err != nil {
 			return err
 		}
 		// Written with the commit: nothing here reads them back.
@@ -538,13 +538,10 @@ func legOrders(o *order, req alpaca.OrderRequestJSON) []order {
 
 // afford checks that account a can pay for order o or hold what it sells,
 // beside its open orders open: for a buy at least its open buys, for a
-// sell its open sells of o's symbol (see openOrdersAnd).
-func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, open []order, last decimal.Decimal) error {
+// sell its open sells of o's symbol (see openOrdersAnd), against the
+// quantity of o's symbol it holds, held.
+func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, open []order, held, last decimal.Decimal) error {
 	if o.Side == string(brokers.Sell) {
-		p, _, err := positionOf(ctx, db, a.ID, o.Symbol)
-		if err != nil {
-			return err
-		}
 		// A notional sell's quantity is estimated at the latest close, the
 		// close its fill will most likely see.
 		qty := func(x *order) decimal.Decimal {
@@ -555,7 +552,7 @@ func (b *Broker) afford(ctx context.Context, db bun.IDB, a account, o *order, op
 			q, _ := x.Notional.QuoRem(price, qtyScale)
 			return q
 		}
-		available, seen := p.Qty, map[uuid.UUID]bool{}
+		available, seen := held, map[uuid.UUID]bool{}
 		for i := range open {
 			if x := &open[i]; x.Side == string(brokers.Sell) && x.Symbol == o.Symbol && !seen[exitGroup(x)] {
 				seen[exitGroup(x)] = true
@@ -1103,7 +1100,15 @@ func (b *Broker) Replace(ctx context.Context, accountID, id uuid.UUID, req alpac
 		if dup {
 			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
 		}
-		if err := b.afford(ctx, tx, a, o, open, last); err != nil {
+		var held decimal.Decimal
+		if o.Side == string(brokers.Sell) {
+			p, _, err := positionOf(ctx, tx, accountID, o.Symbol)
+			if err != nil {
+				return err
+			}
+			held = p.Qty
+		}
+		if err := b.afford(ctx, tx, a, o, open, held, last); err != nil {
 			return err
 		}
 		return insertOrders(ctx, tx, a.OrderSeq, o)

@@ -196,90 +196,187 @@ func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (acco
 // The error wraps [tradekit.ErrUnauthorized] for a token that is unknown,
 // expired or revoked, and [tradekit.ErrNotFound] for an unknown ID.
 func lockAccount(ctx context.Context, db bun.IDB, who account, n int, now time.Time) (account, error) {
-	l, err := lockAccountFor(ctx, db, who, n, now, "")
-	return l.account, err
+	var a account
+	if err := lockQueries[by(who)].Query(db, append([]any{n}, who.key(now)...)...).Scan(ctx, &a); err != nil {
+		return account{}, accountErr(who, err)
+	}
+	return a, nil
 }
 
-// locked is what lockAccountFor reads: the account, and the Tradekit
-// asset with the symbol asked for, nil when there is none.
-type locked struct {
-	account `bun:",extend"`
-	Asset   *lockedAsset `bun:"asset,scanonly"`
-}
-
-// lockedAsset is the asset of [locked], as JSON.
-type lockedAsset struct {
-	ID            uuid.UUID            `json:"id"`
-	Type          marketdata.AssetType `json:"type"`
-	PricesVersion int64                `json:"prices_version"`
-}
-
-// lockAccountFor is [lockAccount] that also reads, in the same
-// statement, the asset with the given symbol (none for ""): its id, type
-// and price version.
-func lockAccountFor(ctx context.Context, db bun.IDB, who account, n int, now time.Time, symbol string) (locked, error) {
-	var by lockBy
-	params := []any{n}
+// key returns the parameters that name the account who names in the
+// statements that take it ([accountWhere]): the hash of its access token
+// and the time now, or its ID.
+func (who account) key(now time.Time) []any {
 	if who.token != "" {
-		by = byToken
-		params = append(params, who.token, now.UTC())
-	} else {
-		params = append(params, who.ID)
+		return []any{who.token, now.UTC()}
 	}
-	if symbol != "" {
-		by |= withAsset
-		params = append(params, symbol)
-	}
-	var l locked
-	if err := lockQueries[by].Query(db, params...).Scan(ctx, &l); err != nil {
-		if errors.Is(err, sql.ErrNoRows) && who.token != "" {
-			return locked{}, errUnauthorized
-		}
-		return locked{}, notFound(err, "account %s", who.ID)
-	}
-	return l, nil
+	return []any{who.ID}
 }
 
-// lockBy is how lockAccountFor names the account, and what it reads with
-// it: one of the statements of lockQueries.
-type lockBy int
-
-const (
-	byToken   lockBy = 1 << iota // by an access token and the time, else by the account's id
-	withAsset                    // with the asset of a symbol
-)
-
-// lockQueries are the statements of lockAccountFor, prepared: the same
-// update, with the account named and the asset read as lockBy says. The
-// parameters are the count of order numbers to take; the token's hash
-// and the time, or the account's id; and the symbol, withAsset.
-var lockQueries = func() (qs [4]*database.Prepared) {
-	for by := range qs {
-		qs[by] = database.NewPrepared(fmt.Sprintf("paper_lock_account_%d", by), func(db bun.IDB, params ...any) schema.QueryAppender {
-			q := db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0])
-			if lockBy(by)&byToken != 0 {
-				q, params = q.Where("id = ?", tokenAccount(params[1], params[2])), params[3:]
-			} else {
-				q, params = q.Where("id = ?", params[1]), params[2:]
-			}
-			columns := accountColumns()
-			if lockBy(by)&withAsset == 0 {
-				return q.Returning(columns)
-			}
-			asset := "(SELECT json_build_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
-			if db.Dialect().Name() == dialect.SQLite {
-				asset = "(SELECT json_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
-			}
-			return q.Returning(columns+", "+asset+" AS asset", params[0])
-		})
+// by returns 1 when who names its account by an access token, else 0:
+// the index of a statement among those that take the account both ways.
+func by(who account) int {
+	if who.token != "" {
+		return 1
 	}
-	return qs
-}()
+	return 0
+}
+
+// accountWhere has q take the account by its access token (the hash and
+// the time) when byToken, else by its ID, and returns the parameters
+// after those.
+func accountWhere[Q interface{ Where(string, ...any) Q }](q Q, byToken bool, column string, params []any) (Q, []any) {
+	if byToken {
+		return q.Where(column+" = ?", tokenAccount(params[0], params[1])), params[2:]
+	}
+	return q.Where(column+" = ?", params[0]), params[1:]
+}
+
+// accountErr is the error of a statement that found no account who names.
+func accountErr(who account, err error) error {
+	if errors.Is(err, sql.ErrNoRows) && who.token != "" {
+		return errUnauthorized
+	}
+	return notFound(err, "account %s", who.ID)
+}
+
+// lockQueries are the statements of lockAccount, prepared, by [by]. The
+// parameters are the count of order numbers to take and the account's
+// [account.key].
+var lockQueries = [2]*database.Prepared{lockQuery(false), lockQuery(true)}
+
+// lockQuery returns the statement of lockAccount, with the account named
+// by its token when byToken.
+func lockQuery(byToken bool) *database.Prepared {
+	return database.NewPrepared(fmt.Sprintf("paper_lock_account_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
+		q, _ := accountWhere(db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0]), byToken, "id", params[1:])
+		return q.Returning(accountColumns())
+	})
+}
 
 // accountColumns returns the columns of an account, unqualified.
 var accountColumns = sync.OnceValue(func() string {
 	return database.Columns(reflect.TypeFor[account](), "")
 })
+
+// placement is what a placement reads in one statement once it holds its
+// account (see [readPlacement]): the account, the Tradekit asset with the
+// order's symbol (nil when there is none), the open orders that bear on
+// whether the account can afford the order (see [Broker.afford]), whether
+// the account placed an order with the order's client order id already,
+// and for a sell the quantity it holds of the symbol.
+type placement struct {
+	account `bun:",extend"`
+	Asset   *placedAsset    `bun:"asset,scanonly"`
+	Open    []openOrder     `bun:"open,scanonly"`
+	Dup     bool            `bun:"dup,scanonly"`
+	Held    decimal.Decimal `bun:"held,scanonly"`
+}
+
+// placedAsset is the asset of [placement], as JSON.
+type placedAsset struct {
+	ID            uuid.UUID            `json:"id"`
+	Type          marketdata.AssetType `json:"type"`
+	PricesVersion int64                `json:"prices_version"`
+}
+
+// openOrder is an open order of [placement], as JSON: what
+// [Broker.afford] needs of it.
+type openOrder struct {
+	ID         uuid.UUID        `json:"id"`
+	ParentID   *uuid.UUID       `json:"parent_id"`
+	AssetID    *uuid.UUID       `json:"asset_id"`
+	Symbol     string           `json:"symbol"`
+	Side       string           `json:"side"`
+	Qty        decimal.Decimal  `json:"qty"`
+	Notional   *decimal.Decimal `json:"notional"`
+	LimitPrice *decimal.Decimal `json:"limit_price"`
+	StopPrice  *decimal.Decimal `json:"stop_price"`
+}
+
+// order returns x as an order, with the fields [Broker.afford] reads.
+func (x openOrder) order() order {
+	return order{ID: x.ID, ParentID: x.ParentID, AssetID: x.AssetID, Symbol: x.Symbol, Side: x.Side, Qty: x.Qty,
+		Notional: x.Notional, LimitPrice: x.LimitPrice, StopPrice: x.StopPrice, Status: statusNew}
+}
+
+// readPlacement takes the next n numbers of the orders of the account
+// who names and locks it, as lockAccount does, and then reads what the
+// placement of o needs (see [placement]). On PostgreSQL both statements
+// go in one message (see [database.ExecAtCommit]): the read runs once
+// the update holds the account's row, with a snapshot taken then, so it
+// sees what the placement before it committed. The errors are
+// lockAccount's.
+func readPlacement(ctx context.Context, db bun.IDB, who account, n int, o *order) (placement, error) {
+	key := who.key(o.SubmittedAt)
+	if err := database.ExecAtCommit(ctx, db, seqQueries[by(who)].Query(db, append([]any{n}, key...)...)); err != nil {
+		return placement{}, accountErr(who, err)
+	}
+	var p placement
+	q := placementQueries[by(who)][o.Side == string(brokers.Sell)]
+	if err := q.Query(db, append(key, o.Symbol, o.ClientOrderID)...).Scan(ctx, &p); err != nil {
+		return placement{}, accountErr(who, err)
+	}
+	return p, nil
+}
+
+// seqQueries are the update of readPlacement, by [by]: lockAccount's,
+// with nothing returned (a statement that returns rows must be the last
+// of its message). The parameters are lockAccount's.
+var seqQueries = [2]*database.Prepared{seqQuery(false), seqQuery(true)}
+
+// seqQuery returns the statement of seqQueries, with the account named
+// by its token when byToken.
+func seqQuery(byToken bool) *database.Prepared {
+	return database.NewPrepared(fmt.Sprintf("paper_take_seq_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
+		q, _ := accountWhere(db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0]), byToken, "id", params[1:])
+		return q
+	})
+}
+
+// placementQueries are the read of readPlacement, by [by] and by whether
+// the order sells. The parameters are the account's [account.key], the
+// order's symbol and its client order id.
+var placementQueries = [2]map[bool]*database.Prepared{
+	{false: placementQuery(false, false), true: placementQuery(false, true)},
+	{false: placementQuery(true, false), true: placementQuery(true, true)},
+}
+
+// placementQuery returns the statement of placementQueries. The open
+// orders are those on the order's side, of its symbol for a sell, by the
+// partial index paper_orders_open_side_idx; the client order id is
+// looked up by its unique index.
+func placementQuery(byToken, sell bool) *database.Prepared {
+	return database.NewPrepared(fmt.Sprintf("paper_placement_%t_%t", byToken, sell), func(db bun.IDB, params ...any) schema.QueryAppender {
+		q, params := accountWhere(db.NewSelect().TableExpr("paper_accounts AS a").ColumnExpr(database.Columns(reflect.TypeFor[account](), "a")),
+			byToken, "a.id", params)
+		symbol, clientOrderID := params[0], params[1]
+		asset, open := pgPlacedAsset, pgOpenOrders
+		if db.Dialect().Name() == dialect.SQLite {
+			asset, open = sqlitePlacedAsset, sqliteOpenOrders
+		}
+		q = q.ColumnExpr(asset+" AS asset", symbol).
+			ColumnExpr("EXISTS (SELECT 1 FROM paper_orders WHERE account_id = a.id AND client_order_id = ?) AS dup", clientOrderID)
+		if !sell {
+			return q.ColumnExpr(fmt.Sprintf(open, "")+" AS open", statusNew, brokers.Buy)
+		}
+		return q.ColumnExpr(fmt.Sprintf(open, " AND symbol = ?")+" AS open", statusNew, brokers.Sell, symbol).
+			ColumnExpr("coalesce((SELECT qty FROM paper_positions WHERE account_id = a.id AND symbol = ?), 0) AS held", symbol)
+	})
+}
+
+// Each dialect's expressions of [placement]'s asset and open orders as
+// JSON. The open orders' take the status and the side, then what the %s
+// adds to their WHERE.
+const (
+	pgPlacedAsset = "(SELECT json_build_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
+	pgOpenOrders  = `(SELECT coalesce(json_agg(x), '[]') FROM (SELECT id, parent_id, asset_id, symbol, side, qty, notional,
+		limit_price, stop_price FROM paper_orders WHERE account_id = a.id AND status = ? AND side = ?%s) x)`
+	sqlitePlacedAsset = "(SELECT json_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
+	sqliteOpenOrders  = `(SELECT json_group_array(json_object('id', id, 'parent_id', parent_id, 'asset_id', asset_id,
+		'symbol', symbol, 'side', side, 'qty', qty, 'notional', notional, 'limit_price', limit_price, 'stop_price', stop_price))
+		FROM paper_orders WHERE account_id = a.id AND status = ? AND side = ?%s)`
+)
 
 // cashUpdate is the statement of updateCash.
 func cashUpdate(db bun.IDB, id uuid.UUID, cash decimal.Decimal) *bun.UpdateQuery {
