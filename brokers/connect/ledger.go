@@ -240,6 +240,31 @@ func (s *Store) orderBook(ctx context.Context, connectionID, userID, assetID uui
 	return ob, nil
 }
 
+// fillHead is what applyFill reads of a connection's ledger: the
+// portfolio, its position in the order's symbol as JSON (nil for none),
+// and whether it recorded the order's fill already.
+type fillHead struct {
+	Portfolio `bun:",extend"`
+	Held      *string `bun:"held,scanonly"`
+	Recorded  bool    `bun:"recorded,scanonly"`
+}
+
+// fillHeadQuery is the statement of fillHead, prepared. The parameters
+// are the connection's id, the symbol and the order's id at the broker.
+var fillHeadQuery = database.NewPrepared("connect_fill_head", func(db bun.IDB, params ...any) schema.QueryAppender {
+	connectionID, symbol, brokerID := params[0], params[1], params[2]
+	heldExpr := `(SELECT json_build_object('quantity', quantity, 'average_cost', average_cost, 'stop_loss_price', stop_loss_price)
+		FROM portfolio_positions WHERE portfolio_id = p.id AND symbol = ?)`
+	if db.Dialect().Name() == dialect.SQLite {
+		heldExpr = `(SELECT json_object('quantity', quantity, 'average_cost', average_cost, 'stop_loss_price', stop_loss_price)
+			FROM portfolio_positions WHERE portfolio_id = p.id AND symbol = ?)`
+	}
+	return db.NewSelect().TableExpr("portfolios AS p").ColumnExpr(portfolioColumns()).
+		ColumnExpr(heldExpr+" AS held", symbol).
+		ColumnExpr("EXISTS (SELECT 1 FROM portfolio_fills WHERE portfolio_id = p.id AND broker_id = ?) AS recorded", brokerID).
+		Where("p.connection_id = ?", connectionID)
+})
+
 // sideSign returns 1 for a buy and -1 for a sell.
 func sideSign(side brokers.Side) decimal.Decimal {
 	if side == brokers.Sell {
@@ -283,19 +308,14 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	if err := database.ExecAtCommit(ctx, s.db, s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK()); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
-	// The portfolio and its position in the symbol, in one read.
-	var head struct {
-		Portfolio `bun:",extend"`
-		Held      *string `bun:"held,scanonly"` // the position as JSON, nil for none
+	// The portfolio, its position in the symbol and whether it holds the
+	// fill, in one read.
+	var head fillHead
+	brokerID := ""
+	if o.BrokerOrderID != nil {
+		brokerID = *o.BrokerOrderID
 	}
-	heldExpr := `(SELECT json_build_object('quantity', quantity, 'average_cost', average_cost, 'stop_loss_price', stop_loss_price)
-		FROM portfolio_positions WHERE portfolio_id = p.id AND symbol = ?)`
-	if s.db.Dialect().Name() == dialect.SQLite {
-		heldExpr = `(SELECT json_object('quantity', quantity, 'average_cost', average_cost, 'stop_loss_price', stop_loss_price)
-			FROM portfolio_positions WHERE portfolio_id = p.id AND symbol = ?)`
-	}
-	err := s.db.NewSelect().Model(&head).ModelTableExpr("portfolios AS p").ColumnExpr("p.*").
-		ColumnExpr(heldExpr+" AS held", o.Symbol).Where("p.connection_id = ?", o.ConnectionID).Scan(ctx)
+	err := fillHeadQuery.Scan(ctx, s.db, &head, o.ConnectionID, o.Symbol, brokerID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return uuid.Nil, nil // the first sync's snapshot will hold the fill
 	}
@@ -334,22 +354,21 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
 		}
 	}
+	// A sync records fills under the same lock: a fill the portfolio did
+	// not hold when read is recorded here, once.
 	recorded := false
-	if fillFinal {
+	if fillFinal && !head.Recorded {
 		at := now
 		if o.FilledAt != nil {
 			at = *o.FilledAt
 		}
 		after := pos.Quantity
-		f := Fill{PortfolioID: pf.ID, BrokerID: *o.BrokerOrderID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
+		f := Fill{PortfolioID: pf.ID, BrokerID: brokerID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
 			Price: price, FilledAt: at.UTC(), Seq: pf.FillSeq + 1, PositionAfter: &after}
-		res, err := s.db.NewInsert().Model(&f).On("CONFLICT (portfolio_id, broker_id) DO NOTHING").Exec(ctx)
-		if err != nil {
+		if err := database.ExecAtCommit(ctx, s.db, s.db.NewInsert().Model(&f)); err != nil {
 			return uuid.Nil, fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
 		}
-		if n, _ := res.RowsAffected(); n == 1 { // else a sync recorded it first
-			recorded, pf.FillSeq = true, f.Seq
-		}
+		recorded, pf.FillSeq = true, f.Seq
 	}
 	// The position moved by the notional, the cash by dcash: equity
 	// changes by the difference, the commission.

@@ -441,4 +441,7 @@ func testLostAcknowledgementFilledBeforeSync(t *testing.T, db *bun.DB) {
 	if diff := cmp.Diff(want.Positions, got.Positions); diff != "" || got.Cash != want.Cash {
 		t.Errorf("the fill was applied twice: cash %s, want %s; positions (-want +got):\n%s", got.Cash, want.Cash, diff)
 	}
+	if got.FillSeq != want.FillSeq {
+		t.Errorf("the fill was recorded twice: fill seq %d, want %d", got.FillSeq, want.FillSeq)
+	}
 }
