@@ -64,7 +64,7 @@
 //   - Reconciliation: a sync reads the broker's account and positions,
 //     and the open orders' fills, around each other until they agree (at
 //     most three times), and in one transaction under the user's lock
-//     replaces the ledger with them, notes each open order's fills so far
+//     and the ledger's replaces the ledger with them, notes each open order's fills so far
 //     as held, and records on the connection when it did so and how the
 //     ledger differed (Connection.LedgerDrift, also logged). A fill
 //     applied while the sync read the broker (Portfolio.Version moved)
@@ -90,11 +90,17 @@
 //     the position's stop for the guardrails. Sells that need no
 //     cancellation cost no extra round trip.
 //
-// Everything that reads or moves a user's exposure (a placement's check
-// and reservation, a fill, a reconciliation) runs under one lock per
-// user that every instance takes: a PostgreSQL advisory transaction lock
-// keyed by the user id; SQLite transactions are IMMEDIATE and serialise
-// writers already.
+// A placement's check and reservation run under one lock per user that
+// every instance takes, as do a reconciliation and a change of
+// guardrails: a PostgreSQL advisory transaction lock keyed by the user
+// id; SQLite transactions are IMMEDIATE and serialise writers already.
+// What moves a connection's ledger (a fill applied to it, a
+// reconciliation) takes the ledger's own lock, keyed by the connection
+// id, so that one writer at a time reads and moves it. A check does not
+// wait for it: it reads the ledger, with the open orders' reservations,
+// in one statement, which sees a fill being recorded either whole (the
+// order filled, its reservation gone, the position moved) or not at all,
+// as in a sequential run where the fill came just after the check.
 //
 // A recorded fill is announced: to Config.OnFill in this process, and on
 // PostgreSQL by NOTIFY on [FillsChannel] at commit, so that every

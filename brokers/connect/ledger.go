@@ -265,6 +265,17 @@ var fillHeadQuery = database.NewPrepared("connect_fill_head", func(db bun.IDB, p
 		Where("p.connection_id = ?", connectionID)
 })
 
+// lockLedger holds the lock of the exposure ledger of the connection
+// with the given id until the transaction tx ends: what moves the ledger
+// (a fill applied to it, a reconciliation) takes it, so that one writer
+// at a time reads and moves it. A placement's check does not: it reads
+// the ledger in one statement, which sees a fill being recorded either
+// whole or not at all, as a sequential run would with the fill after
+// the check (see [database.Lock]).
+func lockLedger(ctx context.Context, tx bun.IDB, connectionID uuid.UUID) error {
+	return database.Lock(ctx, tx, connectionID)
+}
+
 // sideSign returns 1 for a buy and -1 for a sell.
 func sideSign(side brokers.Side) decimal.Decimal {
 	if side == brokers.Sell {
@@ -280,7 +291,7 @@ var one = decimal.New(1, 0)
 // reported them: it moves the portfolio's cash and the position by what
 // the ledger does not yet hold (o.LedgerQty, o.LedgerCash), and, when o
 // is final with a fill, records the fill with the next seq. Run it in the
-// transaction that recorded o's state, under the user's lock. It reports
+// transaction that recorded o's state, under the ledger's lock. It reports
 // the portfolio of a recorded fill, uuid.Nil when it recorded none.
 func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UUID, error) {
 	filled, price, commission := decimal.Zero, decimal.Zero, decimal.Zero
@@ -354,8 +365,8 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
 		}
 	}
-	// A sync records fills under the same lock: a fill the portfolio did
-	// not hold when read is recorded here, once.
+	// A sync records fills under the ledger's lock too: a fill the
+	// portfolio did not hold when read is recorded here, once.
 	recorded := false
 	if fillFinal && !head.Recorded {
 		at := now
@@ -440,7 +451,7 @@ func drift(ledger Portfolio, cash decimal.Decimal, positions []Position) string 
 // knew them by, else that of the latest filled buy that carried one. Each
 // open order's fills so far are noted as held by the ledger, and the
 // connection records when it was reconciled and the differences. Run it
-// in a transaction under the user's lock.
+// in a transaction under the user's lock and the ledger's.
 func (s *Store) reconcile(ctx context.Context, c *Connection, old Portfolio, exists bool, p *Portfolio, states map[uuid.UUID]brokers.OrderState, now time.Time) (string, error) {
 	d := ""
 	if exists {

@@ -228,7 +228,8 @@ func (s *Service) watch(tr brokers.Trader, o Order) {
 
 // record records the broker's state st of pending order o (see
 // [Store.settle]) and brings the ledger up to date with its fills, in one
-// transaction under the user's lock, and reports whether this call made
+// transaction under the ledger's lock (see [lockLedger]), and reports
+// whether this call made
 // the order final. A fill recorded for a portfolio is announced to
 // Config.OnFill once the transaction commits (and, on PostgreSQL, to
 // every instance listening on [FillsChannel]).
@@ -241,7 +242,7 @@ func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, n
 	var final bool
 	var filled uuid.UUID
 	err := database.RunInTx(ctx, s.db, func(ctx context.Context, tx bun.IDB) error {
-		if err := database.LockUser(ctx, tx, o.UserID); err != nil {
+		if err := lockLedger(ctx, tx, o.ConnectionID); err != nil {
 			return err
 		}
 		// settle reads back the ledger's share of the fills as the row

@@ -315,8 +315,8 @@ func (s *Store) UpdatedAt(ctx context.Context, portfolioIDs []uuid.UUID) (map[uu
 // saveFills adds the fills the portfolio p lacks, numbered from
 // p.FillSeq + 1 in the order they filled, and returns p's id when it
 // added any (announced on PostgreSQL's [FillsChannel] at commit), else
-// uuid.Nil. Run it in a transaction under the user's lock, with p as the
-// transaction read it.
+// uuid.Nil. Run it in a transaction under the ledger's lock, with p as
+// the transaction read it.
 func (s *Store) saveFills(ctx context.Context, p *Portfolio, fills []Fill) (uuid.UUID, error) {
 	if len(fills) == 0 {
 		return uuid.Nil, nil

@@ -228,6 +228,9 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		if err := database.LockUser(ctx, tx, c.UserID); err != nil {
 			return err
 		}
+		if err := lockLedger(ctx, tx, c.ID); err != nil {
+			return err
+		}
 		st := NewStore(tx)
 		b, err := st.book(ctx, c.ID, c.UserID, now)
 		exists := err == nil

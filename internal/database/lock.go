@@ -13,23 +13,33 @@ import (
 
 // LockUser holds, until the transaction tx ends, the one lock that
 // serialises whatever must see a user's earlier writes: order placements
-// (the guardrail check and the reservation), fills applied to the ledger,
-// reconciliations, guardrail changes and the count of custom indicators.
+// (the guardrail check and the reservation), reconciliations, guardrail
+// changes and the count of custom indicators. It is [Lock] of the user's
+// id.
+func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
+	return Lock(ctx, tx, userID)
+}
+
+// Lock holds, until the transaction tx ends, the lock of the row with
+// the given id (a user, a connection's ledger), for work that must see
+// the earlier writes of whoever held it before.
 //
 // On PostgreSQL it is a transaction-level advisory lock keyed by the
-// first 8 bytes of the user id, which every instance takes alike. SQLite
-// transactions begin IMMEDIATE (see [Open]), so a writer holds the whole
-// database already and LockUser does nothing there. tx must be a
-// [bun.Tx] or a [Tx] of [RunInTx]: outside a transaction the lock would
-// end with its statement.
-func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
+// first 8 bytes of the id, which every instance takes alike (ids are
+// random, so two ids share a key about once in 2^64 pairs, which would
+// make them wait for each other, nothing worse). SQLite transactions
+// begin IMMEDIATE (see [Open]), so a writer holds the whole database
+// already and Lock does nothing there. tx must be a [bun.Tx] or a [Tx]
+// of [RunInTx]: outside a transaction the lock would end with its
+// statement.
+func Lock(ctx context.Context, tx bun.IDB, id uuid.UUID) error {
 	if !InTx(tx) {
-		return errors.New("database: LockUser needs a transaction")
+		return errors.New("database: Lock needs a transaction")
 	}
 	if tx.Dialect().Name() != dialect.PG {
 		return nil
 	}
-	key := int64(binary.BigEndian.Uint64(userID[:8]))
+	key := int64(binary.BigEndian.Uint64(id[:8]))
 	if t, ok := tx.(*Tx); ok {
 		// Sent with the next statement, which runs once the lock is
 		// held; a DO block, so that the message returns no row before
@@ -38,7 +48,7 @@ func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
 		return nil
 	}
 	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {
-		return fmt.Errorf("database: lock user %s: %w", userID, err)
+		return fmt.Errorf("database: lock %s: %w", id, err)
 	}
 	return nil
 }
