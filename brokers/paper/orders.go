@@ -887,11 +887,7 @@ func settlement(tx bun.IDB, o *order, now time.Time) database.Statement {
 func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) (bool, error) {
 	filled := false
 	err := database.RunInTx(ctx, b.db, func(ctx context.Context, tx bun.IDB) error {
-		a, err := accountByID(ctx, tx, o.AccountID, true)
-		if err != nil {
-			return err
-		}
-		p, _, err := positionOf(ctx, tx, o.AccountID, o.Symbol)
+		a, p, err := lockAccountWith(ctx, tx, o.AccountID, o.Symbol)
 		if err != nil {
 			return err
 		}

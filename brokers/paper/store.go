@@ -378,6 +378,45 @@ const (
 		FROM paper_orders WHERE account_id = a.id AND status = ? AND side = ?%s)`
 )
 
+// lockAccountWith locks the account with the given id, as lockAccount
+// does, and reads it with its position in symbol (its quantity and
+// average entry price; zero when it holds none), in one round trip on
+// PostgreSQL: the update that takes the
+// lock returns nothing and goes in one message with the read (see
+// [database.ExecAtCommit]), whose snapshot is taken once the lock is
+// held.
+func lockAccountWith(ctx context.Context, db bun.IDB, id uuid.UUID, symbol string) (account, position, error) {
+	if err := database.ExecAtCommit(ctx, db, seqQueries[0].Query(db, 0, id)); err != nil {
+		return account{}, position{}, notFound(err, "account %s", id)
+	}
+	var row struct {
+		account `bun:",extend"`
+		Held    *struct {
+			Qty           decimal.Decimal `json:"qty"`
+			AvgEntryPrice decimal.Decimal `json:"avg_entry_price"`
+		} `bun:"held,scanonly"`
+	}
+	if err := accountWithQuery.Scan(ctx, db, &row, id, symbol); err != nil {
+		return account{}, position{}, notFound(err, "account %s", id)
+	}
+	p := position{AccountID: id, Symbol: symbol}
+	if row.Held != nil {
+		p.Qty, p.AvgEntryPrice = row.Held.Qty, row.Held.AvgEntryPrice
+	}
+	return row.account, p, nil
+}
+
+// accountWithQuery is the read of lockAccountWith, prepared. The
+// parameters are the account's id and the symbol.
+var accountWithQuery = database.NewPrepared("paper_account_with", func(db bun.IDB, params ...any) schema.QueryAppender {
+	held := "(SELECT json_build_object('qty', qty, 'avg_entry_price', avg_entry_price) FROM paper_positions WHERE account_id = a.id AND symbol = ?)"
+	if db.Dialect().Name() == dialect.SQLite {
+		held = "(SELECT json_object('qty', qty, 'avg_entry_price', avg_entry_price) FROM paper_positions WHERE account_id = a.id AND symbol = ?)"
+	}
+	return db.NewSelect().TableExpr("paper_accounts AS a").ColumnExpr(database.Columns(reflect.TypeFor[account](), "a")).
+		ColumnExpr(held+" AS held", params[1]).Where("a.id = ?", params[0])
+})
+
 // cashUpdate is the statement of updateCash.
 func cashUpdate(db bun.IDB, id uuid.UUID, cash decimal.Decimal) *bun.UpdateQuery {
 	return db.NewUpdate().Model((*account)(nil)).Set("cash = ?", cash).Where("id = ?", id)
@@ -548,6 +587,27 @@ func orderByID(ctx context.Context, db bun.IDB, accountID, id uuid.UUID) (order,
 	return o, nil
 }
 
+// orderWithLegsQueries are the statements of orderWithLegs, prepared, by
+// [by]: with the account of the access token as holder, or without it.
+// The parameters are the order's id, then for a token its [account.key].
+var orderWithLegsQueries = [2]*database.Prepared{orderWithLegsQuery(false), orderWithLegsQuery(true)}
+
+// orderWithLegsQuery returns the statement of orderWithLegsQueries.
+func orderWithLegsQuery(byToken bool) *database.Prepared {
+	return database.NewPrepared(fmt.Sprintf("paper_order_with_legs_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
+		q := db.NewSelect().Model((*order)(nil)).Where("id = ? OR parent_id = ?", params[0], params[0]).Order("seq")
+		if byToken {
+			q = q.ColumnExpr(orderColumns()).ColumnExpr("? AS holder", tokenAccount(params[1], params[2]))
+		}
+		return q
+	})
+}
+
+// orderColumns returns the columns of an order, as "order".
+var orderColumns = sync.OnceValue(func() string {
+	return database.Columns(reflect.TypeFor[order](), `"order"`)
+})
+
 // orderWithLegs returns the order with the given id of the account who
 // names (see [lockAccount]), with its legs (if it has any) in o.legs:
 // all in one read, with the check of who's access token when it names
@@ -562,11 +622,11 @@ func orderWithLegs(ctx context.Context, db bun.IDB, who account, id uuid.UUID, n
 		order  `bun:",extend"`
 		Holder *uuid.UUID `bun:"holder,scanonly"` // the token's account
 	}
-	q := db.NewSelect().Model(&rows).Where("id = ? OR parent_id = ?", id, id).Order("seq")
+	params := []any{id}
 	if who.token != "" {
-		q = q.ColumnExpr(`"order".*`).ColumnExpr("? AS holder", tokenAccount(who.token, now.UTC()))
+		params = append(params, who.key(now)...)
 	}
-	if err := q.Scan(ctx); err != nil {
+	if err := orderWithLegsQueries[by(who)].Scan(ctx, db, &rows, params...); err != nil {
 		return order{}, fmt.Errorf("paper: order %s: %w", id, err)
 	}
 	var o order
