@@ -114,15 +114,15 @@
 //     returns that order as it is now (the same parameters) or a conflict
 //     (other parameters). Parameters are compared by a SHA-256 of their
 //     canonical form, so "2" and "2.000" are one quantity.
-//  2. It reads the connection and the user's guardrails (at once: no
-//     order changes them). Under the user's lock, in one transaction, it
-//     looks for the client order id again, reads the ledger (cash,
-//     positions with their stops, open orders' reservations) and the
-//     quotes of the
-//     assets involved (latest stored close and ATR(14), computed once
-//     per price version of the asset), counts the orders accepted since
-//     00:00 UTC, runs [brokers.Check] and records the order: pending with
-//     its reservation, or rejected with every broken rule. Concurrent
+//  2. Under the user's lock, in one transaction, it looks for the client
+//     order id again and reads, in one statement, the asset, the
+//     connection (the user's, active), the user's guardrails, the ledger
+//     (cash, positions with their stops, open orders' reservations) and
+//     the count of the orders accepted since 00:00 UTC; then the quotes
+//     of the assets involved (latest stored close and ATR(14), computed
+//     once per price version of the asset). It runs [brokers.Check] and
+//     records the order: pending with its reservation, or rejected with
+//     every broken rule. Concurrent
 //     orders of one user, on any number of instances, therefore accept
 //     exactly what a sequential run would. Before the connection's first
 //     sync the ledger is written first, from the broker.

@@ -249,9 +249,15 @@ var lockQueries = [2]*database.Prepared{lockQuery(false), lockQuery(true)}
 // by its token when byToken.
 func lockQuery(byToken bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_lock_account_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
-		q, _ := accountWhere(db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0]), byToken, "id", params[1:])
-		return q.Returning(accountColumns())
+		return seqUpdate(db, byToken, params).Returning(accountColumns())
 	})
+}
+
+// seqUpdate is the update that takes the account (by its token when
+// byToken) and its next order numbers, with lockAccount's parameters.
+func seqUpdate(db bun.IDB, byToken bool, params []any) *bun.UpdateQuery {
+	q, _ := accountWhere(db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0]), byToken, "id", params[1:])
+	return q
 }
 
 // accountColumns returns the columns of an account, unqualified.
@@ -329,8 +335,7 @@ var seqQueries = [2]*database.Prepared{seqQuery(false), seqQuery(true)}
 // by its token when byToken.
 func seqQuery(byToken bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_take_seq_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
-		q, _ := accountWhere(db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0]), byToken, "id", params[1:])
-		return q
+		return seqUpdate(db, byToken, params)
 	})
 }
 
@@ -379,10 +384,10 @@ const (
 )
 
 // lockAccountWith locks the account with the given id, as lockAccount
-// does, and reads it with its position in symbol (its quantity and
-// average entry price; zero when it holds none), in one round trip on
-// PostgreSQL: the update that takes the
-// lock returns nothing and goes in one message with the read (see
+// does (taking no order number), and reads it with its position in
+// symbol (its quantity and average entry price; zero when it holds
+// none), in one round trip on PostgreSQL: the update that takes the lock
+// returns nothing and goes in one message with the read (see
 // [database.ExecAtCommit]), whose snapshot is taken once the lock is
 // held.
 func lockAccountWith(ctx context.Context, db bun.IDB, id uuid.UUID, symbol string) (account, position, error) {
