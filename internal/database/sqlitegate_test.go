@@ -55,8 +55,11 @@ func TestSQLiteWriteGate(t *testing.T) {
 	}
 
 	// Reads do not wait, nor does a read-only transaction, and they see
-	// the last commit.
-	c, cancel = short()
+	// the last commit. Waiting would last until the deadline, as the
+	// write transaction stays open; the deadline is long because a read
+	// may open a connection, which on a loaded machine (the race
+	// detector, other packages' tests) can take longer than 50 ms.
+	c, cancel = context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var n int
 	if err := db.QueryRowContext(c, "SELECT n FROM counter WHERE id = 1").Scan(&n); err != nil || n != 0 {
