@@ -1,0 +1,131 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/server"
+)
+
+// BenchmarkOrderCost measures what a market order costs in all, with
+// everything it causes: BenchmarkOrderPlace's orders, back to back, then
+// a pause for the last fills to be read back and recorded. Per order it
+// reports the wall time of the orders (ns/op), the statements sent
+// through bun (on PostgreSQL each a round trip, the COMMIT messages of
+// database.RunInTx coming on top; on SQLite BEGIN and COMMIT are among
+// them), the CPU of this process (the client, the server, the paper
+// broker and their background work, from getrusage) and, on PostgreSQL,
+// the CPU of the backends serving the test database (from /proc; a
+// backend that ends during the run is not counted):
+//
+//	go test ./server -run '^$' -bench OrderCost -benchtime 250x
+func BenchmarkOrderCost(b *testing.B) {
+	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
+		var statements atomic.Int64
+		db.AddQueryHook(countQueries{&statements})
+		mustOrderAssets(b, db)
+		key := mustKey(b, db, "trader@example.com", "business")
+		ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go ts.Paper().Run(ctx)
+		go ts.Studies().Watch(ctx)
+		waitWatching(b, db, ts.Studies())
+		conn := connectPaper(b, ts, key)
+		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
+		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",
+			"type", "market", "quantity", "1", "stopLossPrice", "50")
+		client := &http.Client{Timeout: 10 * time.Second}
+		order := func() {
+			req, _ := http.NewRequest("POST", url, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			res, err := client.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				b.Fatalf("POST %s: %d", url, res.StatusCode)
+			}
+		}
+		order() // warm the connections
+		const settle = 100 * time.Millisecond
+		time.Sleep(settle)
+		backends := func() map[int]time.Duration { return backendCPU(b, db) }
+		pg0, go0, n0 := backends(), processCPU(), statements.Load()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			order()
+		}
+		b.StopTimer()
+		time.Sleep(settle) // the last fills, read back and recorded
+		goCPU, n := processCPU()-go0, statements.Load()-n0
+		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+		b.ReportMetric(float64(n)/float64(b.N), "statements/order")
+		b.ReportMetric(per(goCPU), "go-cpu-ms/order")
+		if db.Dialect().Name() == dialect.PG {
+			var pgCPU time.Duration
+			for pid, d := range backends() {
+				pgCPU += d - pg0[pid] // a backend new since the start counts whole
+			}
+			b.ReportMetric(per(pgCPU), "pg-cpu-ms/order")
+		}
+	})
+}
+
+// countQueries counts the queries bun runs.
+type countQueries struct{ n *atomic.Int64 }
+
+// BeforeQuery implements bun.QueryHook.
+func (h countQueries) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+// AfterQuery implements bun.QueryHook.
+func (h countQueries) AfterQuery(context.Context, *bun.QueryEvent) { h.n.Add(1) }
+
+// processCPU returns the CPU time this process has used, user and
+// system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// backendCPU returns the CPU time used so far by each PostgreSQL backend
+// connected to db's database, by pid, from /proc/PID/schedstat (the
+// server must run on this machine, as dbtest's does).
+func backendCPU(b *testing.B, db *bun.DB) map[int]time.Duration {
+	b.Helper()
+	if db.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	var pids []int
+	if err := db.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(context.Background(), &pids); err != nil {
+		b.Fatal(err)
+	}
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(s))[0], 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/schedstat: %v", pid, err)
+		}
+		out[pid] = time.Duration(ns)
+	}
+	return out
+}
