@@ -36,8 +36,10 @@ const (
 // maxClientOrderID is the longest client_order_id, Alpaca's limit.
 const maxClientOrderID = 48
 
-// matchBatch is the most open orders one pass of [Broker.Match] reads.
-const matchBatch = 500
+// matchBatch is the most open orders one pass of [Broker.Match] reads
+// at a time; a pass reads them all, a batch after another. (A variable
+// for the tests.)
+var matchBatch = 500
 
 // Alpaca's error codes for the refusals of POST /v2/orders.
 const (
@@ -782,14 +784,23 @@ func (b *Broker) Match(ctx context.Context) (int, error) {
 	return filled, nil
 }
 
-// matchPass is one pass of [Broker.Match] over the open orders; again
-// reports whether a fill opened held legs.
+// matchPass is one pass of [Broker.Match] over the open orders, as they
+// were placed, matchBatch at a time; again reports whether a fill opened
+// held legs.
 func (b *Broker) matchPass(ctx context.Context, closes map[uuid.UUID]*decimal.Decimal) (filled int, again bool, err error) {
-	open, err := openOrders(ctx, b.db, uuid.Nil, matchBatch)
-	if err != nil {
-		return 0, false, err
+	var after *order
+	for {
+		open, err := openOrdersAfter(ctx, b.db, after, matchBatch)
+		if err != nil {
+			return filled, again, err
+		}
+		n, a, err := b.matchOrders(ctx, closes, open)
+		filled, again = filled+n, again || a
+		if err != nil || len(open) < matchBatch {
+			return filled, again, err
+		}
+		after = &open[len(open)-1]
 	}
-	return b.matchOrders(ctx, closes, open)
 }
 
 // matchOrders fills, cancels or triggers each of the open orders as

@@ -3,6 +3,7 @@ package paper_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -42,6 +43,44 @@ func match(t *testing.T, b *paper.Broker) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestMatchReadsEveryOpenOrder checks that a pass of the matcher reads
+// every open order, however many, a batch after another: with batches of
+// 2, a close that crosses 7 resting limits fills all 7 (the oldest 2
+// alone when a pass read one batch). Not parallel: it sets the package's
+// batch.
+func TestMatchReadsEveryOpenOrder(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5", "2026-03-02": "101.25"})
+		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		c, _ := e.trader(t)
+		ctx := context.Background()
+		lim := d("90")
+		var ids []string
+		for i := range 7 {
+			st, err := c.PlaceOrder(ctx, brokers.OrderRequest{ClientOrderID: fmt.Sprintf("rest-%d", i), Symbol: "ACME",
+				Side: brokers.Buy, Type: brokers.Limit, Quantity: d("1"), LimitPrice: &lim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, st.ID)
+		}
+		defer paper.SetMatchBatch(2)()
+		if n := match(t, e.b); n != 0 {
+			t.Fatalf("limits below the close: %d filled", n)
+		}
+		mustClose(t, db, "ACME", "2026-03-03", "89")
+		e.clock.Set(t0.Add(24 * time.Hour))
+		if n := match(t, e.b); n != len(ids) {
+			t.Errorf("Match filled %d of the %d limits the close crossed", n, len(ids))
+		}
+		for _, id := range ids {
+			if st, err := c.Order(ctx, id); err != nil || st.Status != brokers.Filled {
+				t.Errorf("order %s: %s, %v; want filled", id, st.Status, err)
+			}
+		}
+	})
 }
 
 // TestPlaceAndMatch places orders through Alpaca's client and checks each

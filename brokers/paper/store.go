@@ -694,6 +694,22 @@ func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int)
 	return out, nil
 }
 
+// openOrdersAfter returns at most limit open orders (status new) of every
+// account, the first placed after the order after (from the first when
+// after is nil), in the order they were placed: by submission time, then
+// seq and id, the order of the partial index paper_orders_open_time_idx.
+func openOrdersAfter(ctx context.Context, db bun.IDB, after *order, limit int) ([]order, error) {
+	out := []order{}
+	q := db.NewSelect().Model(&out).Where("status = ?", statusNew)
+	if after != nil {
+		q = q.Where("(submitted_at, seq, id) > (?, ?, ?)", after.SubmittedAt, after.Seq, after.ID)
+	}
+	if err := q.Order("submitted_at", "seq", "id").Limit(limit).Scan(ctx); err != nil {
+		return nil, fmt.Errorf("paper: open orders: %w", err)
+	}
+	return out, nil
+}
+
 // openOrdersAnd returns the open orders of the account that bear on
 // whether it can afford o (see [Broker.afford]) in the order they were
 // placed, and whether it placed an order with o's client order id
