@@ -229,10 +229,9 @@ func (s *Service) watch(tr brokers.Trader, o Order) {
 // record records the broker's state st of pending order o (see
 // [Store.settle]) and brings the ledger up to date with its fills, in one
 // transaction under the ledger's lock (see [lockLedger]), and reports
-// whether this call made
-// the order final. A fill recorded for a portfolio is announced to
-// Config.OnFill once the transaction commits (and, on PostgreSQL, to
-// every instance listening on [FillsChannel]).
+// whether this call made the order final. A fill recorded for a
+// portfolio is announced to Config.OnFill once the transaction commits
+// (and, on PostgreSQL, to every instance listening on [FillsChannel]).
 func (s *Service) record(ctx context.Context, o *Order, st brokers.OrderState, now, next time.Time) (bool, error) {
 	if st.Status == brokers.Pending && st.FilledQuantity.Equal(o.LedgerQty) {
 		// No fill the ledger lacks: the conditional update alone.

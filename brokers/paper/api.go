@@ -445,7 +445,7 @@ func (b *Broker) positionsJSON(ctx context.Context, a account, symbol string) ([
 			return nil, nil
 		}
 	}
-	open, err := openOrders(ctx, b.db, a.ID, 0)
+	open, err := openOrders(ctx, b.db, a.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -1159,7 +1159,7 @@ func (b *Broker) handleCancelAll(w http.ResponseWriter, r *http.Request, a accou
 // cancelAll cancels the account's open orders and returns one item per
 // order.
 func (b *Broker) cancelAll(ctx context.Context, accountID uuid.UUID) ([]alpaca.MultiStatusJSON, error) {
-	open, err := openOrders(ctx, b.db, accountID, 0)
+	open, err := openOrders(ctx, b.db, accountID)
 	if err != nil {
 		return nil, err
 	}

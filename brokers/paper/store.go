@@ -679,16 +679,12 @@ func orderByClientID(ctx context.Context, db bun.IDB, accountID uuid.UUID, clien
 	return o, true, nil
 }
 
-// openOrders returns the open orders (status new) of the account, or of
-// every account when accountID is uuid.Nil, at most limit (all when 0),
-// in the order they were placed.
-func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID, limit int) ([]order, error) {
+// openOrders returns the open orders (status new) of the account, in the
+// order they were placed.
+func openOrders(ctx context.Context, db bun.IDB, accountID uuid.UUID) ([]order, error) {
 	out := []order{}
-	q := db.NewSelect().Model(&out).Where("status = ?", statusNew)
-	if accountID != uuid.Nil {
-		q = q.Where("account_id = ?", accountID)
-	}
-	if err := q.Order("submitted_at", "seq").Limit(limit).Scan(ctx); err != nil {
+	q := db.NewSelect().Model(&out).Where("status = ? AND account_id = ?", statusNew, accountID)
+	if err := q.Order("submitted_at", "seq").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("paper: open orders: %w", err)
 	}
 	return out, nil
