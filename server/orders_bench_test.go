@@ -30,16 +30,7 @@ import (
 //	go test ./server -run '^$' -bench OrderPlace -benchtime 300x
 func BenchmarkOrderPlace(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
-		mustOrderAssets(b, db)
-		key := mustKey(b, db, "trader@example.com", "business") // 600 requests a minute, 25 portfolios
-		ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go ts.Paper().Run(ctx)
-		go ts.Studies().Watch(ctx) // price versions from memory on PostgreSQL, as a server has them
-		waitWatching(b, db, ts.Studies())
-		conn := connectPaper(b, ts, key)
-		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
+		ts, key, conn := startOrderBench(b, db)
 		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",
 			"type", "market", "quantity", "1", "stopLossPrice", "50")
 		benchURL(b, &http.Client{Timeout: 10 * time.Second}, "POST", url, key)
@@ -55,16 +46,7 @@ func BenchmarkOrderPlace(b *testing.B) {
 //	go test ./server -run '^$' -bench OrderPreview -benchtime 300x
 func BenchmarkOrderPreview(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
-		mustOrderAssets(b, db)
-		key := mustKey(b, db, "trader@example.com", "business") // 600 requests a minute
-		ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go ts.Paper().Run(ctx)
-		go ts.Studies().Watch(ctx)
-		waitWatching(b, db, ts.Studies())
-		conn := connectPaper(b, ts, key)
-		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
+		ts, key, conn := startOrderBench(b, db)
 		ts.order(b, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "5").object(b)
 		ts.order(b, key, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "limit", "quantity", "5",
 			"limitPrice", "1").object(b)
@@ -72,6 +54,28 @@ func BenchmarkOrderPreview(b *testing.B) {
 			"type", "market", "quantity", "1", "stopLossPrice", "50", "preview", "true")
 		benchURL(b, &http.Client{Timeout: 10 * time.Second}, "POST", url, key)
 	})
+}
+
+// startOrderBench starts what the order benchmarks measure: a server
+// with the order assets, a user on the business plan (600 requests a
+// minute, 25 portfolios) connected to the paper broker, with no limit of
+// trades a day. The paper broker's matcher and the price-version
+// listener (price versions from memory on PostgreSQL, as a server has
+// them) run until the benchmark ends; Tradekit's order tracker and syncs
+// do not. It returns the server, the user's key and the connection's id.
+func startOrderBench(b *testing.B, db *bun.DB) (tradingServer, string, string) {
+	b.Helper()
+	mustOrderAssets(b, db)
+	key := mustKey(b, db, "trader@example.com", "business")
+	ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	go ts.Paper().Run(ctx)
+	go ts.Studies().Watch(ctx)
+	waitWatching(b, db, ts.Studies())
+	conn := connectPaper(b, ts, key)
+	ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
+	return ts, key, conn
 }
 
 // waitWatching waits until s keeps price versions in memory, as a running

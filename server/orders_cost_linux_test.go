@@ -12,12 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
-	"github.com/tradekit/tradekit/server"
 )
 
 // BenchmarkOrderCost measures what a market order costs in all, with
@@ -36,16 +34,7 @@ func BenchmarkOrderCost(b *testing.B) {
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		var statements atomic.Int64
 		db.AddQueryHook(countQueries{&statements})
-		mustOrderAssets(b, db)
-		key := mustKey(b, db, "trader@example.com", "business")
-		ts := startTradingWith(b, db, server.BrokersConfig{SyncInterval: -1, PaperCash: decimal.New(1, 12)})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go ts.Paper().Run(ctx)
-		go ts.Studies().Watch(ctx)
-		waitWatching(b, db, ts.Studies())
-		conn := connectPaper(b, ts, key)
-		ts.patchGuardrails(b, key, "maxDailyTrades", "100000")
+		ts, key, conn := startOrderBench(b, db)
 		url := ts.url + "/api/v1/brokers/orders?" + query("connectionId", conn, "assetId", widgID.String(), "side", "buy",
 			"type", "market", "quantity", "1", "stopLossPrice", "50")
 		client := &http.Client{Timeout: 10 * time.Second}

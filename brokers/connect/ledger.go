@@ -315,8 +315,8 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	dcash := dnotional.Mul(sign).Neg().Sub(dcommission)
 	o.LedgerQty, o.LedgerCash, o.LedgerCommission = filled, o.LedgerCash.Add(dcash), commission
 	// The writes whose results nothing here reads go with the next
-	// statement, or the commit (see database.ExecAtCommit).
-	if err := database.ExecAtCommit(ctx, s.db, s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK()); err != nil {
+	// statement, or the commit (see database.ExecWithNext).
+	if err := database.ExecWithNext(ctx, s.db, s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK()); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
 	// The portfolio, its position in the symbol and whether it holds the
@@ -355,9 +355,9 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 			pos.StopLossPrice = o.StopLossPrice
 		}
 		if after.IsZero() {
-			err = database.ExecAtCommit(ctx, s.db, s.db.NewDelete().Model(&pos).WherePK())
+			err = database.ExecWithNext(ctx, s.db, s.db.NewDelete().Model(&pos).WherePK())
 		} else {
-			err = database.ExecAtCommit(ctx, s.db, s.db.NewInsert().Model(&pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
+			err = database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(&pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
 				Set("asset_id = EXCLUDED.asset_id, quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost").
 				Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price"))
 		}
@@ -376,7 +376,7 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 		after := pos.Quantity
 		f := Fill{PortfolioID: pf.ID, BrokerID: brokerID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
 			Price: price, FilledAt: at.UTC(), Seq: pf.FillSeq + 1, PositionAfter: &after}
-		if err := database.ExecAtCommit(ctx, s.db, s.db.NewInsert().Model(&f)); err != nil {
+		if err := database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(&f)); err != nil {
 			return uuid.Nil, fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
 		}
 		recorded, pf.FillSeq = true, f.Seq
@@ -387,7 +387,7 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	pf.Equity = pf.Equity.Add(dcash).Add(dnotional.Mul(sign))
 	pf.Version++
 	pf.UpdatedAt = now
-	if err := database.ExecAtCommit(ctx, s.db, s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK()); err != nil {
+	if err := database.ExecWithNext(ctx, s.db, s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK()); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
 	}
 	if !recorded {
@@ -407,7 +407,7 @@ func (s *Store) notifyFill(ctx context.Context, portfolioID uuid.UUID) error {
 	}
 	// NOTIFY, unlike SELECT pg_notify, returns no row, so it can go with
 	// the commit; the channel is an identifier, the payload a literal.
-	if err := database.ExecAtCommit(ctx, s.db, s.db.NewRaw("NOTIFY ?, ?", bun.Ident(FillsChannel), portfolioID.String())); err != nil {
+	if err := database.ExecWithNext(ctx, s.db, s.db.NewRaw("NOTIFY ?, ?", bun.Ident(FillsChannel), portfolioID.String())); err != nil {
 		return fmt.Errorf("connect: announce a fill: %w", err)
 	}
 	return nil

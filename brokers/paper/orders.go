@@ -228,7 +228,7 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 			return err
 		}
 		// Written with the commit: nothing here reads them back.
-		return database.ExecAtCommit(ctx, tx, ordersInsert(tx, l.OrderSeq-int64(len(orders))+1, orders...))
+		return database.ExecWithNext(ctx, tx, ordersInsert(tx, l.OrderSeq-int64(len(orders))+1, orders...))
 	})
 	if err != nil {
 		return nil, err
@@ -935,7 +935,7 @@ func (b *Broker) fillOpen(ctx context.Context, o *order, price decimal.Decimal) 
 			if s == nil {
 				continue
 			}
-			if err := database.ExecAtCommit(ctx, tx, s); err != nil {
+			if err := database.ExecWithNext(ctx, tx, s); err != nil {
 				return fmt.Errorf("paper: fill %s: %w", o.ID, err)
 			}
 		}

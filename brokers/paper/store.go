@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -249,7 +248,7 @@ var lockQueries = [2]*database.Prepared{lockQuery(false), lockQuery(true)}
 // by its token when byToken.
 func lockQuery(byToken bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_lock_account_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
-		return seqUpdate(db, byToken, params).Returning(accountColumns())
+		return seqUpdate(db, byToken, params).Returning(database.Columns(reflect.TypeFor[account](), ""))
 	})
 }
 
@@ -259,11 +258,6 @@ func seqUpdate(db bun.IDB, byToken bool, params []any) *bun.UpdateQuery {
 	q, _ := accountWhere(db.NewUpdate().Model((*account)(nil)).Set("order_seq = order_seq + ?", params[0]), byToken, "id", params[1:])
 	return q
 }
-
-// accountColumns returns the columns of an account, unqualified.
-var accountColumns = sync.OnceValue(func() string {
-	return database.Columns(reflect.TypeFor[account](), "")
-})
 
 // placement is what a placement reads in one statement once it holds its
 // account (see [readPlacement]): the account, the Tradekit asset with the
@@ -309,13 +303,13 @@ func (x openOrder) order() order {
 // readPlacement takes the next n numbers of the orders of the account
 // who names and locks it, as lockAccount does, and then reads what the
 // placement of o needs (see [placement]). On PostgreSQL both statements
-// go in one message (see [database.ExecAtCommit]): the read runs once
+// go in one message (see [database.ExecWithNext]): the read runs once
 // the update holds the account's row, with a snapshot taken then, so it
 // sees what the placement before it committed. The errors are
 // lockAccount's.
 func readPlacement(ctx context.Context, db bun.IDB, who account, n int, o *order) (placement, error) {
 	key := who.key(o.SubmittedAt)
-	if err := database.ExecAtCommit(ctx, db, seqQueries[by(who)].Query(db, append([]any{n}, key...)...)); err != nil {
+	if err := database.ExecWithNext(ctx, db, seqQueries[by(who)].Query(db, append([]any{n}, key...)...)); err != nil {
 		return placement{}, accountErr(who, err)
 	}
 	var p placement
@@ -388,10 +382,10 @@ const (
 // symbol (its quantity and average entry price; zero when it holds
 // none), in one round trip on PostgreSQL: the update that takes the lock
 // returns nothing and goes in one message with the read (see
-// [database.ExecAtCommit]), whose snapshot is taken once the lock is
+// [database.ExecWithNext]), whose snapshot is taken once the lock is
 // held.
 func lockAccountWith(ctx context.Context, db bun.IDB, id uuid.UUID, symbol string) (account, position, error) {
-	if err := database.ExecAtCommit(ctx, db, seqQueries[0].Query(db, 0, id)); err != nil {
+	if err := database.ExecWithNext(ctx, db, seqQueries[0].Query(db, 0, id)); err != nil {
 		return account{}, position{}, notFound(err, "account %s", id)
 	}
 	var row struct {
@@ -602,16 +596,11 @@ func orderWithLegsQuery(byToken bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_order_with_legs_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
 		q := db.NewSelect().Model((*order)(nil)).Where("id = ? OR parent_id = ?", params[0], params[0]).Order("seq")
 		if byToken {
-			q = q.ColumnExpr(orderColumns()).ColumnExpr("? AS holder", tokenAccount(params[1], params[2]))
+			q = q.ColumnExpr(database.Columns(reflect.TypeFor[order](), `"order"`)).ColumnExpr("? AS holder", tokenAccount(params[1], params[2]))
 		}
 		return q
 	})
 }
-
-// orderColumns returns the columns of an order, as "order".
-var orderColumns = sync.OnceValue(func() string {
-	return database.Columns(reflect.TypeFor[order](), `"order"`)
-})
 
 // orderWithLegs returns the order with the given id of the account who
 // names (see [lockAccount]), with its legs (if it has any) in o.legs:

@@ -21,7 +21,7 @@
 // query, which may hold several statements, so BEGIN goes with the
 // transaction's first statement, [LockUser]'s lock with the next one, and
 // the last writes, whose results the transaction does not read
-// ([ExecAtCommit]), with the COMMIT. In READ COMMITTED each statement of
+// ([ExecWithNext]), with the COMMIT. In READ COMMITTED each statement of
 // such a message reads the database as it is when that statement starts,
 // so a read sent after the lock sees what the lock's previous holder
 // committed.

@@ -45,9 +45,10 @@ type Prepared struct {
 
 	once sync.Once
 	// id names the statement on the server: name and a hash of text, so
-	// that no two texts share one.
-	id, text string
-	err      error
+	// that no two texts share one; execute is its EXECUTE, with a ? for
+	// each parameter.
+	id, text, execute string
+	err               error
 }
 
 // NewPrepared returns the query that build builds, named name (letters,
@@ -70,7 +71,7 @@ func (p *Prepared) Query(db bun.IDB, params ...any) *bun.RawQuery {
 		return tx.NewRaw("").Err(p.err)
 	}
 	tx.prepare(p.id, p.text)
-	return tx.NewRaw("EXECUTE "+p.id+"("+strings.TrimSuffix(strings.Repeat("?, ", len(params)), ", ")+")", params...)
+	return tx.NewRaw(p.execute, params...)
 }
 
 // Scan runs p's query with params on db and scans its rows into dest,
@@ -123,6 +124,7 @@ func (p *Prepared) prepare(db *bun.DB, n int) {
 	h := fnv.New32a()
 	h.Write(b)
 	p.id, p.text = fmt.Sprintf("%s_%08x", p.name, h.Sum32()), string(b)
+	p.execute = "EXECUTE " + p.id + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 }
 
 // A statement's state on a connection: absent from the connection's map

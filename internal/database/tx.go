@@ -24,7 +24,7 @@ import (
 // message; in READ COMMITTED each statement reads the database as it is
 // when that statement starts). So BEGIN is sent with the transaction's
 // first statement, and the statements whose results nobody reads
-// ([LockUser]'s lock, and those of [ExecAtCommit]) wait for the next
+// ([LockUser]'s lock, and those of [ExecWithNext]) wait for the next
 // statement, or for COMMIT. A transaction that runs no statement sends
 // nothing at all. fn must run its statements through tx (the queries
 // tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
@@ -52,12 +52,14 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 	return tx.commit(ctx)
 }
 
-// ExecAtCommit runs q, a statement that returns no rows, in the
-// transaction tx: on PostgreSQL in a [Tx] it is sent with the COMMIT (or
-// the next statement), which saves its round trip, and its error is the
-// transaction's; elsewhere it runs now. It is for the last writes of a
-// transaction, whose results the transaction does not read.
-func ExecAtCommit(ctx context.Context, tx bun.IDB, q Statement) error {
+// ExecWithNext runs q, a statement that returns no rows, in the
+// transaction tx: on PostgreSQL in a [Tx] it is sent with the
+// transaction's next statement, or with its COMMIT, which saves its round
+// trip; it runs before that statement (a lock it takes is held for it),
+// and its error is the transaction's. Elsewhere it runs now. It is for
+// the writes whose results the transaction does not read: the last ones,
+// and an update that takes a row's lock before the read that follows it.
+func ExecWithNext(ctx context.Context, tx bun.IDB, q Statement) error {
 	if t, ok := tx.(*Tx); ok {
 		t.queue(q.String())
 		return nil
@@ -76,7 +78,7 @@ func InTx(db bun.IDB) bool {
 	return false
 }
 
-// Statement is a bun query that [ExecAtCommit] runs: an insert, update,
+// Statement is a bun query that [ExecWithNext] runs: an insert, update,
 // delete or raw query that returns no rows.
 type Statement interface {
 	Exec(ctx context.Context, dest ...any) (sql.Result, error)

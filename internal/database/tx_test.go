@@ -106,28 +106,28 @@ func TestRunInTx(t *testing.T) {
 			c.Close()
 		}
 
-		// ExecAtCommit's statement is written with the commit; when it
+		// ExecWithNext's statement is written with the commit; when it
 		// fails, nothing of the transaction is.
 		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
 			if _, err := tx.NewRaw("DELETE FROM tx_probe WHERE id = 1").Exec(ctx); err != nil {
 				return err
 			}
-			return database.ExecAtCommit(ctx, tx, tx.NewRaw("INSERT INTO tx_probe (id, v) VALUES (3, 'c')"))
+			return database.ExecWithNext(ctx, tx, tx.NewRaw("INSERT INTO tx_probe (id, v) VALUES (3, 'c')"))
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := count(db); n != 2 {
-			t.Fatalf("after ExecAtCommit: %d rows, want 2", n)
+			t.Fatalf("after ExecWithNext: %d rows, want 2", n)
 		}
 		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
 			if _, err := tx.NewRaw("DELETE FROM tx_probe WHERE id = 2").Exec(ctx); err != nil {
 				return err
 			}
-			return database.ExecAtCommit(ctx, tx, tx.NewRaw("INSERT INTO tx_probe (id, v) VALUES (3, 'again')"))
+			return database.ExecWithNext(ctx, tx, tx.NewRaw("INSERT INTO tx_probe (id, v) VALUES (3, 'again')"))
 		})
 		if !database.IsUniqueViolation(err) {
-			t.Fatalf("RunInTx with a failing ExecAtCommit = %v, want the unique violation", err)
+			t.Fatalf("RunInTx with a failing ExecWithNext = %v, want the unique violation", err)
 		}
 		var ids []int
 		if err := db.NewSelect().Table("tx_probe").Column("id").Order("id").Scan(ctx, &ids); err != nil || !slices.Equal(ids, []int{2, 3}) {
