@@ -72,7 +72,7 @@ func TestPureEnginesArePure(t *testing.T) {
 // purity test pass vacuously.
 func TestForbidden(t *testing.T) {
 	for _, p := range []string{"database/sql", "net/http", "log", "log/slog", "github.com/uptrace/bun",
-		"github.com/uptrace/bun/driver/pgdriver", "modernc.org/sqlite", "github.com/tradekit/tradekit/internal/database"} {
+		"github.com/jackc/pgx/v5/stdlib", "modernc.org/sqlite", "github.com/tradekit/tradekit/internal/database"} {
 		if !forbidden(p) {
 			t.Errorf("forbidden(%q) = false", p)
 		}

@@ -18,9 +18,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/tradekit/tradekit/indicators/formula"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 )
@@ -530,34 +530,13 @@ func alertNotification(a Alert, f firingAt, now time.Time) Notification {
 }
 
 // listen wakes the evaluation on every price change announced on
-// PostgreSQL, reconnecting after failures, until ctx is done. The
-// periodic pass of Run covers the gaps.
+// PostgreSQL, until ctx is done. The periodic pass of Run covers the
+// gaps, and the whole of the work where notifications cannot reach this
+// process (see [database.Listen]).
 func (s *Service) listen(ctx context.Context) {
-	for ctx.Err() == nil {
-		ln := pgdriver.NewListener(s.db)
-		stop := context.AfterFunc(ctx, func() { ln.Close() }) // Receive heeds no cancellation
-		err := ln.Listen(ctx, marketdata.PricesChannel)
-		if err == nil {
-			s.Wake() // changes may have come while no one listened
-			for {
-				var payload string
-				if _, payload, err = ln.Receive(ctx); err != nil {
-					break
-				}
-				if payload != "ping" {
-					s.Wake()
-				}
-			}
+	database.Listen(ctx, s.db, marketdata.PricesChannel, s.cfg.EvaluateEvery, s.log.With("service", "alerts"), func(payload string) {
+		if payload != "ping" {
+			s.Wake() // "" too: changes may have come while no one listened
 		}
-		stop()
-		ln.Close()
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("alerts: price change notifications lost; polling until they are back", "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(s.cfg.EvaluateEvery):
-		}
-	}
+	})
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -148,34 +148,12 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// listen wakes Run on every fill announced on PostgreSQL, reconnecting
-// after failures, until ctx is done. Run's ticker covers the gaps.
+// listen wakes Run on every fill announced on PostgreSQL until ctx is
+// done. Run's ticker covers the gaps, and the whole of the work where
+// notifications cannot reach this process (see [database.Listen]).
 func (s *Service) listen(ctx context.Context) {
-	for ctx.Err() == nil {
-		ln := pgdriver.NewListener(s.db)
-		// Receive heeds no cancellation: closing the listener ends it.
-		stop := context.AfterFunc(ctx, func() { ln.Close() })
-		err := ln.Listen(ctx, connect.FillsChannel)
-		if err == nil {
-			s.Wake() // fills may have come while no one listened
-			for {
-				if _, _, err = ln.Receive(ctx); err != nil {
-					break
-				}
-				s.Wake()
-			}
-		}
-		stop()
-		ln.Close()
-		if ctx.Err() != nil {
-			return
-		}
-		s.log.Warn("copytrading: fill notifications lost; polling until they are back", "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(s.copyEvery):
-		}
-	}
+	database.Listen(ctx, s.db, connect.FillsChannel, s.copyEvery, s.log.With("service", "copytrading"),
+		func(string) { s.Wake() }) // "" too: fills may have come while no one listened
 }
 
 // Copy takes up the fills of published leaders that their live follows

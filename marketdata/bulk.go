@@ -5,12 +5,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
@@ -254,13 +256,17 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 
 // bulkBatch is the parsed form of a chunk of a file, ready to write.
 type bulkBatch struct {
-	// data is the rows as COPY text (PostgreSQL), or (SQLite) the text of
-	// each row's date, open, high, low and close back to back, the fields
-	// ending at the offsets ends (five per row), with the volumes in vols.
-	data []byte
-	ends []uint32
-	vols []int64
-	rows int
+	// On SQLite, data is the text of each row's date, open, high, low
+	// and close back to back, the fields ending at the offsets ends (five
+	// per row). On PostgreSQL, dates and nums (four per row: open, high,
+	// low, close) are the values as pgx encodes them for COPY (see
+	// [bulkBatch.copyRows]). vols are the volumes.
+	data  []byte
+	ends  []uint32
+	dates []pgtype.Date
+	nums  []pgtype.Numeric
+	vols  []int64
+	rows  int
 	// symbols are the batch's distinct symbols, ids their asset ids.
 	symbols []string
 	ids     []uuid.UUID
@@ -290,11 +296,13 @@ type bulkParser struct {
 // parseChunk parses the complete lines of data, the first of them line
 // first of l's file.
 func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatch {
-	b := &bulkBatch{data: make([]byte, 0, len(data)*3/2+64)}
-	if !p.pg {
-		// About 40 bytes a line in the usual files: room for most chunks.
-		b.ends = make([]uint32, 0, len(data)/40*5)
-		b.vols = make([]int64, 0, len(data)/40)
+	// About 40 bytes a line in the usual files: room for most chunks.
+	n := len(data)/40 + 1
+	b := &bulkBatch{vols: make([]int64, 0, n)}
+	if p.pg {
+		b.dates, b.nums = make([]pgtype.Date, 0, n), make([]pgtype.Numeric, 0, 4*n)
+	} else {
+		b.data, b.ends = make([]byte, 0, len(data)*3/2+64), make([]uint32, 0, 5*n)
 	}
 	symIdx := map[string]int32{}
 	fields := make([][]byte, 0, l.ncols)
@@ -423,119 +431,95 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 			b.to = d
 		}
 		b.keys = append(b.keys, rowKey{sym: si, day: int32(d.Sub(dayEpoch)), line: int32(line)})
-		out := b.data
 		if p.pg {
-			if len(out) == 0 {
-				out = append(out, pgCopyHeader...)
-			}
-			out = binary.BigEndian.AppendUint16(out, 7) // fields
-			out = binary.BigEndian.AppendUint32(out, 16)
-			out = append(out, b.ids[si][:]...)
-			out = binary.BigEndian.AppendUint32(out, 4)
-			out = binary.BigEndian.AppendUint32(out, uint32(int32(d.Sub(pgEpoch))))
+			b.dates = append(b.dates, pgDate(d))
 			for i := range num {
-				var ok bool
-				if out, ok = appendPGNumeric(out, num[i].text); !ok {
+				n, ok := numericOf(num[i].text)
+				if !ok {
 					return perr("%s %q: out of range", [4]string{"open", "high", "low", "close"}[i], num[i].text)
 				}
+				b.nums = append(b.nums, n)
 			}
-			out = binary.BigEndian.AppendUint32(out, 8)
-			out = binary.BigEndian.AppendUint64(out, uint64(vol))
 		} else {
-			out, _ = d.AppendText(out)
-			b.ends = append(b.ends, uint32(len(out)))
+			b.data, _ = d.AppendText(b.data)
+			b.ends = append(b.ends, uint32(len(b.data)))
 			for i := range num {
-				out = append(out, num[i].text...)
-				b.ends = append(b.ends, uint32(len(out)))
+				b.data = append(b.data, num[i].text...)
+				b.ends = append(b.ends, uint32(len(b.data)))
 			}
-			b.vols = append(b.vols, vol)
 		}
-		b.data = out
+		b.vols = append(b.vols, vol)
 		b.rows++
-	}
-	if p.pg && b.rows > 0 {
-		b.data = append(b.data, 0xff, 0xff) // the trailer: a row of -1 fields
 	}
 	return b
 }
 
-// pgCopyHeader starts a COPY … (FORMAT binary) stream: the signature, a
-// flags word (no OIDs) and an empty header extension.
-const pgCopyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
-
-// pgEpoch is day 0 of PostgreSQL's binary DATE.
-var pgEpoch = calendar.Date{Year: 2000, Month: time.January, Day: 1}
-
-// appendPGNumeric appends the decimal number s (digits with at most one
-// dot, optionally after a minus sign, as [decimal.Decimal.String] prints
-// it) to dst as a field of a binary COPY: its length, then NUMERIC's
-// binary form, which is base-10000 digits:
-//
-//	ndigits, weight, sign, dscale int16; digits [ndigits]int16
-//	value = sum_i digits[i] * 10000^(weight - i)
-//
-// with dscale the number of digits after the point. The server reads it as
-// it would read s as text, rounding to the column's scale. It reports false
-// for a number beyond what the format holds (more than 131,072 digits
-// before the point or 16,383 after), which no NUMERIC(38, 18) takes.
-func appendPGNumeric(dst, s []byte) ([]byte, bool) {
+// numericOf returns the decimal number s (digits with at most one dot,
+// optionally after a minus sign, as [decimal.Decimal.String] prints it)
+// as pgx's NUMERIC, exactly. It reports false for a number with more
+// digits after the point than NUMERIC holds (16,383), which no
+// NUMERIC(38, 18) takes.
+func numericOf(s []byte) (pgtype.Numeric, bool) {
 	neg := len(s) > 0 && s[0] == '-'
 	if neg {
 		s = s[1:]
 	}
-	ip, fp := s, []byte(nil)
+	frac, digits := 0, len(s)
 	if i := bytes.IndexByte(s, '.'); i >= 0 {
-		ip, fp = s[:i], s[i+1:]
+		frac, digits = len(s)-i-1, len(s)-1
 	}
-	if len(ip) > 4*0x7fff || len(fp) > 0x3fff {
-		return dst, false
+	if frac > 0x3fff || digits == 0 {
+		return pgtype.Numeric{}, false
 	}
-	// The digits go straight into dst after room for the length and
-	// the four words; leading and trailing zero digits are then dropped.
-	start := len(dst)
-	dst = append(dst, make([]byte, 12)...)
-	digits := start + 12
-	g, k := 0, (4-len(ip)%4)%4 // the integer part is aligned right
-	intDigits := (len(ip) + 3) / 4
-	for _, part := range [2][]byte{ip, fp} {
-		for _, c := range part {
-			g = g*10 + int(c-'0')
-			if k++; k == 4 {
-				dst = binary.BigEndian.AppendUint16(dst, uint16(g))
-				g, k = 0, 0
+	n := new(big.Int)
+	if digits <= 18 { // fits an int64: no string to parse
+		var m int64
+		for _, c := range s {
+			switch {
+			case c >= '0' && c <= '9':
+				m = m*10 + int64(c-'0')
+			case c != '.':
+				return pgtype.Numeric{}, false
 			}
 		}
+		n.SetInt64(m)
+	} else if _, ok := n.SetString(strings.Replace(string(s), ".", "", 1), 10); !ok {
+		return pgtype.Numeric{}, false
 	}
-	if k > 0 { // the fraction is aligned left
-		for ; k < 4; k++ {
-			g *= 10
-		}
-		dst = binary.BigEndian.AppendUint16(dst, uint16(g))
+	if neg {
+		n.Neg(n)
 	}
-	weight := intDigits - 1
-	first, end := digits, len(dst)
-	for first < end && dst[first] == 0 && dst[first+1] == 0 {
-		first += 2
-		weight--
-	}
-	for end > first && dst[end-2] == 0 && dst[end-1] == 0 {
-		end -= 2
-	}
-	n := copy(dst[digits:], dst[first:end])
-	dst = dst[:digits+n]
-	sign := uint16(0)
-	if n == 0 {
-		weight = 0
-	} else if neg {
-		sign = 0x4000
-	}
-	binary.BigEndian.PutUint32(dst[start:], uint32(8+n))
-	binary.BigEndian.PutUint16(dst[start+4:], uint16(n/2))
-	binary.BigEndian.PutUint16(dst[start+6:], uint16(int16(weight)))
-	binary.BigEndian.PutUint16(dst[start+8:], sign)
-	binary.BigEndian.PutUint16(dst[start+10:], uint16(len(fp)))
-	return dst, true
+	return pgtype.Numeric{Int: n, Exp: int32(-frac), Valid: true}, true
 }
+
+// copyRows returns the rows of b, on PostgreSQL, as pgx's COPY reads
+// them: each value a pointer into b's columns, so that none is copied.
+func (b *bulkBatch) copyRows() pgx.CopyFromSource {
+	return &batchRows{b: b, i: -1}
+}
+
+// batchRows is [bulkBatch.copyRows]'s pgx.CopyFromSource.
+type batchRows struct {
+	b    *bulkBatch
+	i    int
+	vals [7]any
+}
+
+// Next implements pgx.CopyFromSource.
+func (r *batchRows) Next() bool {
+	r.i++
+	return r.i < r.b.rows
+}
+
+// Values implements pgx.CopyFromSource.
+func (r *batchRows) Values() ([]any, error) {
+	b, i := r.b, r.i
+	r.vals = [7]any{&b.ids[b.keys[i].sym], &b.dates[i], &b.nums[4*i], &b.nums[4*i+1], &b.nums[4*i+2], &b.nums[4*i+3], &b.vols[i]}
+	return r.vals[:], nil
+}
+
+// Err implements pgx.CopyFromSource.
+func (r *batchRows) Err() error { return nil }
 
 // addSymbol adds sym (as written: raw) to the batch and returns its index.
 func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string) int32 {

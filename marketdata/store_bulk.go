@@ -1,7 +1,6 @@
 package marketdata
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -16,10 +15,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // ImportPricesBulk imports the daily prices of many assets from path, in
@@ -545,7 +544,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		// would. A refusal (which the checks above should make
 		// impossible) fails the file, not the run: its savepoint is
 		// rolled back.
-		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices ("+priceColumns+") FROM STDIN (FORMAT binary)"); err != nil {
+		if _, err := database.CopyFrom(ctx, w.conn, "prices", priceColumnList, b.copyRows()); err != nil {
 			return fmt.Errorf("copy: %w", err), nil
 		}
 		for _, a := range assets {
@@ -554,7 +553,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		return nil, nil
 	}
 	if w.pg {
-		if _, err := pgdriver.CopyFrom(ctx, w.conn, bytes.NewReader(b.data), "COPY prices_load FROM STDIN (FORMAT binary)"); err != nil {
+		if _, err := database.CopyFrom(ctx, w.conn, "prices_load", priceColumnList, b.copyRows()); err != nil {
 			return nil, fmt.Errorf("marketdata: bulk import: copy: %w", err)
 		}
 		var ids []uuid.UUID

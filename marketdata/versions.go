@@ -11,7 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // versionsChannel is the PostgreSQL notification channel on which
@@ -122,6 +123,10 @@ func (v *Versions) Listening() bool {
 
 // Run listens for price changes until ctx is done, reconnecting after
 // failures. It returns at once on databases other than PostgreSQL.
+// Where notifications cannot reach this process (through a transaction
+// pooler with no direct connection for LISTEN, see
+// [database.NewListener]), Versions reads from the database, and Run
+// tries again every minute without a word more.
 func (v *Versions) Run(ctx context.Context) {
 	if v.db.Dialect().Name() != dialect.PG {
 		return
@@ -132,34 +137,33 @@ func (v *Versions) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		v.cfg.Logger.Warn("price change notifications lost; reading price versions from the database", "err", err)
+		wait := v.cfg.PingInterval
+		if errors.Is(err, database.ErrNoNotifications) {
+			wait = time.Minute
+		} else {
+			v.cfg.Logger.Warn("price change notifications lost; reading price versions from the database", "err", err)
+		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(v.cfg.PingInterval):
+		case <-time.After(wait):
 		}
 	}
 }
 
 // listen runs one listening connection until it fails or ctx is done.
 func (v *Versions) listen(ctx context.Context) error {
-	ln := pgdriver.NewListener(v.db)
-	if err := ln.Listen(ctx, versionsChannel); err != nil {
-		ln.Close()
+	ln, err := database.NewListener(ctx, v.db, versionsChannel)
+	if err != nil {
 		return err
 	}
+	defer ln.Close()
 	ctx, cancel := context.WithCancelCause(ctx)
 	var wg sync.WaitGroup
 	defer func() {
 		cancel(nil)
 		wg.Wait() // no ping outlives Run
 	}()
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		// Closing the connection is what ends a blocked Receive.
-		<-ctx.Done()
-		ln.Close()
-	}()
+	wg.Add(1)
 
 	v.mu.Lock()
 	v.heard = time.Now() // the silence counts from here
@@ -187,7 +191,7 @@ func (v *Versions) listen(ctx context.Context) error {
 	}()
 
 	for {
-		_, payload, err := ln.Receive(ctx)
+		payload, err := ln.Receive(ctx)
 		if err != nil {
 			if cause := context.Cause(ctx); cause != nil {
 				return cause

@@ -18,7 +18,7 @@ import (
 
 // internals matches what a client message must not hold: a Go package's
 // prefix or an error kind's name appended by %w.
-var internals = regexp.MustCompile(`\b(marketdata|studies|profiles|billing|knowledge|server|calendar|database|sql|bun|pgdriver)\b:|: (not found|conflict|invalid argument|rejected|unauthorized)$`)
+var internals = regexp.MustCompile(`\b(marketdata|studies|profiles|billing|knowledge|server|calendar|database|sql|bun|pgx|pgconn)\b:|: (not found|conflict|invalid argument|rejected|unauthorized)$`)
 
 // TestClientMessages checks that error messages are written for clients:
 // no package names, no kinds appended, whatever the error's origin.

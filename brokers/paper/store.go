@@ -196,7 +196,7 @@ func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (acco
 // expired or revoked, and [tradekit.ErrNotFound] for an unknown ID.
 func lockAccount(ctx context.Context, db bun.IDB, who account, n int, now time.Time) (account, error) {
 	var a account
-	if err := lockQueries[by(who)].Query(db, append([]any{n}, who.key(now)...)...).Scan(ctx, &a); err != nil {
+	if err := lockQueries[by(who)].Scan(ctx, db, &a, append([]any{n}, who.key(now)...)...); err != nil {
 		return account{}, accountErr(who, err)
 	}
 	return a, nil
@@ -309,12 +309,12 @@ func (x openOrder) order() order {
 // lockAccount's.
 func readPlacement(ctx context.Context, db bun.IDB, who account, n int, o *order) (placement, error) {
 	key := who.key(o.SubmittedAt)
-	if err := database.ExecWithNext(ctx, db, seqQueries[by(who)].Query(db, append([]any{n}, key...)...)); err != nil {
+	if err := seqQueries[by(who)].ExecWithNext(ctx, db, append([]any{n}, key...)...); err != nil {
 		return placement{}, accountErr(who, err)
 	}
 	var p placement
 	q := placementQueries[by(who)][o.Side == string(brokers.Sell)]
-	if err := q.Query(db, append(key, o.Symbol, o.ClientOrderID)...).Scan(ctx, &p); err != nil {
+	if err := q.Scan(ctx, db, &p, append(key, o.Symbol, o.ClientOrderID)...); err != nil {
 		return placement{}, accountErr(who, err)
 	}
 	return p, nil
@@ -385,7 +385,7 @@ const (
 // [database.ExecWithNext]), whose snapshot is taken once the lock is
 // held.
 func lockAccountWith(ctx context.Context, db bun.IDB, id uuid.UUID, symbol string) (account, position, error) {
-	if err := database.ExecWithNext(ctx, db, seqQueries[0].Query(db, 0, id)); err != nil {
+	if err := seqQueries[0].ExecWithNext(ctx, db, 0, id); err != nil {
 		return account{}, position{}, notFound(err, "account %s", id)
 	}
 	var row struct {
@@ -709,7 +709,7 @@ func openOrdersAnd(ctx context.Context, db bun.IDB, accountID uuid.UUID, o *orde
 		params = append(params, o.Symbol)
 	}
 	var rows []order
-	if err := q.Query(db, append(params, o.ClientOrderID)...).Scan(ctx, &rows); err != nil {
+	if err := q.Scan(ctx, db, &rows, append(params, o.ClientOrderID)...); err != nil {
 		return nil, false, fmt.Errorf("paper: open orders: %w", err)
 	}
 	// Sorted here: with ORDER BY, SQLite reads the account's orders by

@@ -20,8 +20,8 @@ import (
 )
 
 func (e *env) serve(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--no-seed] [--allow-private-webhooks] [--log-format text|json]\n"+
-		"               [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
+	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--db-listen DSN] [--no-seed] [--allow-private-webhooks]\n"+
+		"               [--log-format text|json] [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
 		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--metrics | --metrics-addr HOST:PORT]\n"+
 		"               [--exit-with-parent]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
@@ -30,6 +30,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "the address to listen on, `HOST:PORT`")
 	publicURL := fs.String("public-url", "", "the `URL` browsers reach this server at, the base of the paper broker's pages and\n"+
 		"the OAuth callback (default http://ADDR)")
+	dbListen := fs.String("db-listen", e.getenv("TRADEKIT_DB_LISTEN"), "a direct PostgreSQL `DSN` for LISTEN/NOTIFY when --db leads to a transaction pooler\n"+
+		"(PgBouncer in transaction mode, say), which keeps no LISTEN; without it, copies and alerts\n"+
+		"poll there (env TRADEKIT_DB_LISTEN)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
 	allowPrivateWebhooks := fs.Bool("allow-private-webhooks", false, "let webhooks reach loopback, private and link-local addresses (tests and local use only)")
 	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, a `DURATION` such as 15m; 0 never")
@@ -63,6 +66,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if *metrics && *metricsAddr != "" {
 		return fmt.Errorf("serve: give --metrics (on the API's listener) or --metrics-addr (on its own), not both")
 	}
+	if *dbListen != "" && (!database.IsPostgres(*dbListen) || !database.IsPostgres(*dsn)) {
+		return fmt.Errorf("serve: --db-listen takes a PostgreSQL DSN (postgres://…), for a PostgreSQL --db")
+	}
 	if *paperSignups < 0 {
 		return fmt.Errorf("serve: --paper-signups-per-hour must be 0 (no limit) or more, got %d", *paperSignups)
 	}
@@ -85,7 +91,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		}
 	}
 
-	db, err := openWith(ctx, *dsn, database.Options{Timeout: apiTimeout})
+	db, err := openWith(ctx, *dsn, database.Options{Timeout: apiTimeout, ListenDSN: *dbListen, Logger: log})
 	if err != nil {
 		return err
 	}

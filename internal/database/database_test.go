@@ -183,12 +183,12 @@ func withParam(dsn, kv string) string {
 	return dsn + "?" + kv
 }
 
-// TestOpenBadPostgresDSN: a DSN pgdriver cannot parse is an error, not a
+// TestOpenBadPostgresDSN: a DSN pgx cannot parse is an error, not a
 // panic, and the error does not show the password.
 func TestOpenBadPostgresDSN(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ name, dsn, want string }{
-		{"unknown sslmode", "postgres://u:secret@localhost/x?sslmode=bogus", "sslmode 'bogus' is not supported"},
+		{"unknown sslmode", "postgres://u:secret@localhost/x?sslmode=bogus", "sslmode is invalid"},
 		{"bad host", "postgres://u:secret@local host:5432/x", `invalid character " " in host name`},
 		{"bad port", "postgresql://u:secret@localhost:99x/x", `invalid port`},
 	}

@@ -2,9 +2,10 @@
 // schema migrations.
 //
 // A DSN starting with postgres:// or postgresql:// selects PostgreSQL
-// (uptrace/bun's pgdialect over pgdriver); anything else is the path of an
-// embedded SQLite file (an optional "sqlite:" prefix is stripped). SQLite
-// needs nothing installed: it runs in process through
+// (uptrace/bun's pgdialect over jackc/pgx: one pgxpool.Pool per database,
+// under database/sql through pgx's stdlib); anything else is the path of
+// an embedded SQLite file (an optional "sqlite:" prefix is stripped).
+// SQLite needs nothing installed: it runs in process through
 // modernc.org/sqlite, chosen by bun's sqliteshim.
 //
 // SQLite is opened in WAL mode with a busy timeout, foreign keys on, and
@@ -16,23 +17,33 @@
 // commits instead of in SQLite's busy handler, which sleeps 1, 2, 5 ms
 // and more between tries; the busy timeout still covers other processes.
 //
-// [RunInTx] runs the short transactions of the order path with fewer
-// round trips on PostgreSQL: pgdriver sends each statement as a simple
-// query, which may hold several statements, so BEGIN goes with the
-// transaction's first statement, [LockUser]'s lock with the next one, and
-// the last writes, whose results the transaction does not read
-// ([ExecWithNext]), with the COMMIT. In READ COMMITTED each statement of
-// such a message reads the database as it is when that statement starts,
-// so a read sent after the lock sees what the lock's previous holder
-// committed.
+// # PostgreSQL, directly or through a transaction pooler
 //
-// [Prepared] queries run in those transactions as statements prepared
-// once per connection: PostgreSQL parses and plans a query sent as text
-// each time, which for a query joining a few tables costs more than
-// running it. The PREPARE goes in the same message as the first EXECUTE,
-// so the round trips stay saved; outside a transaction, Prepared.Scan and
-// Prepared.Exec take a connection of the pool for the statement. On
-// SQLite, a Prepared runs as text.
+// Nothing relies on a server session outliving its transaction, so a
+// transaction pooler (PgBouncer in transaction mode, RDS Proxy, the
+// Supabase and Neon poolers) may stand between Tradekit and its server:
+//
+//   - bun formats every value into its statements, which go as simple
+//     queries (pgx's simple protocol, as psql sends them);
+//   - [Prepared] statements take parameters, and pgx prepares them once
+//     per connection and caches them (the DSN's default_query_exec_mode:
+//     cache_statement by default; cache_describe for a pooler that keeps
+//     no prepared statement across transactions, which [Open]'s pool
+//     also switches to by itself the first time a server has lost one);
+//   - locks are transaction-level advisory locks ([Lock]), and
+//     [Migrate]'s is held by an open transaction;
+//   - LISTEN runs on a connection of its own outside the pool
+//     ([NewListener], [Listen]), to the server of [Options.ListenDSN]
+//     when the DSN leads to a pooler, and checks that notifications
+//     arrive; where they cannot, the callers poll and the log says so
+//     once.
+//
+// [RunInTx] runs the short transactions of the order path with fewer
+// round trips: BEGIN goes with the transaction's first statement,
+// [LockUser]'s lock with the next one, and the last writes, whose results
+// the transaction does not read ([ExecWithNext]), with the COMMIT, each
+// group as one pgx batch. [CopyFrom] loads rows with COPY in the binary
+// format, encoded by pgx.
 //
 // The schema is one ordered list of SQL files per dialect, embedded in the
 // binary (migrations/postgres and migrations/sqlite, same file names).

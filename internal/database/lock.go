@@ -42,9 +42,8 @@ func Lock(ctx context.Context, tx bun.IDB, id uuid.UUID) error {
 	key := int64(binary.BigEndian.Uint64(id[:8]))
 	if t, ok := tx.(*Tx); ok {
 		// Sent with the next statement, which runs once the lock is
-		// held; a DO block, so that the message returns no row before
-		// that statement's.
-		t.queue(fmt.Sprintf("DO $$BEGIN PERFORM pg_advisory_xact_lock(%d); END$$", key))
+		// held.
+		t.queue("SELECT pg_advisory_xact_lock($1)", key)
 		return nil
 	}
 	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {

@@ -25,15 +25,17 @@ func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
 	dir := "migrations/sqlite"
 	if db.Dialect().Name() == dialect.PG {
 		dir = "migrations/postgres"
-		conn, err := db.Conn(ctx)
+		// The lock is a transaction's, held open beside the migrations
+		// (on a server connection of its own, even through a
+		// transaction pooler), and released when it rolls back.
+		lock, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return nil, fmt.Errorf("database: migrate: %w", err)
 		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(?)", migrateLockID); err != nil {
+		defer lock.Rollback()
+		if _, err := lock.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrateLockID); err != nil {
 			return nil, fmt.Errorf("database: migrate: lock: %w", err)
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(?)", migrateLockID)
 	}
 	sub, err := fs.Sub(migrationFiles, dir)
 	if err != nil {

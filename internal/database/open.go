@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,7 +18,6 @@ import (
 	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/driver/sqliteshim"
 )
 
@@ -38,11 +38,9 @@ func IsPostgres(dsn string) bool {
 // imports, profile builds.
 type Options struct {
 	// Timeout bounds how long a PostgreSQL connection waits on its socket:
-	// to send a statement, and for the statement's reply, so a single
+	// to send a statement, and for each read of its reply, so a single
 	// INSERT … SELECT that runs longer fails with an i/o timeout. The
-	// context's deadline, if sooner, bounds the same waits; each further
-	// row of a query's result is awaited under Timeout alone (pgdriver
-	// reads rows without the context).
+	// context's deadline, if sooner, bounds the same waits.
 	//
 	// Zero means no bound but the context's. That is what long writes
 	// need: on a loaded machine one statement of a seed or an import may
@@ -55,6 +53,17 @@ type Options struct {
 	// Timeout: its statements run in process, and a writer waits at most
 	// 10 s for another's lock.
 	Timeout time.Duration
+
+	// ListenDSN names the PostgreSQL server that [Listen] connects to for
+	// LISTEN, when it is not the DSN's: a direct connection to the
+	// primary when the DSN reaches it through a transaction pooler, which
+	// keeps no session from one transaction to the next. Empty means the
+	// DSN's own server.
+	ListenDSN string
+
+	// Logger receives what the database layer reports once in a
+	// process's life (a fallback it chose, say); nil is slog.Default().
+	Logger *slog.Logger
 }
 
 // Open opens the database named by dsn, with the options of opts, and
@@ -62,19 +71,16 @@ type Options struct {
 func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 	var db *bun.DB
 	if IsPostgres(dsn) {
-		c, err := pgConnector(dsn, opts)
+		c, err := newPGConnector(ctx, dsn, opts)
 		if err != nil {
 			return nil, err
 		}
+		// The pool is pgx's: database/sql keeps no idle connection of
+		// its own, so that each goes back to pgxpool when released (as
+		// stdlib.OpenDBFromPool has it), and holds as many as pgxpool.
 		sqldb := sql.OpenDB(c)
-		// Each connection is a PostgreSQL backend process. More busy
-		// backends than the cores can run only queue on the scheduler:
-		// with 32 on 2 cores the loopback load test's p99 was 216 ms,
-		// with 8 it was 20 ms (scripts/loadtest).
-		conns := 4 * runtime.GOMAXPROCS(0)
-		sqldb.SetMaxOpenConns(conns)
-		sqldb.SetMaxIdleConns(conns)
-		sqldb.SetConnMaxIdleTime(5 * time.Minute)
+		sqldb.SetMaxIdleConns(0)
+		sqldb.SetMaxOpenConns(int(c.pool.Config().MaxConns))
 		db = bun.NewDB(sqldb, pgdialect.New())
 	} else {
 		path := strings.TrimPrefix(dsn, "sqlite:")
@@ -104,32 +110,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 		return nil, fmt.Errorf("database: %s: %w", redact(dsn), err)
 	}
 	return db, nil
-}
-
-// pgConnector returns pgdriver's connector for dsn and opts. pgdriver
-// panics on a DSN it cannot parse; pgConnector returns the reason as an
-// error instead, without the DSN, which may hold a password.
-func pgConnector(dsn string, opts Options) (c *pgdriver.Connector, err error) {
-	defer func() {
-		r := recover()
-		if r == nil {
-			return
-		}
-		reason := fmt.Sprint(r)
-		var ue *url.Error
-		if e, ok := r.(error); ok && errors.As(e, &ue) {
-			reason = ue.Err.Error() // without the URL
-		}
-		c, err = nil, fmt.Errorf("database: invalid PostgreSQL DSN: %s", reason)
-	}()
-	return pgdriver.NewConnector(
-		// pgdriver's own defaults are 10 s to read and 5 s to write; a
-		// zero turns each off. The DSN comes after, so that its
-		// parameters win.
-		pgdriver.WithReadTimeout(opts.Timeout),
-		pgdriver.WithWriteTimeout(opts.Timeout),
-		pgdriver.WithDSN(dsn),
-	), nil
 }
 
 // createPrivate creates the SQLite file at path, empty and readable by its

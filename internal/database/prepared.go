@@ -4,37 +4,35 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"hash/fnv"
-	"runtime"
-	"slices"
-	"strings"
 	"sync"
-	"weak"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
-	"github.com/uptrace/bun/driver/pgdriver"
 	"github.com/uptrace/bun/schema"
 )
 
-// Prepared is a query that the PostgreSQL transactions of [RunInTx] run
-// as a prepared statement. PostgreSQL parses, analyses and plans a query
-// sent as text each time it runs, which for a query that joins a few
-// tables costs more than running it: the statement of an order's check
-// took 0.95 ms of the server's CPU as text and 0.28 ms prepared. Each connection prepares it
-// once, with SQL's PREPARE sent in the same message as its first EXECUTE,
-// so that it keeps the round trips RunInTx saves (pgdriver prepares with
-// a round trip of its own, and runs prepared statements without the
-// statements RunInTx sends with them).
+// Prepared is a query that runs on PostgreSQL with parameters, as a
+// statement that pgx prepares once per connection and then only binds
+// and executes. PostgreSQL parses, analyses and plans a query sent as
+// text each time it runs, which for a query that joins a few tables costs
+// more than running it: the statement of an order's check took 0.95 ms
+// of the server's CPU as text and 0.28 ms prepared.
+//
+// How pgx runs it is the DSN's default_query_exec_mode: cache_statement
+// (pgx's default) prepares it by name on each connection;
+// cache_describe sends it unnamed, with the description pgx cached, for
+// a transaction pooler that does not carry prepared statements from one
+// server connection to the next (PgBouncer before 1.21, or later without
+// max_prepared_statements). A pool that turns out to be such a pooler
+// switches to cache_describe by itself; see [Open].
 //
 // A Prepared is made once, as a package variable, by [NewPrepared] from a
 // function that builds the query for given parameters. On PostgreSQL that
 // function is called once, with the parameters $1, $2, … (as [bun.Safe]
-// values), for the text that PREPARE takes; PostgreSQL infers each
-// parameter's type from where it stands, so a parameter must stand where
-// its type is plain (compared with a column, say), not alone in the
-// select list. Elsewhere (on SQLite, or outside such a transaction) it is
-// called with the parameters themselves, and the query runs as text.
+// values), for the statement's text; PostgreSQL infers each parameter's
+// type from where it stands, so a parameter must stand where its type is
+// plain (compared with a column, say), not alone in the select list.
+// Elsewhere (on SQLite, or in a transaction that is not [RunInTx]'s) it
+// is called with the parameters themselves, and the query runs as text.
 //
 // The query must list the columns it returns rather than select *: a
 // prepared statement whose result would change with its tables (a
@@ -44,70 +42,81 @@ type Prepared struct {
 	build func(db bun.IDB, params ...any) schema.QueryAppender
 
 	once sync.Once
-	// id names the statement on the server: name and a hash of text, so
-	// that no two texts share one; execute is its EXECUTE, with a ? for
-	// each parameter.
-	id, text, execute string
-	err               error
+	text string // with $1, $2, …
+	err  error
 }
 
-// NewPrepared returns the query that build builds, named name (letters,
-// digits and underscores; a prefix of the name the server knows it by).
+// NewPrepared returns the query that build builds, named name in its
+// errors.
 func NewPrepared(name string, build func(db bun.IDB, params ...any) schema.QueryAppender) *Prepared {
 	return &Prepared{name: name, build: build}
 }
 
-// Query returns p's query with params, to Scan or Exec on db: in a
-// PostgreSQL transaction of [RunInTx], the EXECUTE of the statement
-// prepared on the transaction's connection (preceded by its PREPARE when
-// the connection has not prepared it yet); elsewhere the query itself.
-func (p *Prepared) Query(db bun.IDB, params ...any) *bun.RawQuery {
-	tx, ok := db.(*Tx)
-	if !ok || tx.prepared() == nil {
-		return db.NewRaw("?", p.build(db, params...))
-	}
-	p.once.Do(func() { p.prepare(tx.db, len(params)) })
-	if p.err != nil {
-		return tx.NewRaw("").Err(p.err)
-	}
-	tx.prepare(p.id, p.text)
-	return tx.NewRaw(p.execute, params...)
-}
-
 // Scan runs p's query with params on db and scans its rows into dest,
-// as p.Query(db, params...).Scan(ctx, dest) does, except that on a
-// PostgreSQL *bun.DB it too runs the prepared statement: on a connection
-// it takes from the pool for the statement, outside any transaction.
+// as bun's Scan does (a single-row dest and no row is sql.ErrNoRows).
 func (p *Prepared) Scan(ctx context.Context, db bun.IDB, dest any, params ...any) error {
-	return p.run(ctx, db, params, func(q *bun.RawQuery) error { return q.Scan(ctx, dest) })
+	bdb, pg, conn := p.target(db, len(params))
+	if pg == nil {
+		return db.NewRaw("?", p.build(db, params...)).Scan(ctx, dest)
+	}
+	if p.err != nil {
+		return p.err
+	}
+	args := append([]any{pg.execMode()}, params...)
+	err := bdb.NewRaw("?", bun.Safe(p.text)).Conn(withArgs{conn, args}).Scan(ctx, dest)
+	pg.noteErr(err)
+	return err
 }
 
-// Exec runs p's query with params on db as Scan does, and returns its
-// result.
+// Exec runs p's query with params on db, and returns its result.
 func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Result, error) {
-	var res sql.Result
-	err := p.run(ctx, db, params, func(q *bun.RawQuery) (err error) {
-		res, err = q.Exec(ctx)
-		return err
-	})
+	bdb, pg, conn := p.target(db, len(params))
+	if pg == nil {
+		return db.NewRaw("?", p.build(db, params...)).Exec(ctx)
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	args := append([]any{pg.execMode()}, params...)
+	res, err := bdb.NewRaw("?", bun.Safe(p.text)).Conn(withArgs{conn, args}).Exec(ctx)
+	pg.noteErr(err)
 	return res, err
 }
 
-// run runs fn with p's query with params on db, or on a connection of
-// db's pool when db is a PostgreSQL *bun.DB.
-func (p *Prepared) run(ctx context.Context, db bun.IDB, params []any, fn func(*bun.RawQuery) error) error {
-	bdb, ok := db.(*bun.DB)
-	if !ok || db.Dialect().Name() != dialect.PG {
-		return fn(p.Query(db, params...))
+// ExecWithNext runs p's query with params as [ExecWithNext] runs a
+// statement: in a [Tx], with the transaction's next statement.
+func (p *Prepared) ExecWithNext(ctx context.Context, db bun.IDB, params ...any) error {
+	if tx, ok := db.(*Tx); ok {
+		if p.once.Do(func() { p.prepare(tx.db, len(params)) }); p.err != nil {
+			return p.err
+		}
+		tx.queue(p.text, params...)
+		return nil
 	}
-	conn, err := bdb.Conn(ctx)
-	if err != nil {
-		return err
+	_, err := p.Exec(ctx, db, params...)
+	return err
+}
+
+// target returns what runs p's statement on db, with its text made for n
+// parameters: the database, its PostgreSQL connector and the connection
+// that takes the driver's parameters; a nil connector when the query
+// runs as text instead.
+func (p *Prepared) target(db bun.IDB, n int) (*bun.DB, *pgConnector, driverConn) {
+	var bdb *bun.DB
+	var conn driverConn
+	switch d := db.(type) {
+	case *Tx:
+		bdb, conn = d.db, txDriver{d}
+	case *bun.DB:
+		bdb, conn = d, d.DB
+	default:
+		return nil, nil, nil
 	}
-	defer conn.Close()
-	// A Tx that neither begins nor ends: each statement is its own
-	// transaction, and the pending PREPARE goes with the statement.
-	return fn(p.Query(&Tx{db: bdb, conn: conn, begun: true, ended: true}, params...))
+	pg := pgOf(bdb)
+	if pg != nil {
+		p.once.Do(func() { p.prepare(bdb, n) })
+	}
+	return bdb, pg, conn
 }
 
 // prepare builds p's text with n parameters on db.
@@ -121,78 +130,55 @@ func (p *Prepared) prepare(db *bun.DB, n int) {
 		p.err = fmt.Errorf("database: prepare %s: %w", p.name, err)
 		return
 	}
-	h := fnv.New32a()
-	h.Write(b)
-	p.id, p.text = fmt.Sprintf("%s_%08x", p.name, h.Sum32()), string(b)
-	p.execute = "EXECUTE " + p.id + "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+	p.text = string(b)
 }
 
-// A statement's state on a connection: absent from the connection's map
-// when it was never prepared there, prepared when a PREPARE of it
-// succeeded, uncertain when one was sent in a message that failed (the
-// PREPARE may have run or not, and it outlives its transaction).
-const (
-	uncertain = false
-	prepared  = true
-)
-
-// sessions maps each PostgreSQL connection that ran a Prepared (a weak
-// pointer to its *pgdriver.Conn, which drops out of the map with the
-// connection) to the state of the statements prepared on it. A
-// connection serves one goroutine at a time, so its map needs no lock.
-var sessions sync.Map // weak.Pointer[pgdriver.Conn] → map[string]bool
-
-// prepared returns the state of the prepared statements of tx's
-// connection, nil when it is not pgdriver's (which then runs every query
-// as text).
-func (tx *Tx) prepared() map[string]bool {
-	if tx.statements == nil {
-		_ = tx.conn.Raw(func(dc any) error {
-			if c, ok := dc.(*pgdriver.Conn); ok {
-				tx.statements = session(c)
-			}
-			return nil
-		})
-	}
-	return tx.statements
+// driverConn is what runs a statement with the driver's parameters: a
+// *sql.DB, or a [Tx] as txDriver.
+type driverConn interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// session returns c's statements, registering c at its first use.
-func session(c *pgdriver.Conn) map[string]bool {
-	key := weak.Make(c)
-	if m, ok := sessions.Load(key); ok {
-		return m.(map[string]bool)
-	}
-	m := map[string]bool{}
-	sessions.Store(key, m)
-	runtime.AddCleanup(c, func(key weak.Pointer[pgdriver.Conn]) { sessions.Delete(key) }, key)
-	return m
+// txDriver runs a [Tx]'s statements with the driver's parameters.
+type txDriver struct{ tx *Tx }
+
+// QueryContext implements driverConn.
+func (t txDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.tx.queryDriver(ctx, query, args...)
 }
 
-// prepare has the statement id prepared as text before tx's next
-// statement, unless its connection holds it already.
-func (tx *Tx) prepare(id, text string) {
-	state, known := tx.statements[id]
-	if state == prepared || slices.Contains(tx.preparing, id) {
-		return
-	}
-	if known { // uncertain: drop what may be there
-		tx.queue("DO $$BEGIN IF EXISTS (SELECT FROM pg_prepared_statements WHERE name = '" + id +
-			"') THEN EXECUTE 'DEALLOCATE " + id + "'; END IF; END$$")
-	}
-	tx.queue("PREPARE " + id + " AS " + text)
-	tx.preparing = append(tx.preparing, id)
+// ExecContext implements driverConn.
+func (t txDriver) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.tx.execDriver(ctx, query, args...)
 }
 
-// sent records the outcome of the message that carried the PREPAREs
-// pending: a message that succeeded ran each of them; a failed one may
-// have run some.
-func (tx *Tx) sent(ids []string, err error) {
-	state := prepared
-	if err != nil {
-		state = uncertain
-	}
-	for _, id := range ids {
-		tx.statements[id] = state
-	}
+// QueryRowContext implements driverConn.
+func (t txDriver) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	_ = t.tx.flush(ctx) // a failure is the transaction's; see Tx.QueryRowContext
+	return t.tx.conn.Conn.QueryRowContext(ctx, query, args...)
+}
+
+// withArgs is the [bun.IConn] of a bun query whose text takes the
+// driver's parameters args: bun scans its rows, with its hooks, and conn
+// runs it.
+type withArgs struct {
+	conn driverConn
+	args []any
+}
+
+// QueryContext implements [bun.IConn].
+func (w withArgs) QueryContext(ctx context.Context, query string, _ ...any) (*sql.Rows, error) {
+	return w.conn.QueryContext(ctx, query, w.args...)
+}
+
+// ExecContext implements [bun.IConn].
+func (w withArgs) ExecContext(ctx context.Context, query string, _ ...any) (sql.Result, error) {
+	return w.conn.ExecContext(ctx, query, w.args...)
+}
+
+// QueryRowContext implements [bun.IConn].
+func (w withArgs) QueryRowContext(ctx context.Context, query string, _ ...any) *sql.Row {
+	return w.conn.QueryRowContext(ctx, query, w.args...)
 }

@@ -21,16 +21,16 @@ var probeRename = database.NewPrepared("probe_rename", func(db bun.IDB, params .
 	return db.NewUpdate().Table("prepared_probe").Set("v = ?", params[0]).Where("v = ?", params[1])
 })
 
-// probeRatio divides by its parameter: 0 fails the statement, after its
-// PREPARE ran (on PostgreSQL: SQLite's quotient is NULL).
+// probeRatio divides by its parameter: 0 fails the statement, once
+// prepared (on PostgreSQL: SQLite's quotient is NULL).
 var probeRatio = database.NewPrepared("probe_ratio", func(db bun.IDB, params ...any) schema.QueryAppender {
 	return db.NewRaw("SELECT 60 / ? AS r", bun.SafeQuery("CAST(? AS integer)", params[0]))
 })
 
 // TestPrepared checks that a Prepared query gives what it gives as text,
 // on both databases, inside and outside a transaction of RunInTx; that a
-// connection prepares it once; and that a message that failed, before or
-// after its PREPARE ran, leaves a connection that runs it.
+// connection prepares it once; and that a statement that failed leaves a
+// connection that runs it.
 func TestPrepared(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
@@ -42,7 +42,7 @@ func TestPrepared(t *testing.T) {
 		}
 		read := func(db bun.IDB, v string, from int) ([]row, error) {
 			var rows []row
-			err := probeByV.Query(db, v, from).Scan(ctx, &rows)
+			err := probeByV.Scan(ctx, db, &rows, v, from)
 			return rows, err
 		}
 		inTx := func(fn func(tx bun.IDB) error) error {
@@ -96,18 +96,31 @@ func TestPrepared(t *testing.T) {
 			t.Fatalf("Exec: %d rows (%v), want 3", n, err)
 		}
 
+		// With the transaction's next statement: a rename back, then a
+		// read that sees it.
+		err = inTx(func(tx bun.IDB) error {
+			if err := probeRename.ExecWithNext(ctx, tx, "a", "c"); err != nil {
+				return err
+			}
+			got, err = read(tx, "a", 0)
+			return err
+		})
+		if err != nil || len(got) != 3 {
+			t.Fatalf("ExecWithNext, then a read: %v (%v), want the 3 rows renamed back", got, err)
+		}
+
 		if db.Dialect().Name().String() != "pg" {
 			return
 		}
-		// A message that fails after its PREPARE ran: the next
-		// transaction prepares again, over what is there.
+		// A statement that fails once prepared: the next transactions
+		// run it.
 		var r int
-		err = inTx(func(tx bun.IDB) error { return probeRatio.Query(tx, 0).Scan(ctx, &r) })
+		err = inTx(func(tx bun.IDB) error { return probeRatio.Scan(ctx, tx, &r, 0) })
 		if err == nil {
 			t.Fatal("60 / 0 gave no error")
 		}
 		for _, d := range []int{2, 3} {
-			if err := inTx(func(tx bun.IDB) error { return probeRatio.Query(tx, d).Scan(ctx, &r) }); err != nil || r != 60/d {
+			if err := inTx(func(tx bun.IDB) error { return probeRatio.Scan(ctx, tx, &r, d) }); err != nil || r != 60/d {
 				t.Fatalf("60 / %d = %d (%v)", d, r, err)
 			}
 		}

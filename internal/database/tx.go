@@ -6,10 +6,11 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strings"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 	"github.com/uptrace/bun/schema"
 )
 
@@ -18,14 +19,12 @@ import (
 // error or the commit's.
 //
 // On PostgreSQL it saves round trips, which are what a short transaction
-// on a hot path waits for most: pgdriver sends every statement as a
-// simple query, which may hold several statements, run one after the
-// other (a BEGIN among them opens a transaction block that outlasts the
-// message; in READ COMMITTED each statement reads the database as it is
-// when that statement starts). So BEGIN is sent with the transaction's
-// first statement, and the statements whose results nobody reads
-// ([LockUser]'s lock, and those of [ExecWithNext]) wait for the next
-// statement, or for COMMIT. A transaction that runs no statement sends
+// on a hot path waits for most: BEGIN, and the statements whose results
+// nobody reads ([LockUser]'s lock, and those of [ExecWithNext]), wait for
+// the transaction's next statement, or its COMMIT, and go with it in one
+// pgx batch (one message to the server; the statements of a batch run
+// one after the other, and in READ COMMITTED each reads the database as
+// it is when it starts). A transaction that runs no statement sends
 // nothing at all. fn must run its statements through tx (the queries
 // tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
 // and QueryRowContext), one at a time, and must not begin a nested
@@ -36,16 +35,24 @@ import (
 // begin), and every statement runs when it is called.
 func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.IDB) error) error {
 	bdb, ok := db.(*bun.DB)
-	if !ok || db.Dialect().Name() != dialect.PG {
+	var pg *pgConnector
+	if ok {
+		pg = pgOf(bdb)
+	}
+	if pg == nil {
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
 	}
 	conn, err := bdb.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	tx := &Tx{db: bdb, conn: conn}
+	tx := &Tx{db: bdb, pg: pg, conn: conn}
 	defer tx.close()
 	if err := fn(ctx, tx); err != nil {
+		if tx.sendErr != nil {
+			// What fn saw next (an aborted transaction) follows from it.
+			err = tx.sendErr
+		}
 		tx.rollback(ctx)
 		return err
 	}
@@ -88,53 +95,67 @@ type Statement interface {
 // Tx is a PostgreSQL transaction of [RunInTx]. It implements [bun.IDB].
 type Tx struct {
 	db   *bun.DB
+	pg   *pgConnector
 	conn bun.Conn
 	// pending are the statements that go with the next one (after BEGIN,
 	// until it is sent).
-	pending []string
+	pending []*pgx.QueuedQuery
 	// begun reports whether BEGIN was sent, ended whether COMMIT or
 	// ROLLBACK was then; broken, whether the connection may be left
 	// inside the transaction, so that it must not go back to the pool.
 	begun, ended, broken bool
-	// statements is the state of the connection's prepared statements
-	// (see [Prepared]), once looked up; preparing, the ids of those whose
-	// PREPARE is among the pending statements.
-	statements map[string]bool
-	preparing  []string
+	// sendErr is the error of the first batch that failed.
+	sendErr error
 }
 
 var _ bun.IDB = (*Tx)(nil)
 
-// queue has statement sent with the next one.
-func (tx *Tx) queue(statement string) {
-	tx.pending = append(tx.pending, statement)
+// queue has the statement query, with the parameters args ($1, $2, …),
+// sent with the next one.
+func (tx *Tx) queue(query string, args ...any) {
+	tx.pending = append(tx.pending, &pgx.QueuedQuery{SQL: query, Arguments: args})
 }
 
-// with returns query formatted with args, preceded by the pending
-// statements (and BEGIN, for the transaction's first), and clears them.
-// It also returns the ids of the statements those prepare, whose outcome
-// the caller reports to [Tx.sent].
-func (tx *Tx) with(query string, args []any) (string, []string) {
-	if len(args) > 0 {
-		query = tx.db.Formatter().FormatQuery(query, args...)
-	}
-	if tx.begun && len(tx.pending) == 0 {
-		return query, nil
-	}
-	var b strings.Builder
+// send runs, in one batch, BEGIN when the transaction has not begun, the
+// pending statements, and last when it is not nil, and returns last's
+// command tag.
+func (tx *Tx) send(ctx context.Context, last *pgx.QueuedQuery) (pgconn.CommandTag, error) {
+	b := &pgx.Batch{}
 	if !tx.begun {
-		b.WriteString("BEGIN; ")
+		b.Queue("BEGIN")
 		tx.begun = true
 	}
-	for _, p := range tx.pending {
-		b.WriteString(p)
-		b.WriteString("; ")
-	}
+	b.QueuedQueries = append(b.QueuedQueries, tx.pending...)
 	tx.pending = tx.pending[:0]
-	b.WriteString(query)
-	ids := tx.preparing
-	tx.preparing = nil
-	return b.String(), ids
+	if last != nil {
+		b.QueuedQueries = append(b.QueuedQueries, last)
+	}
+	var tag pgconn.CommandTag
+	err := tx.conn.Raw(func(dc any) error {
+		br := dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
+		for range b.Len() {
+			var err error
+			if tag, err = br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		return br.Close()
+	})
+	if err != nil && tx.sendErr == nil {
+		tx.sendErr = err
+	}
+	return tag, err
+}
+
+// flush sends the pending statements, and BEGIN, unless there is nothing
+// to send.
+func (tx *Tx) flush(ctx context.Context) error {
+	if tx.begun && len(tx.pending) == 0 {
+		return nil
+	}
+	_, err := tx.send(ctx, nil)
+	return err
 }
 
 // commit commits the transaction, with its pending statements, or rolls
@@ -143,8 +164,8 @@ func (tx *Tx) commit(ctx context.Context) error {
 	if !tx.begun && len(tx.pending) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, "COMMIT"); err != nil {
-		// A failed statement skips the rest of its message, COMMIT
+	if _, err := tx.send(ctx, &pgx.QueuedQuery{SQL: "COMMIT"}); err != nil {
+		// A failed statement skips the rest of its batch, COMMIT
 		// included, and leaves the transaction aborted.
 		tx.rollback(ctx)
 		return fmt.Errorf("database: commit: %w", err)
@@ -176,35 +197,69 @@ func (tx *Tx) close() {
 	_ = tx.conn.Close()
 }
 
+// format returns query with bun's args formatted into it.
+func (tx *Tx) format(query string, args []any) string {
+	if len(args) == 0 {
+		return query
+	}
+	return tx.db.Formatter().FormatQuery(query, args...)
+}
+
 // ExecContext implements [bun.IConn] for bun's queries, which run the
-// database's query hooks themselves: it runs none.
+// database's query hooks themselves: it runs none. The pending
+// statements go in one batch with it.
 func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	q, ids := tx.with(query, args)
-	res, err := tx.conn.Conn.ExecContext(ctx, q)
-	tx.sent(ids, err)
-	return res, err
+	return tx.execDriver(ctx, tx.format(query, args))
 }
 
-// QueryContext implements [bun.IConn] as ExecContext does. (pgdriver
-// returns the rows once the statements before the query have run, or
-// the first error among them.)
+// QueryContext implements [bun.IConn] as ExecContext does, except that
+// the pending statements go first, in a batch of their own: the rows
+// come back through database/sql, which reads one statement's.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	q, ids := tx.with(query, args)
-	rows, err := tx.conn.Conn.QueryContext(ctx, q)
-	tx.sent(ids, err)
-	return rows, err
+	return tx.queryDriver(ctx, tx.format(query, args))
 }
 
-// QueryRowContext implements [bun.IConn] as ExecContext does. Its row
-// holds its error, so the statements it prepares are uncertain.
+// QueryRowContext implements [bun.IConn] as QueryContext does. A row
+// holds its error: when the pending statements fail, the query runs in
+// the aborted transaction, which refuses it, and the transaction ends
+// with their error (see [RunInTx]).
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	q, ids := tx.with(query, args)
-	tx.sent(ids, errUnreported)
-	return tx.conn.Conn.QueryRowContext(ctx, q)
+	_ = tx.flush(ctx)
+	return tx.conn.Conn.QueryRowContext(ctx, tx.format(query, args))
 }
 
-// errUnreported stands for an outcome a statement does not report.
-var errUnreported = errors.New("database: the outcome is not reported")
+// execDriver runs query with the driver's parameters args (not bun's):
+// alone when nothing is pending, else with the pending statements.
+func (tx *Tx) execDriver(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if tx.begun && len(tx.pending) == 0 {
+		return tx.conn.Conn.ExecContext(ctx, query, args...)
+	}
+	tag, err := tx.send(ctx, &pgx.QueuedQuery{SQL: query, Arguments: withoutMode(args)})
+	if err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(tag.RowsAffected()), nil
+}
+
+// queryDriver runs query with the driver's parameters args, once the
+// pending statements have run.
+func (tx *Tx) queryDriver(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := tx.flush(ctx); err != nil {
+		return nil, err
+	}
+	return tx.conn.Conn.QueryContext(ctx, query, args...)
+}
+
+// withoutMode returns args without a leading pgx.QueryExecMode: a batch
+// runs in the connection's mode.
+func withoutMode(args []any) []any {
+	if len(args) > 0 {
+		if _, ok := args[0].(pgx.QueryExecMode); ok {
+			return args[1:]
+		}
+	}
+	return args
+}
 
 // Dialect implements [bun.IDB].
 func (tx *Tx) Dialect() schema.Dialect { return tx.db.Dialect() }
