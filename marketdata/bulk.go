@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +19,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 
 	"github.com/tradekit/tradekit"
@@ -256,20 +253,18 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 
 // bulkBatch is the parsed form of a chunk of a file, ready to write.
 type bulkBatch struct {
-	// On SQLite, data is the text of each row's date, open, high, low
-	// and close back to back, the fields ending at the offsets ends (five
-	// per row). On PostgreSQL, dates and nums (four per row: open, high,
-	// low, close) are the values as pgx encodes them for COPY (see
-	// [bulkBatch.copyRows]). vols are the volumes.
-	data  []byte
-	ends  []uint32
-	dates []pgtype.Date
-	nums  []pgtype.Numeric
-	vols  []int64
-	rows  int
-	// symbols are the batch's distinct symbols, ids their asset ids.
+	// data is the rows as COPY text (PostgreSQL), or (SQLite) the text of
+	// each row's date, open, high, low and close back to back, the fields
+	// ending at the offsets ends (five per row), with the volumes in vols.
+	data []byte
+	ends []uint32
+	vols []int64
+	rows int
+	// symbols are the batch's distinct symbols, ids their asset ids
+	// (and on PostgreSQL idText the ids as text).
 	symbols []string
 	ids     []uuid.UUID
+	idText  [][36]byte
 	// keys identify each row, for the check that a file repeats no asset
 	// and date; on SQLite they also give each row's asset.
 	keys     []rowKey
@@ -296,13 +291,11 @@ type bulkParser struct {
 // parseChunk parses the complete lines of data, the first of them line
 // first of l's file.
 func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatch {
-	// About 40 bytes a line in the usual files: room for most chunks.
-	n := len(data)/40 + 1
-	b := &bulkBatch{vols: make([]int64, 0, n)}
-	if p.pg {
-		b.dates, b.nums = make([]pgtype.Date, 0, n), make([]pgtype.Numeric, 0, 4*n)
-	} else {
-		b.data, b.ends = make([]byte, 0, len(data)*3/2+64), make([]uint32, 0, 5*n)
+	b := &bulkBatch{data: make([]byte, 0, len(data)*3/2+64)}
+	if !p.pg {
+		// About 40 bytes a line in the usual files: room for most chunks.
+		b.ends = make([]uint32, 0, len(data)/40*5)
+		b.vols = make([]int64, 0, len(data)/40)
 	}
 	symIdx := map[string]int32{}
 	fields := make([][]byte, 0, l.ncols)
@@ -432,14 +425,18 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 		}
 		b.keys = append(b.keys, rowKey{sym: si, day: int32(d.Sub(dayEpoch)), line: int32(line)})
 		if p.pg {
-			b.dates = append(b.dates, pgDate(d))
+			// COPY's text format, which the server parses as psql's
+			// \copy has it do.
+			b.data = append(b.data, b.idText[si][:]...)
+			b.data = append(b.data, '\t')
+			b.data, _ = d.AppendText(b.data)
 			for i := range num {
-				n, ok := numericOf(num[i].text)
-				if !ok {
-					return perr("%s %q: out of range", [4]string{"open", "high", "low", "close"}[i], num[i].text)
-				}
-				b.nums = append(b.nums, n)
+				b.data = append(b.data, '\t')
+				b.data = append(b.data, num[i].text...)
 			}
+			b.data = append(b.data, '\t')
+			b.data = strconv.AppendInt(b.data, vol, 10)
+			b.data = append(b.data, '\n')
 		} else {
 			b.data, _ = d.AppendText(b.data)
 			b.ends = append(b.ends, uint32(len(b.data)))
@@ -447,79 +444,12 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 				b.data = append(b.data, num[i].text...)
 				b.ends = append(b.ends, uint32(len(b.data)))
 			}
+			b.vols = append(b.vols, vol)
 		}
-		b.vols = append(b.vols, vol)
 		b.rows++
 	}
 	return b
 }
-
-// numericOf returns the decimal number s (digits with at most one dot,
-// optionally after a minus sign, as [decimal.Decimal.String] prints it)
-// as pgx's NUMERIC, exactly. It reports false for a number with more
-// digits after the point than NUMERIC holds (16,383), which no
-// NUMERIC(38, 18) takes.
-func numericOf(s []byte) (pgtype.Numeric, bool) {
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		s = s[1:]
-	}
-	frac, digits := 0, len(s)
-	if i := bytes.IndexByte(s, '.'); i >= 0 {
-		frac, digits = len(s)-i-1, len(s)-1
-	}
-	if frac > 0x3fff || digits == 0 {
-		return pgtype.Numeric{}, false
-	}
-	n := new(big.Int)
-	if digits <= 18 { // fits an int64: no string to parse
-		var m int64
-		for _, c := range s {
-			switch {
-			case c >= '0' && c <= '9':
-				m = m*10 + int64(c-'0')
-			case c != '.':
-				return pgtype.Numeric{}, false
-			}
-		}
-		n.SetInt64(m)
-	} else if _, ok := n.SetString(strings.Replace(string(s), ".", "", 1), 10); !ok {
-		return pgtype.Numeric{}, false
-	}
-	if neg {
-		n.Neg(n)
-	}
-	return pgtype.Numeric{Int: n, Exp: int32(-frac), Valid: true}, true
-}
-
-// copyRows returns the rows of b, on PostgreSQL, as pgx's COPY reads
-// them: each value a pointer into b's columns, so that none is copied.
-func (b *bulkBatch) copyRows() pgx.CopyFromSource {
-	return &batchRows{b: b, i: -1}
-}
-
-// batchRows is [bulkBatch.copyRows]'s pgx.CopyFromSource.
-type batchRows struct {
-	b    *bulkBatch
-	i    int
-	vals [7]any
-}
-
-// Next implements pgx.CopyFromSource.
-func (r *batchRows) Next() bool {
-	r.i++
-	return r.i < r.b.rows
-}
-
-// Values implements pgx.CopyFromSource.
-func (r *batchRows) Values() ([]any, error) {
-	b, i := r.b, r.i
-	r.vals = [7]any{&b.ids[b.keys[i].sym], &b.dates[i], &b.nums[4*i], &b.nums[4*i+1], &b.nums[4*i+2], &b.nums[4*i+3], &b.vols[i]}
-	return r.vals[:], nil
-}
-
-// Err implements pgx.CopyFromSource.
-func (r *batchRows) Err() error { return nil }
 
 // addSymbol adds sym (as written: raw) to the batch and returns its index.
 func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym string) int32 {
@@ -534,6 +464,11 @@ func (p *bulkParser) addSymbol(b *bulkBatch, idx map[string]int32, raw, sym stri
 	i := int32(len(b.symbols))
 	b.symbols = append(b.symbols, sym)
 	b.ids = append(b.ids, id)
+	if p.pg {
+		var text [36]byte
+		copy(text[:], id.String())
+		b.idText = append(b.idText, text)
+	}
 	idx[raw], idx[sym] = i, i
 	return i
 }

@@ -1,26 +1,23 @@
 package marketdata
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"fmt"
-	"time"
+	"strconv"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
-	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/database"
 )
 
 // The PostgreSQL-only paths of the store: bulk loading with COPY on one
 // connection. (The LISTEN of price-version changes is in versions.go.)
 
-// copyPrices writes ps on PostgreSQL with COPY (binary, each value
-// encoded by pgx for its column's type) into a temporary table of
+// copyPrices writes ps on PostgreSQL with COPY into a temporary table of
 // the connection's session, then one INSERT ... SELECT with the upsert
 // clause. Inside a transaction begun on conn (see [InConnTx]) it is all or
 // nothing. It reports whether any row changed.
@@ -33,11 +30,24 @@ func copyPrices(ctx context.Context, conn bun.Conn, ps []Price) (bool, error) {
 	if _, err := conn.ExecContext(ctx, "TRUNCATE prices_load"); err != nil {
 		return false, fmt.Errorf("marketdata: save prices: %w", err)
 	}
-	rows := pgx.CopyFromSlice(len(ps), func(i int) ([]any, error) {
-		p := &ps[i]
-		return []any{p.AssetID, pgDate(p.Date), pgNumeric(p.Open), pgNumeric(p.High), pgNumeric(p.Low), pgNumeric(p.Close), p.Volume}, nil
-	})
-	if _, err := database.CopyFrom(ctx, conn, "prices_load", priceColumnList, rows); err != nil {
+	var buf bytes.Buffer
+	buf.Grow(len(ps) * 80)
+	var line []byte
+	for _, p := range ps {
+		line = line[:0]
+		line = append(line, p.AssetID.String()...)
+		line = append(line, '\t')
+		line, _ = p.Date.AppendText(line)
+		for _, d := range [4]decimal.Decimal{p.Open, p.High, p.Low, p.Close} {
+			line = append(line, '\t')
+			line = append(line, d.String()...)
+		}
+		line = append(line, '\t')
+		line = strconv.AppendInt(line, p.Volume, 10)
+		line = append(line, '\n')
+		buf.Write(line)
+	}
+	if _, err := database.CopyFrom(ctx, conn, "COPY prices_load FROM STDIN", &buf); err != nil {
 		return false, fmt.Errorf("marketdata: save prices: copy: %w", err)
 	}
 	res, err := conn.ExecContext(ctx, "INSERT INTO prices ("+priceColumns+") SELECT "+priceColumns+" FROM prices_load"+priceUpsert)
@@ -49,17 +59,6 @@ func copyPrices(ctx context.Context, conn bun.Conn, ps []Price) (bool, error) {
 	}
 	n, err := res.RowsAffected()
 	return err != nil || n > 0, nil
-}
-
-// pgNumeric returns d as pgx's NUMERIC, exactly: its coefficient and
-// exponent.
-func pgNumeric(d decimal.Decimal) pgtype.Numeric {
-	return pgtype.Numeric{Int: d.Coefficient(), Exp: d.Exponent(), Valid: true}
-}
-
-// pgDate returns d as pgx's DATE.
-func pgDate(d calendar.Date) pgtype.Date {
-	return pgtype.Date{Time: time.Date(d.Year, d.Month, d.Day, 0, 0, 0, 0, time.UTC), Valid: true}
 }
 
 // InConnTx runs fn in a transaction on one connection of db, with a Store

@@ -1,6 +1,7 @@
 package marketdata
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -544,7 +545,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		// would. A refusal (which the checks above should make
 		// impossible) fails the file, not the run: its savepoint is
 		// rolled back.
-		if _, err := database.CopyFrom(ctx, w.conn, "prices", priceColumnList, b.copyRows()); err != nil {
+		if _, err := database.CopyFrom(ctx, w.conn, "COPY prices ("+priceColumns+") FROM STDIN", bytes.NewReader(b.data)); err != nil {
 			return fmt.Errorf("copy: %w", err), nil
 		}
 		for _, a := range assets {
@@ -553,7 +554,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		return nil, nil
 	}
 	if w.pg {
-		if _, err := database.CopyFrom(ctx, w.conn, "prices_load", priceColumnList, b.copyRows()); err != nil {
+		if _, err := database.CopyFrom(ctx, w.conn, "COPY prices_load FROM STDIN", bytes.NewReader(b.data)); err != nil {
 			return nil, fmt.Errorf("marketdata: bulk import: copy: %w", err)
 		}
 		var ids []uuid.UUID

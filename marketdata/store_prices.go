@@ -24,9 +24,6 @@ import (
 
 const priceColumns = "asset_id, date, open, high, low, close, volume"
 
-// priceColumnList is priceColumns as a list, for COPY.
-var priceColumnList = []string{"asset_id", "date", "open", "high", "low", "close", "volume"}
-
 // priceLine is the SQL of one price row as a single text value,
 // "YYYY-MM-DD,open,high,low,close,volume": one column reads much faster
 // than six through the pure-Go SQLite driver, and both databases print
