@@ -54,11 +54,19 @@ PostgreSQL target the command prints what to set.`
 // dbCopy runs `tradekit db copy`.
 func (e *env) dbCopy(ctx context.Context, args []string) error {
 	fs, _ := e.flags("db copy", "--from DSN --to DSN", dbCopyAbout)
-	fs.hidden = map[string]bool{"db": true}
+	fs.hidden = map[string]bool{"db": true, "cpuprofile": true}
 	from := fs.String("from", "", "the source database: a postgres:// `DSN` or a SQLite file path (required)")
 	to := fs.String("to", "", "the target database, created or migrated, and empty: a postgres:// `DSN` or a SQLite file path (required)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the copy to `FILE` (for go tool pprof)")
 	if err := e.parse(fs, args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("db copy: --cpuprofile: %w", err)
+		}
+		defer stop()
 	}
 	if isSet(fs.FlagSet, "db") {
 		return errors.New("db copy: --db is not used: name the databases with --from and --to")

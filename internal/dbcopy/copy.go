@@ -134,13 +134,12 @@ func Copy(ctx context.Context, src, dst *bun.DB, opts Options) (*Result, error) 
 			return nil, err
 		}
 	}
-	w := &writer{tx: dtx, dialect: dst.Dialect(), pg: dst.Dialect().Name() == dialect.PG, opts: opts, total: total}
+	sums, err := load(ctx, stx, dtx, tables, opts, total)
+	if err != nil {
+		return nil, err
+	}
 	res := &Result{}
-	sums := make([]*checksum, len(tables))
 	for i, t := range tables {
-		if sums[i], err = w.copyTable(ctx, stx, t); err != nil {
-			return nil, err
-		}
 		if sums[i].rows != counts[i] {
 			return nil, failf(ErrMismatch, "%s: counted %d rows in the source, then read %d", t.name, counts[i], sums[i].rows)
 		}
@@ -169,6 +168,28 @@ func Copy(ctx context.Context, src, dst *bun.DB, opts Options) (*Result, error) 
 		return nil, fmt.Errorf("dbcopy: commit: %w", err)
 	}
 	return res, nil
+}
+
+// load writes the rows of tables from src into dst, and returns the
+// checksum of each table's rows as read from src.
+func load(ctx context.Context, src bun.IDB, dst bun.Tx, tables []*table, opts Options, total int64) ([]*checksum, error) {
+	send, sctx := newSender(ctx, dst, opts.Progress, total)
+	w := &writer{dialect: dst.Dialect(), pg: dst.Dialect().Name() == dialect.PG, opts: opts, send: send}
+	sums := make([]*checksum, len(tables))
+	var err error
+	for i, t := range tables {
+		if sums[i], err = w.copyTable(sctx, src, t); err != nil {
+			break
+		}
+	}
+	// The sender's error, if any, is the cause of the reader's.
+	if serr := send.wait(); serr != nil {
+		return nil, serr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sums, nil
 }
 
 // CheckMigrations returns an error wrapping [ErrSchema] unless db has

@@ -76,6 +76,9 @@ func normalize(k kind, v any) (any, error) {
 				return nil, err
 			}
 		}
+		if c, ok := plainDecimal(s); ok {
+			return c, nil
+		}
 		d, err := decimal.NewFromString(s)
 		if err != nil {
 			return nil, fmt.Errorf("not a decimal: %q", s)
@@ -171,6 +174,53 @@ func normalize(k kind, v any) (any, error) {
 		}
 	}
 	return nil, fmt.Errorf("a %T where a %s is expected", v, k)
+}
+
+// plainDecimal returns what decimal.Decimal's String writes for s, when s
+// is a plain decimal: an optional minus, digits without a superfluous
+// leading zero, and an optional fraction, as both databases store them.
+// That is s without the fraction's trailing zeros (and its point, if
+// nothing is left after it), and "0" for a negative zero. For any other
+// s it reports false, and the caller parses s with decimal.NewFromString.
+// It spares a copy of millions of prices two conversions to and from
+// big.Int each.
+func plainDecimal(s string) (string, bool) {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == start || (i-start > 1 && s[start] == '0') {
+		return "", false
+	}
+	end := i
+	if i < len(s) {
+		if s[i] != '.' {
+			return "", false
+		}
+		point := i
+		i++
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i++
+		}
+		if i != len(s) || i == point+1 {
+			return "", false
+		}
+		end = len(s)
+		for s[end-1] == '0' {
+			end--
+		}
+		if end == point+1 {
+			end = point
+		}
+	}
+	if s[:end] == "-0" {
+		return "0", true
+	}
+	return s[:end], true
 }
 
 // asString returns v as text: a string, or []byte holding text.

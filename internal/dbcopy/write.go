@@ -15,13 +15,15 @@ import (
 // bun's dialect; on PostgreSQL it is an INSERT … SELECT from unnest of
 // one array literal per column, which PostgreSQL reads several times
 // faster than as many VALUES rows.
+//
+// The statements go to a goroutine of their own ([sender]), which runs
+// them on the target one after the other while the next is read from the
+// source and formatted: the target's work and the source's overlap.
 type writer struct {
-	tx      bun.Tx
 	dialect schema.Dialect
 	pg      bool
 	opts    Options
-	rows    int64 // written so far, of every table
-	total   int64
+	send    *sender
 
 	table  *table
 	prefix []byte   // INSERT INTO t (columns) VALUES, or … SELECT * FROM unnest(
@@ -65,7 +67,6 @@ func (w *writer) copyTable(ctx context.Context, src bun.IDB, t *table) (*checksu
 	if err := w.flush(ctx); err != nil {
 		return nil, err
 	}
-	w.progress()
 	return sum, nil
 }
 
@@ -166,20 +167,90 @@ func (w *writer) flush(ctx context.Context) error {
 	if w.pg {
 		w.buf = w.arrayStatement()
 	}
-	if _, err := w.tx.ExecContext(ctx, string(w.buf)); err != nil {
-		return fmt.Errorf("dbcopy: write %s: %w", w.table.name, err)
-	}
-	w.rows += int64(w.n)
+	var err error
+	w.buf, err = w.send.send(ctx, statement{sql: w.buf, table: w.table.name, rows: w.n})
 	w.n = 0
-	w.progress()
-	return nil
+	return err
 }
 
-// progress reports how far the copy has come, if asked to.
-func (w *writer) progress() {
-	if w.opts.Progress != nil {
-		w.opts.Progress(Progress{Table: w.table.name, Rows: w.rows, Total: w.total})
+// statement is one INSERT of n rows into table.
+type statement struct {
+	sql   []byte
+	table string
+	rows  int
+}
+
+// sender runs statements on the target's transaction in a goroutine of
+// its own, in the order sent, and reports progress after each.
+type sender struct {
+	tx       bun.Tx
+	progress func(Progress)
+	total    int64
+
+	queue chan statement
+	free  chan []byte // buffers of statements run, for reuse
+	done  chan error  // the first error, once the queue is closed and drained
+	stop  context.CancelFunc
+}
+
+// newSender starts a sender on tx. Its first error cancels the context
+// it returns, which the reading side runs under, so that a failed write
+// stops the copy at once.
+func newSender(ctx context.Context, tx bun.Tx, progress func(Progress), total int64) (*sender, context.Context) {
+	ctx, stop := context.WithCancel(ctx)
+	s := &sender{tx: tx, progress: progress, total: total,
+		queue: make(chan statement, 2), free: make(chan []byte, 4), done: make(chan error, 1), stop: stop}
+	go s.run(ctx)
+	return s, ctx
+}
+
+// run runs the statements queued until the queue is closed.
+func (s *sender) run(ctx context.Context) {
+	var err error
+	var rows int64
+	for st := range s.queue {
+		if err != nil {
+			continue // drained: the copy has failed
+		}
+		if _, err = s.tx.ExecContext(ctx, string(st.sql)); err != nil {
+			err = fmt.Errorf("dbcopy: write %s: %w", st.table, err)
+			s.stop()
+			continue
+		}
+		rows += int64(st.rows)
+		if s.progress != nil {
+			s.progress(Progress{Table: st.table, Rows: rows, Total: s.total})
+		}
+		select {
+		case s.free <- st.sql[:0]:
+		default:
+		}
 	}
+	s.done <- err
+}
+
+// send queues st and returns a buffer for the next statement.
+func (s *sender) send(ctx context.Context, st statement) ([]byte, error) {
+	select {
+	case s.queue <- st:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case b := <-s.free:
+		return b, nil
+	default:
+		return nil, nil
+	}
+}
+
+// wait closes the queue, waits for the statements queued to run, and
+// returns the first error of one.
+func (s *sender) wait() error {
+	close(s.queue)
+	err := <-s.done
+	s.stop()
+	return err
 }
 
 // parentsFirst orders the rows of t so that every row comes after the
