@@ -79,6 +79,12 @@ func (e *env) dbCopy(ctx context.Context, args []string) error {
 	case strings.TrimPrefix(*from, "sqlite:") == strings.TrimPrefix(*to, "sqlite:"):
 		return errors.New("db copy: --from and --to name the same database")
 	}
+	if !database.IsPostgres(*from) {
+		// Opening a SQLite path that is not there would create it.
+		if _, err := os.Stat(strings.TrimPrefix(*from, "sqlite:")); err != nil {
+			return fail("db copy: --from", err)
+		}
+	}
 	start := time.Now()
 	src, err := database.Open(ctx, *from, database.Options{})
 	if err != nil {
