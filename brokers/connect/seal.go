@@ -13,3 +13,14 @@ type Sealer = seal.Sealer
 
 // NewSealer returns a Sealer under key, which must be [KeySize] bytes.
 func NewSealer(key []byte) (*Sealer, error) { return seal.New(key) }
+
+// SealedColumns returns the columns of this package's tables that hold
+// sealed values, with the context each is sealed under (see sealTokens
+// and Service.Connect).
+func SealedColumns() []seal.Column {
+	return []seal.Column{
+		{Table: "broker_connections", Column: "access_token", Prefix: "access:", ContextColumn: "id"},
+		{Table: "broker_connections", Column: "refresh_token", Prefix: "refresh:", ContextColumn: "id"},
+		{Table: "broker_oauth_states", Column: "code_verifier", Prefix: "verifier:", ContextColumn: "connection_id"},
+	}
+}

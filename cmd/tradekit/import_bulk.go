@@ -94,25 +94,40 @@ func newProgressBar(w io.Writer, start time.Time) *progressBar {
 
 // update redraws the bar at most ten times a second.
 func (b *progressBar) update(p marketdata.BulkProgress) {
-	now := time.Now()
-	if now.Sub(b.last) < 100*time.Millisecond {
+	if !b.due() {
 		return
 	}
-	b.last = now
 	frac := 0.0
 	if p.TotalBytes > 0 {
 		frac = min(1, float64(p.Bytes)/float64(p.TotalBytes))
 	}
-	elapsed := now.Sub(b.start)
+	b.draw(frac, p.Rows, fmt.Sprintf("%d/%d files  %d rows", p.FilesDone, p.Files, p.Rows))
+}
+
+// due reports whether a tenth of a second has passed since the bar was
+// last drawn, and if so counts it as drawn now.
+func (b *progressBar) due() bool {
+	now := time.Now()
+	if now.Sub(b.last) < 100*time.Millisecond {
+		return false
+	}
+	b.last = now
+	return true
+}
+
+// draw draws the bar: the share done frac, what detail says, and the
+// rate and the time left from rows written so far.
+func (b *progressBar) draw(frac float64, rows int64, detail string) {
+	elapsed := time.Since(b.start)
 	eta := "?"
 	if frac > 0.01 {
 		eta = (time.Duration(float64(elapsed)/frac) - elapsed).Round(time.Second).String()
 	}
 	const width = 30
 	n := int(frac * width)
-	fmt.Fprintf(b.w, "\r[%s%s] %3.0f%%  %d/%d files  %d rows  %s rows/s  ETA %s \x1b[K",
-		strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, p.FilesDone, p.Files, p.Rows,
-		humanRate(float64(p.Rows)/elapsed.Seconds()), eta)
+	fmt.Fprintf(b.w, "\r[%s%s] %3.0f%%  %s  %s rows/s  ETA %s \x1b[K",
+		strings.Repeat("=", n), strings.Repeat(" ", width-n), frac*100, detail,
+		humanRate(float64(rows)/elapsed.Seconds()), eta)
 	b.drawn = true
 }
 

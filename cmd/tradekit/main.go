@@ -45,6 +45,8 @@ commands:
                import reference data from CSV or JSON (see marketdata/IMPORT.md)
   profiles build [--all] [--shard I/N] [--workers N] [--unadjusted] [--db DSN]
                build the analytics profiles of the assets whose prices changed (--all: every asset)
+  db copy --from DSN --to DSN
+               copy a whole database into an empty one, SQLite to PostgreSQL or back, checked by checksums
 
 Every command also takes --verbose: on an error, print the whole chain of its causes.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
@@ -178,6 +180,8 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return e.profilesCmd(ctx, rest)
 	case "paper":
 		return e.paperCmd(ctx, rest)
+	case "db":
+		return e.dbCmd(ctx, rest)
 	case "help":
 		if len(rest) > 0 && !isHelp(rest[0]) {
 			// tradekit help keys create: the help of that command.
