@@ -52,9 +52,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			replicaDSNs.dsns = append(replicaDSNs.dsns, d)
 		}
 	}
-	fs.Var(replicaDSNs, "db-replica", "a PostgreSQL streaming replica of --db, a postgres:// `DSN`, to answer read-only market-data\n"+
-		"queries while it is within --replica-max-lag of the primary; repeat for several (env TRADEKIT_DB_REPLICAS,\n"+
-		"comma-separated; the flags replace it). Writes, trading, billing and keys stay on --db")
+	fs.Var(replicaDSNs, "db-replica", "a PostgreSQL streaming replica of --db, a postgres:// `DSN`, to answer read-only\n"+
+		"market-data queries while within --replica-max-lag of the primary; repeat for several\n"+
+		"(env TRADEKIT_DB_REPLICAS, comma-separated, which the flags replace). Writes, trading,\n"+
+		"billing and keys stay on --db")
 	maxLag := fs.Duration("replica-max-lag", 5*time.Second, "how far behind the primary a replica may be and still answer reads, a `DURATION`;\n"+
 		"measured by WAL position every second, so an idle replica of an idle primary counts as current")
 	if err := e.parse(fs, args); err != nil {
@@ -125,7 +126,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	// Replicas open lazily: one that is down does not hold serve up.
 	replicas := database.NewReplicas(db, replicaDSNs.dsns, database.ReplicasConfig{MaxLag: *maxLag,
 		Options: database.Options{Timeout: apiTimeout}, Logger: log, Opened: func(r *bun.DB) { traceQueries(r, tp) }})
-	defer runInBackground(ctx, replicas.Run)() // stopped and waited for before db closes
+	// Not stopped by ctx: in-flight requests still read from the replicas
+	// while shutdown lets them finish. Stopped, and waited for, once Serve
+	// has returned and before db closes.
+	defer runInBackground(context.WithoutCancel(ctx), replicas.Run)()
 	// The profile build writes for long: it gets a handle of its own,
 	// without the API's timeout.
 	build, err := database.Open(ctx, *dsn, database.Options{})

@@ -445,7 +445,9 @@ func retryOnPrimary(err error) bool {
 	case "25006": // read_only_sql_transaction: a write reached a standby
 		return true
 	}
-	return false
+	// The replica's handle closed under the read, as Run closes them
+	// when it ends.
+	return strings.Contains(err.Error(), "sql: database is closed")
 }
 
 // IsConnectionError reports whether err is the failure of a database

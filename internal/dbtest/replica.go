@@ -35,11 +35,17 @@ const replicaOpts = "-c wal_level=replica -c max_wal_senders=4 -c full_page_writ
 // the primary and waits until the standby has replayed it. Both servers
 // are stopped and removed when the test ends. Without PostgreSQL's
 // binaries the test is skipped, or fails under CI=true (see
-// [Unavailable]). TRADEKIT_TEST_POSTGRES is not used: a replica needs a
-// server of the test's own.
+// [Unavailable]); when TRADEKIT_TEST_POSTGRES names a server and there
+// are no binaries, it is skipped. TRADEKIT_TEST_POSTGRES's server is not
+// used: a replica needs a primary of the test's own.
 func StartReplicated(tb testing.TB) *Replicated {
 	tb.Helper()
 	bin, err := findBinaries()
+	if err != nil && os.Getenv(EnvPostgres) != "" {
+		// The run brought a server of its own and no binaries: a replica
+		// cannot be made of it.
+		tb.Skipf("dbtest: a streaming replica needs PostgreSQL's binaries, and %s names a server without them: %v", EnvPostgres, err)
+	}
 	if err != nil {
 		Unavailable(tb, err)
 	}
