@@ -50,6 +50,16 @@
 // writer locks the assets instead, once per transaction); on SQLite,
 // statements compiled once per run and then only bound and stepped.
 //
+// # Read replicas
+//
+// [Reads] runs the read-only queries a server answers market data with
+// through a [ReadFunc], which database.Replicas provides: on a PostgreSQL
+// streaming replica that is within its bound on lag, or on the primary.
+// The price reads that feed caches keyed by price version take the
+// version the caller holds (read on the primary, or from [Versions]) and
+// run on a replica only once it has replayed that version, so a cache
+// never keeps an older replica's prices under a newer version.
+//
 // # Ids
 //
 // Ids are name-based UUIDs (version 5) in [Namespace]: an exchange, asset,

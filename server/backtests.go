@@ -56,7 +56,7 @@ func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request,
 		u.Symbols = strings.Split(p.Symbols, ",")
 	}
 	cfg := backtest.Config{Cash: p.Cash, From: p.From, To: p.To}
-	loaded, err := backtestdb.Load(ctx, s.market, u, backtestdb.LoadConfig{Unadjusted: !p.Adjusted})
+	loaded, err := backtestdb.Load(ctx, s.marketdb, u, backtestdb.LoadConfig{Unadjusted: !p.Adjusted})
 	if err != nil {
 		return err
 	}

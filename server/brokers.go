@@ -188,7 +188,7 @@ type portfolioJSON struct {
 }
 
 func (s *Server) portfolioJSON(req bunrouter.Request, p connect.Portfolio) (portfolioJSON, error) {
-	valued, equity, err := connect.Value(req.Context(), s.market, p)
+	valued, equity, err := connect.Value(req.Context(), s.marketdb, p)
 	if err != nil {
 		return portfolioJSON{}, err
 	}

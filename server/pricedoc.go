@@ -97,10 +97,12 @@ func (s *Server) priceDoc(w http.ResponseWriter, req bunrouter.Request, assetID 
 	if ok {
 		return d.(*priceDocument), v.Version, nil
 	}
-	// Read after the version: the records are at least as new as it, so
-	// nothing stale is cached under a newer version. One statement reads
-	// one snapshot, so a concurrent import is seen whole or not at all.
-	ps, err := s.market.Prices(ctx, assetID, calendar.Date{}, calendar.Date{})
+	// Read after the version, and on a replica only once it has replayed
+	// that version (marketdata.Reads.PricesAt): the records are at least
+	// as new as it, so nothing stale is cached under a newer version,
+	// however far a replica lags. One statement reads one snapshot, so a
+	// concurrent import is seen whole or not at all.
+	ps, err := s.market.PricesAt(ctx, assetID, v.Version)
 	if err != nil {
 		return nil, 0, err
 	}

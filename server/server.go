@@ -23,6 +23,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/marketdata"
@@ -80,6 +81,14 @@ type Config struct {
 	// through the default broker HTTP client. Database spans come from a
 	// query hook on the *bun.DB, which its opener adds. Nil: no spans.
 	TracerProvider trace.TracerProvider
+	// Replicas, when set, answers the read-only market-data queries
+	// (assets, prices, indicators, summaries, profiles, exchanges,
+	// indexes, industries) on streaming replicas that are current, and
+	// the primary otherwise; its primary must be the database given to
+	// New. The caller runs its Run. Writes, the trading path, billing,
+	// keys and anything that reads its own writes stay on the primary.
+	// Nil: every query goes to the database given to New.
+	Replicas *database.Replicas
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
@@ -105,12 +114,13 @@ type Server struct {
 	// The stores the handlers read and write through; built once by New,
 	// as the services are. No handler builds a store or runs SQL of its
 	// own (thin_test.go).
-	market    *marketdata.Store // assets, prices, industries, indexes, exchanges
+	market    *marketdata.Reads // assets, prices, industries, indexes, exchanges: on a current replica if any
+	marketdb  *marketdata.Store // the same on the primary, for valuations and backtests
 	billing   *billing.Store    // plans, users, rate counters, sessions
 	trading   *connect.Store    // connections, sync logs, portfolios, orders
 	custom    *studies.Store    // custom indicators
 	backtests *backtestdb.Store // backtest results
-	profiles  *profiledb.Store  // asset profiles
+	profiles  *profiledb.Reads  // asset profiles, on a current replica if any
 	docs      *lru.Cache        // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
 	metrics   *metrics
 	idPrefix  string
@@ -155,6 +165,13 @@ func New(cfg Config, db *bun.DB) *Server {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}
+	if cfg.Replicas == nil {
+		cfg.Replicas = database.NewReplicas(db, nil, database.ReplicasConfig{})
+	}
+	reads := marketdata.NewReads(cfg.Replicas.Read)
+	if cfg.Studies.Reads == nil {
+		cfg.Studies.Reads = reads
+	}
 	s := &Server{
 		db:        db,
 		cfg:       cfg,
@@ -167,13 +184,15 @@ func New(cfg Config, db *bun.DB) *Server {
 		knowledge: cfg.Knowledge,
 		studies:   studies.NewService(db, cfg.Studies),
 		metrics:   newMetrics(db),
-		market:    marketdata.NewStore(db),
+		market:    reads,
+		marketdb:  marketdata.NewStore(db),
 		billing:   billing.NewStore(db),
 		trading:   connect.NewStore(db),
 		custom:    studies.NewStore(db),
 		backtests: backtestdb.NewStore(db),
-		profiles:  profiledb.NewStore(db),
+		profiles:  profiledb.NewReads(cfg.Replicas.Read),
 	}
+	s.metrics.reg.MustRegister(replicaCollector{cfg.Replicas})
 	s.newTrading()
 	s.docs = lru.New(cfg.CacheBytes)
 	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log,

@@ -21,6 +21,11 @@ type Config struct {
 	// Logger receives the failures of [Service.Watch]. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Reads, when set, is where the price columns are read, at least as
+	// new as the price version read from the service's database (see
+	// [marketdata.Reads.PriceColumnsAt]): a streaming replica that is
+	// current. Default: the service's database.
+	Reads *marketdata.Reads
 }
 
 // Service computes indicator series of stored assets, over their prices
@@ -36,6 +41,7 @@ type Config struct {
 // the change commits. It is safe for concurrent use.
 type Service struct {
 	db       bun.IDB
+	reads    *marketdata.Reads
 	versions *marketdata.Versions // nil on a transaction
 	cache    *lru.Cache
 }
@@ -45,7 +51,10 @@ func NewService(db bun.IDB, cfg Config) *Service {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}
-	s := &Service{db: db, cache: lru.New(cfg.CacheBytes)}
+	if cfg.Reads == nil {
+		cfg.Reads = marketdata.NewReads(marketdata.On(db))
+	}
+	s := &Service{db: db, reads: cfg.Reads, cache: lru.New(cfg.CacheBytes)}
 	if db, ok := db.(*bun.DB); ok {
 		s.versions = marketdata.NewVersions(db, marketdata.VersionsConfig{Logger: cfg.Logger})
 	}
@@ -95,14 +104,14 @@ func (s *Service) Bars(ctx context.Context, assetID uuid.UUID, adjusted bool) (o
 	if b, ok := s.cache.Get(key, v.Version); ok {
 		return b.(ohlcv.Series), v, nil
 	}
-	// Read after the version: the prices and actions are at least as new
+	// Read after the version, and on a replica only once it has
+	// replayed that version: the prices and actions are at least as new
 	// as it, so nothing stale is ever cached under a newer version.
-	st := marketdata.NewStore(s.db)
 	var b ohlcv.Series
 	if adjusted {
-		b, err = st.AdjustedPriceColumns(ctx, assetID)
+		b, err = s.reads.AdjustedPriceColumnsAt(ctx, assetID, v.Version)
 	} else {
-		b, err = st.PriceColumns(ctx, assetID)
+		b, err = s.reads.PriceColumnsAt(ctx, assetID, v.Version)
 	}
 	if err != nil {
 		return ohlcv.Series{}, v, err

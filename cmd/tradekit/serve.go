@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -23,7 +24,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--db-listen DSN] [--no-seed] [--allow-private-webhooks]\n"+
 		"               [--log-format text|json] [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
 		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--metrics | --metrics-addr HOST:PORT]\n"+
-		"               [--exit-with-parent]",
+		"               [--exit-with-parent] [--db-replica DSN]... [--replica-max-lag DURATION]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM. Under go run, it also stops when go run\n"+
 			"exits (Linux); for a server in the background, build the binary: go build -o bin/tradekit ./cmd/tradekit.")
@@ -48,8 +49,31 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	exitWithParent := fs.Bool("exit-with-parent", false, "stop, as on SIGTERM, when the process that started serve exits (Linux only). On by\n"+
 		"default when that process is go run, so that stopping go run by its PID stops the server;\n"+
 		"--exit-with-parent=false turns that off")
+	replicaDSNs := &dsnList{}
+	for _, d := range strings.Split(e.getenv("TRADEKIT_DB_REPLICAS"), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			replicaDSNs.dsns = append(replicaDSNs.dsns, d)
+		}
+	}
+	fs.Var(replicaDSNs, "db-replica", "a PostgreSQL streaming replica of --db, a postgres:// `DSN`, to answer read-only\n"+
+		"market-data queries while within --replica-max-lag of the primary; repeat for several\n"+
+		"(env TRADEKIT_DB_REPLICAS, comma-separated, which the flags replace). Writes, trading,\n"+
+		"billing and keys stay on --db")
+	maxLag := fs.Duration("replica-max-lag", 5*time.Second, "how far behind the primary a replica may be and still answer reads, a `DURATION`;\n"+
+		"measured by WAL position every second, so an idle replica of an idle primary counts as current")
 	if err := e.parse(fs, args); err != nil {
 		return err
+	}
+	if *maxLag <= 0 {
+		return fmt.Errorf("serve: --replica-max-lag must be positive, got %s", *maxLag)
+	}
+	if len(replicaDSNs.dsns) > 0 && !database.IsPostgres(*dsn) {
+		return fmt.Errorf("serve: --db-replica needs a PostgreSQL --db (a postgres:// DSN)")
+	}
+	for _, d := range replicaDSNs.dsns {
+		if !database.IsPostgres(d) {
+			return fmt.Errorf("serve: --db-replica must be a postgres:// or postgresql:// DSN")
+		}
 	}
 	cash, err := decimal.NewFromString(*paperCash)
 	if err != nil || !cash.IsPositive() || cash.GreaterThan(decimal.New(1, 15)) || cash.Exponent() < -2 {
@@ -105,6 +129,13 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if err := warnIfDemo(ctx, db, log); err != nil {
 		return err
 	}
+	// Replicas open lazily: one that is down does not hold serve up.
+	replicas := database.NewReplicas(db, replicaDSNs.dsns, database.ReplicasConfig{MaxLag: *maxLag,
+		Options: database.Options{Timeout: apiTimeout}, Logger: log, Opened: func(r *bun.DB) { traceQueries(r, tp) }})
+	// Not stopped by ctx: in-flight requests still read from the replicas
+	// while shutdown lets them finish. Stopped, and waited for, once Serve
+	// has returned and before db closes.
+	defer runInBackground(context.WithoutCancel(ctx), replicas.Run)()
 	// The profile build writes for long: it gets a handle of its own,
 	// without the API's timeout.
 	build, err := database.Open(ctx, *dsn, database.Options{})
@@ -131,7 +162,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
 	}
 	srv := server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks,
-		Metrics: *metrics, TracerProvider: tp}, db)
+		Metrics: *metrics, TracerProvider: tp, Replicas: replicas}, db)
 	if *metricsAddr == "" {
 		return srv.Serve(ctx, l)
 	}
@@ -141,6 +172,39 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	return serveBoth(ctx, func(ctx context.Context) error { return srv.Serve(ctx, l) },
 		func(ctx context.Context) error { return serveMetrics(ctx, ml, srv.MetricsHandler(), log) })
+}
+
+// dsnList is the value of a repeatable DSN flag. Its first Set replaces
+// the DSNs taken from the environment. It prints as nothing, so that help
+// shows no password.
+type dsnList struct {
+	dsns []string
+	set  bool
+}
+
+func (l *dsnList) String() string { return "" }
+
+func (l *dsnList) Set(v string) error {
+	if !l.set {
+		l.dsns, l.set = nil, true
+	}
+	l.dsns = append(l.dsns, v)
+	return nil
+}
+
+// runInBackground runs fn in a goroutine until ctx is done or the
+// returned stop is called; stop waits for fn to return.
+func runInBackground(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }
 
 // serveBoth runs api and metrics until ctx is done or either fails, and

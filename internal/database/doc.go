@@ -51,6 +51,21 @@
 // PostgreSQL it first takes an advisory lock, so several instances starting
 // at once apply each migration exactly once.
 //
+// [Replicas] sends read-only queries to PostgreSQL streaming replicas
+// (serve --db-replica) while they are within a bound on lag
+// (--replica-max-lag), and to the primary otherwise. Lag is measured by
+// WAL position, not by the time of the last replayed transaction, which
+// says nothing when the primary is idle: every second the primary's
+// pg_current_wal_lsn() is sampled and kept with its time for a little
+// longer than the bound, and each replica's pg_last_wal_replay_lsn() is
+// read. A replica that has replayed up to the latest sample is current
+// (lag 0, however idle); one behind has replayed at least what the
+// primary had at the newest sample it has reached, so its lag is the time
+// since that sample. A replica that is unreachable, not in recovery, or
+// lagging past the bound is skipped until it catches up; a read that
+// fails on one with a connection error is run again on the primary
+// ([Replicas.Read]).
+//
 //	db, err := database.Open(ctx, "tradekit.db", database.Options{})
 //	if err != nil { … }
 //	defer db.Close()

@@ -13,6 +13,10 @@
 // When no PostgreSQL can be had, PostgreSQL tests are skipped, except under
 // CI=true, where they fail.
 //
+// [StartReplicated] starts a primary and a streaming replica of it (a hot
+// standby made with pg_basebackup -R), with the means to pause its
+// replay and to kill and restart it, for the tests of read replicas.
+//
 // A package that uses dbtest calls [Main] from its TestMain:
 //
 //	func TestMain(m *testing.M) { dbtest.Main(m) }

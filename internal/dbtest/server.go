@@ -21,6 +21,7 @@ type Server struct {
 	dir  string // the temporary directory: data/, the log and the socket
 	port int
 	proc processUser // whom the server runs as
+	opts string      // further server options, appended to Start's
 }
 
 // StartServer initialises and starts a throwaway PostgreSQL server with
@@ -65,6 +66,9 @@ func (s *Server) DSN(database string) string {
 func (s *Server) Start() error {
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off "+
 		"-c synchronous_commit=off -c full_page_writes=off -c max_connections=300", s.port, s.dir)
+	if s.opts != "" {
+		opts += " " + s.opts
+	}
 	return s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data(), "-l", filepath.Join(s.dir, "server.log"), "-o", opts)
 }
 
