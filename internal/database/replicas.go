@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -454,9 +455,7 @@ func retryOnPrimary(err error) bool {
 // connection rather than of a statement: the server unreachable, a
 // connection cut or timed out, the server shutting down or refusing
 // connections (SQLSTATE classes 08 and 57P01–57P03, 53300). It knows
-// the errors of database/sql, net and syscall, and reads the SQLSTATE of
-// any driver's error that tells it (a SQLState() method, as pgx's
-// PgError has, or Field('C'), as pgdriver's Error has).
+// the errors of database/sql, net, syscall and pgx.
 func IsConnectionError(err error) bool {
 	if err == nil {
 		return false
@@ -473,24 +472,17 @@ func IsConnectionError(err error) bool {
 	case strings.HasPrefix(code, "08"), code == "57P01", code == "57P02", code == "57P03", code == "53300":
 		return true
 	}
-	// Drivers that lose the connection mid-message do not always wrap
-	// the cause.
-	msg := err.Error()
-	return strings.Contains(msg, "bad connection") || strings.Contains(msg, "connection refused") ||
-		strings.Contains(msg, "connection reset") || strings.Contains(msg, "broken pipe") ||
-		strings.Contains(msg, "conn closed") || strings.Contains(msg, "unexpected EOF")
+	// pgx reports a connection it closed, or that a failure left unusable,
+	// without wrapping the cause.
+	return pgconn.SafeToRetry(err) || strings.Contains(err.Error(), "conn closed")
 }
 
 // sqlState returns the SQLSTATE of err, or "" when no error in its chain
 // tells one.
 func sqlState(err error) string {
-	var withState interface{ SQLState() string }
-	if errors.As(err, &withState) {
-		return withState.SQLState()
-	}
-	var withField interface{ Field(byte) string }
-	if errors.As(err, &withField) {
-		return withField.Field('C')
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
 	}
 	return ""
 }

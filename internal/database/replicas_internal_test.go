@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestParseLSN(t *testing.T) {
@@ -64,22 +66,8 @@ func TestLagOf(t *testing.T) {
 	}
 }
 
-// pgError has a SQLSTATE as pgx's errors tell it.
-type pgError struct{ code string }
-
-func (e *pgError) Error() string    { return "ERROR: (SQLSTATE " + e.code + ")" }
-func (e *pgError) SQLState() string { return e.code }
-
-// fieldError has a SQLSTATE as pgdriver's errors tell it.
-type fieldError struct{ code string }
-
-func (e fieldError) Error() string { return "ERROR: (SQLSTATE " + e.code + ")" }
-func (e fieldError) Field(f byte) string {
-	if f == 'C' {
-		return e.code
-	}
-	return ""
-}
+// pgError is pgx's error of a statement with the SQLSTATE code.
+func pgError(code string) error { return &pgconn.PgError{Severity: "ERROR", Code: code} }
 
 func TestRetryOnPrimary(t *testing.T) {
 	for _, tt := range []struct {
@@ -89,11 +77,11 @@ func TestRetryOnPrimary(t *testing.T) {
 		{fmt.Errorf("x: %w", ErrStale), false, true},
 		{io.EOF, true, true},
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), true, true},
-		{&pgError{"57P01"}, true, true},
-		{fieldError{"08006"}, true, true},
-		{&pgError{"40001"}, false, true},
-		{fieldError{"25006"}, false, true},
-		{&pgError{"42P01"}, false, false},
+		{pgError("57P01"), true, true},
+		{pgError("08006"), true, true},
+		{pgError("40001"), false, true},
+		{pgError("25006"), false, true},
+		{pgError("42P01"), false, false},
 		{errors.New("marketdata: asset not found"), false, false},
 	} {
 		if got := IsConnectionError(tt.err); got != tt.conn {
