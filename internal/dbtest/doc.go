@@ -13,6 +13,21 @@
 // When no PostgreSQL can be had, PostgreSQL tests are skipped, except under
 // CI=true, where they fail.
 //
+// With TRADEKIT_TEST_PGBOUNCER=1, the PostgreSQL DSNs the tests get go
+// through a PgBouncer in transaction pooling mode, as production's often
+// do: dbtest starts one (from PATH or /usr/sbin; the variable may also
+// name the binary) on a free loopback port in front of the server, and
+// stops it when the test binary ends. Creating and migrating the
+// databases go to the server directly, and so does [DirectDSN] of a
+// test's DSN, for the connections that need a session of their own
+// (LISTEN). PgBouncer 1.21 and later pool protocol-level prepared
+// statements too (max_prepared_statements, 200 unless
+// TRADEKIT_TEST_PGBOUNCER_PREPARED sets it; 0 turns it off); Debian 12's
+// 1.18 does not. Asking for PgBouncer when none can be started fails the
+// PostgreSQL tests.
+//
+//	TRADEKIT_TEST_PGBOUNCER=1 go test -run 'TestOrder' ./server
+//
 // A package that uses dbtest calls [Main] from its TestMain:
 //
 //	func TestMain(m *testing.M) { dbtest.Main(m) }
