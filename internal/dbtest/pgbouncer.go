@@ -92,15 +92,12 @@ func (b *PgBouncer) start(bin string) error {
 	if err != nil {
 		return err
 	}
-	user := b.backend.User.Username()
-	if user == "" {
-		user = "postgres"
-	}
+	// The DSN's user, with the password PgBouncer logs in to the server
+	// with (a client's is not checked).
+	password, _ := b.backend.User.Password()
 	for name, text := range map[string]string{
 		"pgbouncer.ini": ini,
-		// auth_type = trust still wants the user listed; the password is
-		// not checked.
-		"userlist.txt": fmt.Sprintf("%q \"\"\n", user),
+		"userlist.txt":  fmt.Sprintf("%q %q\n", b.user(), password),
 	} {
 		path := filepath.Join(b.dir, name)
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
@@ -144,15 +141,8 @@ func (b *PgBouncer) start(bin string) error {
 // config returns the text of pgbouncer.ini.
 func (b *PgBouncer) config() (string, error) {
 	// Every database of the server, under its own name, so that each
-	// test's fresh database is reachable without a reload; as the DSN's
-	// user, with its password if it has one.
+	// test's fresh database is reachable without a reload.
 	target := fmt.Sprintf("host=%s port=%s", b.backend.Hostname(), cmp.Or(b.backend.Port(), "5432"))
-	if u := b.backend.User; u != nil {
-		target += " user=" + u.Username()
-		if p, ok := u.Password(); ok {
-			target += " password=" + p
-		}
-	}
 	var prepared string
 	if s := os.Getenv(EnvPgBouncerPrepared); s != "" {
 		n, err := strconv.Atoi(s)
@@ -180,9 +170,13 @@ listen_port = %d
 unix_socket_dir =
 logfile = %s
 pidfile = %s
+; Clients are trusted, as the throwaway server trusts them. A user
+; other than auth_user (a role a test creates) is looked up on the
+; server, in pg_shadow, by auth_user's connection.
 auth_type = trust
 auth_file = %s
-admin_users = %s
+auth_user = %s
+admin_users = %[6]s
 pool_mode = transaction
 ; Each test database is a pool of its own, all as one user: the tests
 ; running at once may hold up to this many server connections in all,
@@ -190,18 +184,21 @@ pool_mode = transaction
 ; the direct connections (migrations, CREATE DATABASE, LISTEN).
 default_pool_size = 20
 max_user_connections = 200
-max_client_conn = 5000
+max_client_conn = 1000
 ; A transaction-mode pool resets nothing between clients.
 server_reset_query =
 ; Parameters drivers send at startup that PgBouncer does not track.
 ignore_startup_parameters = extra_float_digits,search_path
 %s`, target, b.port, filepath.Join(b.dir, "pgbouncer.log"), filepath.Join(b.dir, "pgbouncer.pid"),
-		filepath.Join(b.dir, "userlist.txt"), cmp.Or(b.backend.User.Username(), "postgres"), tls)
+		filepath.Join(b.dir, "userlist.txt"), b.user(), tls)
 	if prepared != "" {
 		ini += "max_prepared_statements = " + prepared + "\n"
 	}
 	return ini, nil
 }
+
+// user returns the user of the server's DSN, postgres if it names none.
+func (b *PgBouncer) user() string { return cmp.Or(b.backend.User.Username(), "postgres") }
 
 // Addr returns the loopback address b listens on, 127.0.0.1:PORT.
 func (b *PgBouncer) Addr() string { return fmt.Sprintf("127.0.0.1:%d", b.port) }
