@@ -169,7 +169,7 @@ func PostgresDSN(tb testing.TB) string {
 		Unavailable(tb, sharedErr)
 	}
 	if bouncerErr != nil {
-		tb.Fatalf("dbtest: %s is set: %v", EnvPgBouncer, bouncerErr)
+		tb.Fatalf("%v (%s is set)", bouncerErr, EnvPgBouncer)
 	}
 	dsn := createDatabase(tb, sharedDSN)
 	if b := bouncer.Load(); b != nil {

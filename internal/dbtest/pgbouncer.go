@@ -49,10 +49,11 @@ type PgBouncer struct {
 // StartPgBouncer starts a PgBouncer in front of the PostgreSQL server of
 // serverDSN (any database of it), with bin the pgbouncer binary ("" looks
 // it up): transaction pooling, every database of the server under its own
-// name, as the user and password of serverDSN. Clients are trusted
-// without a password, as dbtest's throwaway server trusts them. Migrations
-// and CREATE DATABASE should not go through it: see [DirectDSN]. The
-// caller must Close it.
+// name. Clients are trusted without a password, as dbtest's throwaway
+// server trusts them, and log in to the server as themselves: serverDSN's
+// user with its password, any other role with none. Migrations and
+// CREATE DATABASE should not go through it: see [DirectDSN]. The caller
+// must Close it.
 func StartPgBouncer(bin, serverDSN string) (*PgBouncer, error) {
 	backend, err := url.Parse(serverDSN)
 	if err != nil || backend.Hostname() == "" {
@@ -79,6 +80,8 @@ func StartPgBouncer(bin, serverDSN string) (*PgBouncer, error) {
 	return b, nil
 }
 
+// start writes b's configuration, starts bin on it and waits until it
+// listens.
 func (b *PgBouncer) start(bin string) error {
 	var err error
 	// PgBouncer refuses to run as root, as PostgreSQL does.
@@ -107,8 +110,16 @@ func (b *PgBouncer) start(bin string) error {
 			return err
 		}
 	}
+	// PgBouncer logs to its standard error, which the log file is: it
+	// has the errors of a start that fails, too.
+	logFile, err := os.Create(filepath.Join(b.dir, "pgbouncer.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the child holds its own descriptor
 	b.cmd = exec.Command(bin, filepath.Join(b.dir, "pgbouncer.ini"))
 	b.cmd.Dir = b.dir
+	b.cmd.Stdout, b.cmd.Stderr = logFile, logFile
 	b.proc.apply(b.cmd)
 	if err := b.cmd.Start(); err != nil {
 		return fmt.Errorf("dbtest: start pgbouncer: %w", err)
@@ -132,8 +143,9 @@ func (b *PgBouncer) start(bin string) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
+			err := fmt.Errorf("dbtest: pgbouncer not listening after 10 s: %s", b.log())
 			b.Close()
-			return fmt.Errorf("dbtest: pgbouncer not listening after 10 s: %s", b.log())
+			return err
 		}
 	}
 }
@@ -168,15 +180,13 @@ func (b *PgBouncer) config() (string, error) {
 listen_addr = 127.0.0.1
 listen_port = %d
 unix_socket_dir =
-logfile = %s
-pidfile = %s
 ; Clients are trusted, as the throwaway server trusts them. A user
 ; other than auth_user (a role a test creates) is looked up on the
 ; server, in pg_shadow, by auth_user's connection.
 auth_type = trust
 auth_file = %s
 auth_user = %s
-admin_users = %[6]s
+admin_users = %[4]s
 pool_mode = transaction
 ; Each test database is a pool of its own, all as one user: the tests
 ; running at once may hold up to this many server connections in all,
@@ -189,8 +199,7 @@ max_client_conn = 1000
 server_reset_query =
 ; Parameters drivers send at startup that PgBouncer does not track.
 ignore_startup_parameters = extra_float_digits,search_path
-%s`, target, b.port, filepath.Join(b.dir, "pgbouncer.log"), filepath.Join(b.dir, "pgbouncer.pid"),
-		filepath.Join(b.dir, "userlist.txt"), b.user(), tls)
+%s`, target, b.port, filepath.Join(b.dir, "userlist.txt"), b.user(), tls)
 	if prepared != "" {
 		ini += "max_prepared_statements = " + prepared + "\n"
 	}
