@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,14 +32,19 @@ var (
 	shared     *Server // the throwaway server, if one was started
 	sharedDSN  string  // admin DSN of the server the tests use
 	sharedErr  error
+	// bouncer pools the tests' connections under TRADEKIT_TEST_PGBOUNCER
+	// (atomic: DirectDSN reads it while startShared may be running);
+	// bouncerErr is why it could not be started.
+	bouncer    atomic.Pointer[PgBouncer]
+	bouncerErr error
 )
 
 // Main runs the tests of m with [Run] and calls os.Exit with their exit
 // code.
 func Main(m *testing.M) { os.Exit(Run(m)) }
 
-// Run runs the tests of m, then stops the throwaway PostgreSQL server if
-// one was started, and returns the tests' exit code: for a TestMain with
+// Run runs the tests of m, then stops the throwaway PostgreSQL server and
+// PgBouncer if they were started, and returns the tests' exit code: for a TestMain with
 // cleaning of its own to do before os.Exit.
 //
 // Unless -parallel is given, Run runs up to [Parallel] parallel tests at
@@ -64,6 +70,9 @@ func Run(m *testing.M) int {
 	code := m.Run()
 	sharedOnce.Do(func() {}) // a start under way ends before the server is stopped
 	removeTemplates()
+	if b := bouncer.Load(); b != nil {
+		b.Close()
+	}
 	if shared != nil {
 		shared.Close()
 	}
@@ -147,7 +156,9 @@ func Postgres(tb testing.TB) *bun.DB {
 }
 
 // PostgresDSN creates a fresh migrated PostgreSQL database and returns its
-// DSN; the database is dropped when the test ends.
+// DSN; the database is dropped when the test ends. Under
+// TRADEKIT_TEST_PGBOUNCER the DSN goes through PgBouncer; [DirectDSN]
+// returns the server's own DSN of the same database.
 func PostgresDSN(tb testing.TB) string {
 	tb.Helper()
 	if !mainCalled {
@@ -157,24 +168,59 @@ func PostgresDSN(tb testing.TB) string {
 	if sharedErr != nil {
 		Unavailable(tb, sharedErr)
 	}
-	return createDatabase(tb, sharedDSN)
+	if bouncerErr != nil {
+		tb.Fatalf("%v (%s is set)", bouncerErr, EnvPgBouncer)
+	}
+	dsn := createDatabase(tb, sharedDSN)
+	if b := bouncer.Load(); b != nil {
+		return b.DSN(dsn)
+	}
+	return dsn
+}
+
+// DirectDSN returns the DSN that reaches the database of dsn on the
+// PostgreSQL server itself: dsn as it is unless it goes through the
+// tests' PgBouncer (under TRADEKIT_TEST_PGBOUNCER). A connection that
+// holds session state (LISTEN, session advisory locks) needs it.
+func DirectDSN(dsn string) string {
+	if b := bouncer.Load(); b != nil {
+		return b.Direct(dsn)
+	}
+	return dsn
 }
 
 // startShared sets the server the tests use: TRADEKIT_TEST_POSTGRES's,
-// or a throwaway one it starts. It runs once, under sharedOnce.
+// or a throwaway one it starts; and, under TRADEKIT_TEST_PGBOUNCER, the
+// PgBouncer in front of it. It runs once, under sharedOnce.
 func startShared() {
 	if dsn := os.Getenv(EnvPostgres); dsn != "" {
 		sharedDSN = dsn
-		return
-	}
-	shared, sharedErr = StartServer()
-	if sharedErr == nil {
+	} else {
+		shared, sharedErr = StartServer()
+		if sharedErr != nil {
+			return
+		}
 		sharedDSN = shared.DSN("postgres")
 	}
+	bin := os.Getenv(EnvPgBouncer)
+	switch bin {
+	case "", "0", "false":
+		return
+	case "1", "true":
+		bin = "" // found on PATH
+	}
+	b, err := StartPgBouncer(bin, sharedDSN)
+	if err != nil {
+		bouncerErr = err
+		return
+	}
+	bouncer.Store(b)
 }
 
 // MustOpen opens dsn, applies the migrations and closes the database when
-// the test ends.
+// the test ends. The migrations go to [DirectDSN] of dsn: through a
+// transaction pooler, their session advisory lock would stay with
+// whichever server connection took it.
 func MustOpen(tb testing.TB, dsn string) *bun.DB {
 	tb.Helper()
 	ctx := context.Background()
@@ -183,7 +229,14 @@ func MustOpen(tb testing.TB, dsn string) *bun.DB {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	if _, err := database.Migrate(ctx, db); err != nil {
+	mdb := db
+	if direct := DirectDSN(dsn); direct != dsn {
+		if mdb, err = database.Open(ctx, direct, database.Options{}); err != nil {
+			tb.Fatal(err)
+		}
+		defer mdb.Close()
+	}
+	if _, err := database.Migrate(ctx, mdb); err != nil {
 		tb.Fatal(err)
 	}
 	return db

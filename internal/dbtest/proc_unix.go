@@ -41,3 +41,11 @@ func (u processUser) apply(cmd *exec.Cmd) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
 	}
 }
+
+// own gives u the file at path.
+func (u processUser) own(path string) error {
+	if u.cred == nil {
+		return nil
+	}
+	return os.Chown(path, int(u.cred.Uid), int(u.cred.Gid))
+}

@@ -31,16 +31,20 @@ const (
 	paperCommission = "0.25" // USD per filled order
 )
 
-// cluster is what the run starts: the throwaway PostgreSQL server and the
-// two `tradekit serve` instances on it.
+// cluster is what the run starts: the throwaway PostgreSQL server, with
+// -pgbouncer a PgBouncer in front of it, and the two `tradekit serve`
+// instances on it.
 type cluster struct {
-	bin    string // the tradekit binary
-	work   string // temporary directory: the instances' logs
-	pg     *dbtest.Server
-	dsn    string // the run's database
-	secret string // TRADEKIT_SECRET_KEY, shared by the instances
-	inst   [2]*instance
-	keep   bool // keep the work directory with the logs
+	bin      string // the tradekit binary
+	work     string // temporary directory: the instances' logs
+	pg       *dbtest.Server
+	bouncer  *dbtest.PgBouncer // with -pgbouncer
+	dsn      string            // the run's database, on the server itself: the CLI's and the checks'
+	serveDSN string            // the instances' --db: dsn, or with -pgbouncer through PgBouncer
+	listen   string            // the instances' --db-listen, if any: dsn with -pgbouncer, when serve has it
+	secret   string            // TRADEKIT_SECRET_KEY, shared by the instances
+	inst     [2]*instance
+	keep     bool // keep the work directory with the logs
 }
 
 // instance is one `tradekit serve` process, restarted on the same
@@ -79,6 +83,20 @@ func startCluster(ctx context.Context, cfg config, say func(string, ...any)) (*c
 		return c, err
 	}
 	say("PostgreSQL up: %s", c.dsn)
+	c.serveDSN = c.dsn
+	if cfg.pgbouncer {
+		if c.bouncer, err = dbtest.StartPgBouncer("", c.dsn); err != nil {
+			return c, err
+		}
+		c.serveDSN = c.bouncer.DSN(c.dsn)
+		say("PgBouncer %s up, transaction pooling: the instances' --db is %s", c.bouncer.Version(), c.serveDSN)
+		if c.hasDBListen(ctx) {
+			c.listen = c.dsn
+			say("their --db-listen is the server's own %s", c.listen)
+		} else {
+			say("serve has no --db-listen: the instances LISTEN through PgBouncer")
+		}
+	}
 	for _, args := range [][]string{{"migrate"}, {"seed"}, {"profiles", "build"}} {
 		if _, err := c.tradekit(ctx, args...); err != nil {
 			return c, err
@@ -139,8 +157,12 @@ func (c *cluster) start(ctx context.Context, in *instance) error {
 		return err
 	}
 	defer logFile.Close() // the child holds its own descriptor
-	in.cmd = exec.Command(c.bin, "serve", "--db", c.dsn, "--addr", in.addr, "--public-url", in.url(), "--no-seed",
-		"--paper-cash", paperCash, "--paper-slippage-bps", paperSlippage, "--paper-commission", paperCommission)
+	args := []string{"serve", "--db", c.serveDSN, "--addr", in.addr, "--public-url", in.url(), "--no-seed",
+		"--paper-cash", paperCash, "--paper-slippage-bps", paperSlippage, "--paper-commission", paperCommission}
+	if c.listen != "" {
+		args = append(args, "--db-listen", c.listen)
+	}
+	in.cmd = exec.Command(c.bin, args...)
 	in.cmd.Env = append(os.Environ(), "TRADEKIT_SECRET_KEY="+c.secret)
 	in.cmd.Stdout, in.cmd.Stderr = logFile, logFile
 	if err := in.cmd.Start(); err != nil {
@@ -157,6 +179,13 @@ func (c *cluster) start(ctx context.Context, in *instance) error {
 	}
 	in.down.Store(false)
 	return nil
+}
+
+// hasDBListen reports whether the binary's serve has --db-listen: the
+// direct connection it LISTENs on when its --db is a transaction pooler.
+func (c *cluster) hasDBListen(ctx context.Context) bool {
+	out, err := exec.CommandContext(ctx, c.bin, "serve", "-h").CombinedOutput()
+	return err == nil && bytes.Contains(out, []byte("-db-listen"))
 }
 
 // kill kills the instance with SIGKILL, after marking it down, and waits
@@ -208,7 +237,7 @@ func waitReady(ctx context.Context, in *instance, limit time.Duration) (time.Tim
 }
 
 // close stops the instances (SIGTERM, then SIGKILL after 10 s), stops
-// PostgreSQL and removes every file the run made, except the instances'
+// PgBouncer and PostgreSQL and removes every file the run made, except the instances'
 // logs with -keep.
 func (c *cluster) close() {
 	for _, in := range c.inst {
@@ -227,6 +256,9 @@ func (c *cluster) close() {
 			in.cmd.Process.Signal(syscall.SIGKILL)
 			<-in.exit
 		}
+	}
+	if c.bouncer != nil {
+		c.bouncer.Close()
 	}
 	if c.pg != nil {
 		c.pg.Close()

@@ -6,7 +6,7 @@
 //
 // Usage (scripts/faults builds the binaries and passes -bin):
 //
-//	faultrun -bin PATH [-seconds 40] [-workers 4] [-rate 4] [-settle 90s] [-faults kill,pg] [-strict-latency] [-keep]
+//	faultrun -bin PATH [-seconds 40] [-workers 4] [-rate 4] [-settle 90s] [-faults kill,pg] [-pgbouncer] [-strict-latency] [-keep]
 //
 // The run, all on loopback:
 //
@@ -20,7 +20,11 @@
 //     over HTTP as a browser would (the consent form with its paper_csrf
 //     cookie, the redirect to the callback), and raises its guardrails so
 //     that they refuse nothing. The leader publishes its portfolio; both
-//     followers follow it with auto-sync on.
+//     followers follow it with auto-sync on. With -pgbouncer, the
+//     instances' --db goes through a PgBouncer in transaction pooling
+//     mode in front of the server (started as internal/dbtest starts
+//     one), and their --db-listen, when serve has it, is the server's
+//     own DSN; the CLI and the checks go to the server directly.
 //  2. Load: for -seconds, -workers goroutines place the leader's market
 //     orders (buys, and partial sells of what it bought, on a few demo
 //     stocks) through A and B alternately, each with a unique
@@ -78,6 +82,7 @@ type config struct {
 	strictLatency bool          // whether invariant 5 decides the exit status
 	kill, restart bool          // which faults to inject: the SIGKILL, the PostgreSQL restart
 	keep          bool          // keep the instances' logs
+	pgbouncer     bool          // put PgBouncer between the instances and PostgreSQL
 }
 
 // main reads the command line, carries out the run and exits with its
@@ -91,6 +96,7 @@ func main() {
 	flag.DurationVar(&cfg.settle, "settle", 90*time.Second, "the most to wait for quiescence after the load")
 	flag.BoolVar(&cfg.strictLatency, "strict-latency", false, "fail the run when the copy latency misses its targets")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the instances' logs, and print where")
+	flag.BoolVar(&cfg.pgbouncer, "pgbouncer", false, "serve through a PgBouncer in transaction pooling mode, with --db-listen the server's own DSN")
 	faults := flag.String("faults", "kill,pg", "the `faults` to inject, comma-separated: kill (SIGKILL of B), pg (PostgreSQL restart); none for neither")
 	flag.Parse()
 	for _, f := range strings.Split(*faults, ",") {
