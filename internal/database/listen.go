@@ -59,7 +59,7 @@ func NewListener(ctx context.Context, db *bun.DB, channel string) (*Listener, er
 	if err := l.probe(ctx, db, channel); err != nil {
 		l.Close()
 		if errors.Is(err, ErrNoNotifications) {
-			pg.once.listenFallback.Do(func() {
+			pg.listenFallback.Do(func() {
 				pg.log.Warn("database: notifications do not reach this process; polling instead. Behind a transaction pooler, " +
 					"give serve a direct connection for LISTEN with --db-listen (TRADEKIT_DB_LISTEN)")
 			})

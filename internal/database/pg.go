@@ -36,8 +36,8 @@ type pgConnector struct {
 	// listen is the configuration of [Listen]'s connections.
 	listen *pgx.ConnConfig
 	log    *slog.Logger
-	// once guards the notices logged once in the process's life.
-	once struct{ modeFallback, listenFallback sync.Once }
+	// listenFallback logs once that notifications do not arrive.
+	listenFallback sync.Once
 }
 
 // pgDriver is the driver a PostgreSQL *sql.DB reports: pgx's, with the
@@ -69,24 +69,25 @@ func pgOf(db *bun.DB) *pgConnector {
 // execMode returns the mode [Prepared] statements run in.
 func (c *pgConnector) execMode() pgx.QueryExecMode { return pgx.QueryExecMode(c.mode.Load()) }
 
-// noteErr looks at the error of a [Prepared] statement: one that says a
-// named prepared statement is missing, or there already, comes from a
-// transaction pooler that hands each transaction another server
-// connection and does not carry prepared statements along (PgBouncer
-// before 1.21, or later without max_prepared_statements). From then on
-// the statements are unnamed, their descriptions cached (cache_describe),
+// noteErr looks at the error of a [Prepared] statement and reports
+// whether it is a named prepared statement missing, or there already:
+// which comes from a transaction pooler that hands each transaction
+// another server connection and does not carry prepared statements
+// along (PgBouncer before 1.21, or later without
+// max_prepared_statements). Such a statement never ran. From then on the
+// statements are unnamed, their descriptions cached (cache_describe),
 // which any pooler passes; the log says so once.
-func (c *pgConnector) noteErr(err error) {
+func (c *pgConnector) noteErr(err error) bool {
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || (pe.Code != "26000" && pe.Code != "42P05") || c.execMode() != pgx.QueryExecModeCacheStatement {
-		return
+	if !errors.As(err, &pe) || (pe.Code != "26000" && pe.Code != "42P05") {
+		return false
 	}
-	c.mode.Store(int32(pgx.QueryExecModeCacheDescribe))
-	c.once.modeFallback.Do(func() {
+	if c.mode.CompareAndSwap(int32(pgx.QueryExecModeCacheStatement), int32(pgx.QueryExecModeCacheDescribe)) {
 		c.log.Warn("database: the server lost a prepared statement between transactions, as a transaction pooler "+
-			"without max_prepared_statements does; statements are no longer prepared by name "+
-			"(add default_query_exec_mode=cache_describe to the DSN to start so)", "err", err)
-	})
+			"without max_prepared_statements does; statements are no longer prepared by name. Add "+
+			"default_query_exec_mode=cache_describe to the DSN to start so", "err", err)
+	}
+	return true
 }
 
 // Tradekit's own parameters of a PostgreSQL DSN, which [Open] takes out

@@ -55,32 +55,38 @@ func NewPrepared(name string, build func(db bun.IDB, params ...any) schema.Query
 // Scan runs p's query with params on db and scans its rows into dest,
 // as bun's Scan does (a single-row dest and no row is sql.ErrNoRows).
 func (p *Prepared) Scan(ctx context.Context, db bun.IDB, dest any, params ...any) error {
-	bdb, pg, conn := p.target(db, len(params))
-	if pg == nil {
-		return db.NewRaw("?", p.build(db, params...)).Scan(ctx, dest)
-	}
-	if p.err != nil {
-		return p.err
-	}
-	args := append([]any{pg.execMode()}, params...)
-	err := bdb.NewRaw("?", bun.Safe(p.text)).Conn(withArgs{conn, args}).Scan(ctx, dest)
-	pg.noteErr(err)
-	return err
+	return p.run(db, params, func(q *bun.RawQuery) error { return q.Scan(ctx, dest) })
 }
 
 // Exec runs p's query with params on db, and returns its result.
 func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Result, error) {
+	var res sql.Result
+	err := p.run(db, params, func(q *bun.RawQuery) (err error) {
+		res, err = q.Exec(ctx)
+		return err
+	})
+	return res, err
+}
+
+// run runs fn with p's query with params on db. Outside a transaction, a
+// statement that a transaction pooler lost (see [pgConnector.noteErr])
+// runs once more, unnamed: it never ran. In a transaction the error ends
+// the transaction.
+func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) error {
 	bdb, pg, conn := p.target(db, len(params))
 	if pg == nil {
-		return db.NewRaw("?", p.build(db, params...)).Exec(ctx)
+		return fn(db.NewRaw("?", p.build(db, params...)))
 	}
 	if p.err != nil {
-		return nil, p.err
+		return p.err
 	}
-	args := append([]any{pg.execMode()}, params...)
-	res, err := bdb.NewRaw("?", bun.Safe(p.text)).Conn(withArgs{conn, args}).Exec(ctx)
-	pg.noteErr(err)
-	return res, err
+	for try := 0; ; try++ {
+		args := append([]any{pg.execMode()}, params...)
+		err := fn(bdb.NewRaw("?", bun.Safe(p.text)).Conn(withArgs{conn, args}))
+		if !pg.noteErr(err) || InTx(db) || try > 0 {
+			return err
+		}
+	}
 }
 
 // ExecWithNext runs p's query with params as [ExecWithNext] runs a

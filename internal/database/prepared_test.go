@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/uptrace/bun"
@@ -129,7 +130,7 @@ func TestPrepared(t *testing.T) {
 		if err := db.NewRaw("SELECT name FROM pg_prepared_statements ORDER BY name").Scan(ctx, &names); err != nil {
 			t.Fatal(err)
 		}
-		if len(names) != 3 {
+		if len(names) != 3 && os.Getenv(dbtest.EnvPgBouncer) == "" { // PgBouncer 1.18's are unnamed
 			t.Errorf("the connection's prepared statements: %v, want one of each query", names)
 		}
 	})

@@ -218,25 +218,21 @@ func startShared() {
 }
 
 // MustOpen opens dsn, applies the migrations and closes the database when
-// the test ends. The migrations go to [DirectDSN] of dsn: through a
-// transaction pooler, their session advisory lock would stay with
-// whichever server connection took it.
+// the test ends. Through a PgBouncer, LISTEN goes to [DirectDSN] of dsn,
+// as serve --db-listen has it.
 func MustOpen(tb testing.TB, dsn string) *bun.DB {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := database.Open(ctx, dsn, database.Options{})
+	var opts database.Options
+	if direct := DirectDSN(dsn); direct != dsn {
+		opts.ListenDSN = direct // as serve --db-listen behind a pooler
+	}
+	db, err := database.Open(ctx, dsn, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	mdb := db
-	if direct := DirectDSN(dsn); direct != dsn {
-		if mdb, err = database.Open(ctx, direct, database.Options{}); err != nil {
-			tb.Fatal(err)
-		}
-		defer mdb.Close()
-	}
-	if _, err := database.Migrate(ctx, mdb); err != nil {
+	if _, err := database.Migrate(ctx, db); err != nil {
 		tb.Fatal(err)
 	}
 	return db

@@ -222,7 +222,9 @@ func (b *PgBouncer) HasPrepared() bool {
 }
 
 // DSN returns the DSN that reaches, through b, the database that direct
-// (a DSN of b's server) names.
+// (a DSN of b's server) names. Before PgBouncer 1.21, or without
+// max_prepared_statements, it asks for pgx's cache_describe mode, as
+// README's production section says to.
 func (b *PgBouncer) DSN(direct string) string {
 	u, err := url.Parse(direct)
 	if err != nil {
@@ -231,6 +233,9 @@ func (b *PgBouncer) DSN(direct string) string {
 	u.Host = b.Addr()
 	q := u.Query()
 	q.Set("sslmode", "disable") // b speaks no TLS
+	if !b.HasPrepared() {
+		q.Set("default_query_exec_mode", "cache_describe")
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }

@@ -1,0 +1,169 @@
+package database_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
+
+	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+// TestThroughPgBouncer runs what relies on a server's session through a
+// PgBouncer in transaction mode with none of the settings a pooler asks
+// for (no default_query_exec_mode in the DSN, no ListenDSN):
+//
+//   - a Prepared statement whose server connection the pooler gave to
+//     another client meanwhile runs anyway (unnamed, from then on), and
+//     the log says so once;
+//   - LISTEN hears nothing through the pooler: NewListener says so with
+//     ErrNoNotifications, and the log says so once; with a direct
+//     ListenDSN, notifications arrive;
+//   - Migrate's lock is a transaction's: two at once through the pooler
+//     end.
+func TestThroughPgBouncer(t *testing.T) {
+	t.Parallel()
+	direct := dbtest.DirectDSN(dbtest.PostgresDSN(t))
+	b, err := dbtest.StartPgBouncer("", direct)
+	if err != nil {
+		dbtest.Unavailable(t, err)
+	}
+	defer b.Close()
+	pooled := b.DSN(direct)
+	if b.HasPrepared() {
+		t.Skipf("PgBouncer %s keeps prepared statements: nothing is lost", b.Version())
+	}
+	pooled = strings.Replace(pooled, "default_query_exec_mode=cache_describe", "default_query_exec_mode=cache_statement", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var log lockedBuffer
+	db, err := database.Open(ctx, pooled, database.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // one client connection, which pgx prepares on
+
+	t.Run("prepared statements", func(t *testing.T) {
+		if _, err := db.ExecContext(ctx, "CREATE TABLE pooled_probe (id INTEGER PRIMARY KEY, v TEXT NOT NULL); INSERT INTO pooled_probe VALUES (1, 'a'), (2, 'b')"); err != nil {
+			t.Fatal(err)
+		}
+		read := func() (int, error) {
+			var n int
+			err := pooledCount.Scan(ctx, db, &n, "a")
+			return n, err
+		}
+		if n, err := read(); err != nil || n != 1 {
+			t.Fatalf("first read: %d, %v", n, err)
+		}
+		// Another client holds the server connection the statement was
+		// prepared on (PgBouncer hands out the one last released): the
+		// next read goes to another, which does not have it.
+		other, err := pgx.Connect(ctx, pooled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close(ctx)
+		if _, err := other.Exec(ctx, "BEGIN; SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 5 {
+			if n, err := read(); err != nil || n != 1 {
+				t.Fatalf("read %d with the connection held: %d, %v", i, n, err)
+			}
+		}
+		if _, err := other.Exec(ctx, "COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+		// In a transaction too.
+		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
+			var n int
+			return pooledCount.Scan(ctx, tx, &n, "b")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(log.String(), "lost a prepared statement"); got != 1 {
+			t.Errorf("the log told the fallback %d times, want once:\n%s", got, log.String())
+		}
+	})
+
+	t.Run("LISTEN", func(t *testing.T) {
+		for range 2 {
+			if _, err := database.NewListener(ctx, db, "pooled_probe"); !errors.Is(err, database.ErrNoNotifications) {
+				t.Fatalf("NewListener through the pooler: %v, want ErrNoNotifications", err)
+			}
+		}
+		if got := strings.Count(log.String(), "notifications do not reach this process"); got != 1 {
+			t.Errorf("the log told the polling %d times, want once:\n%s", got, log.String())
+		}
+		withListen, err := database.Open(ctx, pooled, database.Options{ListenDSN: direct})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer withListen.Close()
+		l, err := database.NewListener(ctx, withListen, "pooled_probe")
+		if err != nil {
+			t.Fatalf("NewListener on ListenDSN: %v", err)
+		}
+		defer l.Close()
+		if _, err := withListen.ExecContext(ctx, "NOTIFY pooled_probe, 'x'"); err != nil {
+			t.Fatal(err)
+		}
+		if p, err := l.Receive(ctx); err != nil || p != "x" {
+			t.Fatalf("Receive: %q, %v", p, err)
+		}
+	})
+
+	t.Run("Migrate", func(t *testing.T) {
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Go(func() {
+				mdb, err := database.Open(ctx, pooled, database.Options{})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				defer mdb.Close()
+				_, errs[i] = database.Migrate(ctx, mdb)
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// pooledCount counts pooled_probe's rows of a value.
+var pooledCount = database.NewPrepared("pooled_count", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewSelect().Table("pooled_probe").ColumnExpr("count(*)").Where("v = ?", params[0])
+})
+
+// lockedBuffer is a bytes.Buffer for concurrent writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
