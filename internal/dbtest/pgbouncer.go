@@ -199,6 +199,9 @@ max_client_conn = 1000
 server_reset_query =
 ; Parameters drivers send at startup that PgBouncer does not track.
 ignore_startup_parameters = extra_float_digits,search_path
+; After a failed login to the server (restarting, say), try again within
+; a second, not the default 15.
+server_login_retry = 1
 %s`, target, b.port, filepath.Join(b.dir, "userlist.txt"), b.user(), tls)
 	if prepared != "" {
 		ini += "max_prepared_statements = " + prepared + "\n"
