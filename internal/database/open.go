@@ -75,12 +75,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*bun.DB, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The pool is pgx's: database/sql keeps no idle connection of
-		// its own, so that each goes back to pgxpool when released (as
-		// stdlib.OpenDBFromPool has it), and holds as many as pgxpool.
+		// database/sql keeps the connections it took from the pool idle
+		// rather than handing each back after every statement: nothing
+		// else takes connections from the pool.
 		sqldb := sql.OpenDB(c)
-		sqldb.SetMaxIdleConns(0)
-		sqldb.SetMaxOpenConns(int(c.pool.Config().MaxConns))
+		conns := int(c.pool.Config().MaxConns)
+		sqldb.SetMaxOpenConns(conns)
+		sqldb.SetMaxIdleConns(conns)
+		sqldb.SetConnMaxIdleTime(5 * time.Minute)
 		db = bun.NewDB(sqldb, pgdialect.New())
 	} else {
 		path := strings.TrimPrefix(dsn, "sqlite:")
