@@ -21,11 +21,13 @@ import (
 // On PostgreSQL it saves round trips, which are what a short transaction
 // on a hot path waits for most: BEGIN, and the statements whose results
 // nobody reads ([LockUser]'s lock, and those of [ExecWithNext]), wait for
-// the transaction's next statement, or its COMMIT, and go with it in one
-// pgx batch (one message to the server; the statements of a batch run
-// one after the other, and in READ COMMITTED each reads the database as
-// it is when it starts). A transaction that runs no statement sends
-// nothing at all. fn must run its statements through tx (the queries
+// the transaction's next statement. They go with it in one pgx batch
+// (one message to the server) when it writes, or its COMMIT; when it
+// reads, in a batch of their own just before it, since its rows come
+// back through database/sql, which reads one statement's. The statements
+// of a batch run one after the other, and in READ COMMITTED each reads
+// the database as it is when it starts. A transaction that runs no
+// statement sends nothing at all. fn must run its statements through tx (the queries
 // tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
 // and QueryRowContext), one at a time, and must not begin a nested
 // transaction.
