@@ -51,9 +51,14 @@ func TestPrepared(t *testing.T) {
 		}
 
 		// Before its table exists the statement fails, in its PREPARE.
-		err := inTx(func(tx bun.IDB) error { _, err := read(tx, "a", 0); return err })
-		if err == nil {
-			t.Fatal("a query of a missing table ran")
+		// (Not through a PgBouncer: 1.21 and later close the client's
+		// connection when it prepares again a name whose PREPARE failed,
+		// pgbouncer/pgbouncer#1118.)
+		var err error
+		if os.Getenv(dbtest.EnvPgBouncer) == "" {
+			if err = inTx(func(tx bun.IDB) error { _, err := read(tx, "a", 0); return err }); err == nil {
+				t.Fatal("a query of a missing table ran")
+			}
 		}
 		if _, err := db.ExecContext(ctx, "CREATE TABLE prepared_probe (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"); err != nil {
 			t.Fatal(err)
