@@ -138,7 +138,11 @@ func newPGConnector(ctx context.Context, dsn string, opts Options) (*pgConnector
 		}
 	}
 	if opts.ListenDSN != "" {
-		lc, err := pgx.ParseConfig(opts.ListenDSN)
+		ldsn, _, _, err := socketTimeouts(opts.ListenDSN, 0) // a listener has none
+		if err != nil {
+			return nil, err
+		}
+		lc, err := pgx.ParseConfig(ldsn)
 		if err != nil {
 			return nil, fmt.Errorf("database: invalid LISTEN DSN: %s", parseReason(err))
 		}
