@@ -38,6 +38,9 @@ type pgConnector struct {
 	log    *slog.Logger
 	// listenFallback logs once that notifications do not arrive.
 	listenFallback sync.Once
+	// functions are the functions that hold the plans of the Prepared
+	// reads behind a pooler that keeps no prepared statement.
+	functions functions
 }
 
 // pgDriver is the driver a PostgreSQL *sql.DB reports: pgx's, with the

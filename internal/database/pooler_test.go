@@ -29,7 +29,9 @@ import (
 //     ErrNoNotifications, and the log says so once; with a direct
 //     ListenDSN, notifications arrive;
 //   - Migrate's lock is a transaction's: two at once through the pooler
-//     end.
+//     end;
+//   - with cache_describe, a read runs as the call of a function made for
+//     it, and as it is when that function is gone.
 func TestThroughPgBouncer(t *testing.T) {
 	t.Parallel()
 	direct := dbtest.DirectDSN(dbtest.PostgresDSN(t))
@@ -94,6 +96,51 @@ func TestThroughPgBouncer(t *testing.T) {
 		}
 		if got := strings.Count(log.String(), "lost a prepared statement"); got != 1 {
 			t.Errorf("the log told the fallback %d times, want once:\n%s", got, log.String())
+		}
+	})
+
+	t.Run("reads as functions", func(t *testing.T) {
+		// cache_describe, as README says to set behind such a pooler:
+		// the read's plan is kept by the function made for it.
+		fdb, err := database.Open(ctx, b.DSN(direct), database.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fdb.Close()
+		var n int
+		if err := pooledCount.Scan(ctx, fdb, &n, "b"); err != nil || n != 1 {
+			t.Fatalf("first read: %d, %v", n, err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var made bool
+			if err := fdb.NewRaw("SELECT EXISTS (SELECT FROM pg_proc WHERE proname LIKE 'tradekit_q_%')").Scan(ctx, &made); err != nil {
+				t.Fatal(err)
+			}
+			if made {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no function made for the read within 10 s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, v := range []string{"a", "b", "c"} {
+			want := map[string]int{"a": 1, "b": 1}[v]
+			if err := pooledCount.Scan(ctx, fdb, &n, v); err != nil || n != want {
+				t.Fatalf("read of %q through its function: %d, %v, want %d", v, n, err, want)
+			}
+			err := database.RunInTx(ctx, fdb, func(ctx context.Context, tx bun.IDB) error { return pooledCount.Scan(ctx, tx, &n, v) })
+			if err != nil || n != want {
+				t.Fatalf("read of %q through its function in a transaction: %d, %v, want %d", v, n, err, want)
+			}
+		}
+		// A function dropped under the pool: the read runs as it is.
+		if _, err := fdb.ExecContext(ctx, "DO $$DECLARE f text; BEGIN FOR f IN SELECT oid::regprocedure::text FROM pg_proc WHERE proname LIKE 'tradekit_q_%' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END$$"); err != nil {
+			t.Fatal(err)
+		}
+		if err := pooledCount.Scan(ctx, fdb, &n, "a"); err != nil || n != 1 {
+			t.Fatalf("read after its function was dropped: %d, %v", n, err)
 		}
 	})
 

@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
 )
@@ -68,10 +70,12 @@ func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Res
 	return res, err
 }
 
-// run runs fn with p's query with params on db. Outside a transaction, a
-// statement that a transaction pooler lost (see [pgConnector.noteErr])
-// runs once more, unnamed: it never ran. In a transaction the error ends
-// the transaction.
+// run runs fn with p's query with params on db: behind a pooler that
+// keeps no prepared statement, a read as the call of its function once
+// there is one (see functions.go). Outside a transaction, a statement
+// that a transaction pooler lost (see [pgConnector.noteErr]), or whose
+// function failed, runs once more, as it is: it never ran. In a
+// transaction the error ends the transaction.
 func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) error {
 	bdb, pg, conn := p.target(db, len(params))
 	if pg == nil {
@@ -81,12 +85,31 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 		return p.err
 	}
 	for try := 0; ; try++ {
+		text, viaFunction := p.text, false
+		if pg.execMode() == pgx.QueryExecModeCacheDescribe && p.read() {
+			if call := pg.call(p); call != "" {
+				text, viaFunction = call, true
+			}
+		}
 		args := append([]any{pg.execMode()}, params...)
-		err := fn(bdb.NewRaw("?", bun.Safe(p.text)).Conn(withArgs{conn, args}))
-		if !pg.noteErr(err) || InTx(db) || try > 0 {
+		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}))
+		switch {
+		case viaFunction && isFunctionErr(err):
+			pg.forget(p, err)
+		case !pg.noteErr(err):
+			return err
+		}
+		if InTx(db) || try > 0 {
 			return err
 		}
 	}
+}
+
+// read reports whether p's statement is a SELECT, which a function can
+// return the rows of (see functions.go).
+func (p *Prepared) read() bool {
+	t := strings.TrimSpace(p.text)
+	return len(t) >= 6 && strings.EqualFold(t[:6], "SELECT")
 }
 
 // ExecWithNext runs p's query with params as [ExecWithNext] runs a

@@ -21,6 +21,12 @@ import (
 	"github.com/tradekit/tradekit/internal/database"
 )
 
+// tempDir is the directory for temporary files as the test binary
+// started with it: a test may point TMPDIR at a directory of its own (to
+// see what a server leaves there), which the servers dbtest starts in
+// the background meanwhile must not use.
+var tempDir = os.TempDir()
+
 // EnvPostgres names the environment variable holding the DSN of an existing
 // PostgreSQL server to test on instead of a throwaway one.
 const EnvPostgres = "TRADEKIT_TEST_POSTGRES"

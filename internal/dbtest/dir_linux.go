@@ -13,7 +13,7 @@ const shm = "/dev/shm"
 // survive and a memory file system spares the disk's latency (CREATE
 // DATABASE … TEMPLATE, which every test pays, took 0.5–0.9 s on the
 // project's virtual disk under load and a fraction of that in memory);
-// otherwise the default directory for temporary files. A container's
+// otherwise "" (the caller's default directory for temporary files). A container's
 // /dev/shm is often 64 MiB, too small for a package's run.
 func serverParent() string {
 	var st syscall.Statfs_t

@@ -3,5 +3,5 @@
 package dbtest
 
 // serverParent returns the directory to make the throwaway server's
-// directory in: the default directory for temporary files.
+// directory in: "", the caller's default directory for temporary files.
 func serverParent() string { return "" }

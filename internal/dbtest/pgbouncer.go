@@ -68,7 +68,7 @@ func StartPgBouncer(bin, serverDSN string) (*PgBouncer, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "tradekit-pgbouncer-")
+	dir, err := os.MkdirTemp(cmp.Or(serverParent(), tempDir), "tradekit-pgbouncer-")
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package dbtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -171,7 +172,7 @@ func startServer(bin, opts string) (*Server, error) {
 // newServer returns a server with a directory and a port but no data
 // yet.
 func newServer(bin, opts string) (*Server, error) {
-	dir, err := os.MkdirTemp(serverParent(), "tradekit-pg-")
+	dir, err := os.MkdirTemp(cmp.Or(serverParent(), tempDir), "tradekit-pg-")
 	if err != nil {
 		return nil, err
 	}

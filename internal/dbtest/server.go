@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -31,7 +32,7 @@ func StartServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(serverParent(), "tradekit-pg-")
+	dir, err := os.MkdirTemp(cmp.Or(serverParent(), tempDir), "tradekit-pg-")
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func sqliteCopy(tb testing.TB, path string) {
 	tb.Helper()
 	t := &sqliteTemplate
 	t.once.Do(func() {
-		if t.dir, t.err = os.MkdirTemp("", "tradekit-dbtest-"); t.err != nil {
+		if t.dir, t.err = os.MkdirTemp(tempDir, "tradekit-dbtest-"); t.err != nil {
 			return
 		}
 		t.path = filepath.Join(t.dir, "template.db")
