@@ -29,7 +29,10 @@
 //     per connection and caches them (the DSN's default_query_exec_mode:
 //     cache_statement by default; cache_describe for a pooler that keeps
 //     no prepared statement across transactions, which [Open]'s pool
-//     also switches to by itself the first time a server has lost one);
+//     also switches to by itself the first time a server has lost one;
+//     then each heavy read runs as the call of a PL/pgSQL function made
+//     for it, which keeps the read's plan in the server's session, as a
+//     named prepared statement would: see functions.go);
 //   - locks are transaction-level advisory locks ([Lock]), and
 //     [Migrate]'s is held by an open transaction;
 //   - LISTEN runs on a connection of its own outside the pool
