@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/puddle/v2"
 )
 
 // Behind a transaction pooler that keeps no prepared statement
@@ -101,7 +102,7 @@ func (c *pgConnector) makeFunction(p *Prepared, f *function) {
 	c.functions.mu.Lock()
 	f.call, f.failed = call, err != nil
 	c.functions.mu.Unlock()
-	if err != nil {
+	if err != nil && !errors.Is(err, puddle.ErrClosedPool) { // closed meanwhile: nothing to say
 		c.functions.once.Do(func() {
 			c.log.Warn("database: a statement could not be made a function; it runs as it is, planned every time "+
 				"behind this pooler (the role needs CREATE on its schema)", "err", err)
