@@ -100,7 +100,7 @@ func TestThroughPgBouncer(t *testing.T) {
 	})
 
 	t.Run("reads as functions", func(t *testing.T) {
-		// cache_describe, as README says to set behind such a pooler:
+		// cache_describe, as docs/production.md says to set behind such a pooler:
 		// the read's plan is kept by the function made for it.
 		fdb, err := database.Open(ctx, b.DSN(direct), database.Options{})
 		if err != nil {

@@ -47,6 +47,7 @@ type Prepared struct {
 
 	once sync.Once
 	text string // with $1, $2, …
+	read bool   // text is a SELECT, which a function can return the rows of (see functions.go)
 	err  error
 }
 
@@ -88,7 +89,7 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 	}
 	for try := 0; ; try++ {
 		text, viaFunction := p.text, false
-		if pg.execMode() == pgx.QueryExecModeCacheDescribe && p.read() {
+		if p.read && pg.execMode() == pgx.QueryExecModeCacheDescribe {
 			if call := pg.call(p); call != "" {
 				text, viaFunction = call, true
 			}
@@ -105,13 +106,6 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 			return err
 		}
 	}
-}
-
-// read reports whether p's statement is a SELECT, which a function can
-// return the rows of (see functions.go).
-func (p *Prepared) read() bool {
-	t := strings.TrimSpace(p.text)
-	return len(t) >= 6 && strings.EqualFold(t[:6], "SELECT")
 }
 
 // ExecWithNext runs p's query with params as [ExecWithNext] runs a
@@ -162,6 +156,8 @@ func (p *Prepared) prepare(db *bun.DB, n int) {
 		return
 	}
 	p.text = string(b)
+	t := strings.TrimSpace(p.text)
+	p.read = len(t) >= 6 && strings.EqualFold(t[:6], "SELECT")
 }
 
 // driverConn is what runs a statement with the driver's parameters: a
