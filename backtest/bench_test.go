@@ -7,7 +7,7 @@ import (
 	"github.com/tradekit/tradekit/backtest"
 )
 
-// BenchmarkRun is the README's figure: one strategy (a 50/200-day moving
+// BenchmarkRun is docs/performance.md's figure: one strategy (a 50/200-day moving
 // average crossover, 20 positions, stops and costs) over 500 assets × 10
 // years of daily bars (2,520 each), formulas evaluated on all cores.
 //

@@ -354,7 +354,7 @@ func TestBrowserKeys(t *testing.T) {
 	})
 }
 
-// TestScreenshots writes the README's screenshots of the dashboard to
+// TestScreenshots writes docs/dashboard.md's screenshots of the dashboard to
 // the directory TRADEKIT_SCREENSHOTS names, over the demo data set:
 //
 //	TRADEKIT_SCREENSHOTS=$PWD/docs/screenshots go test ./dashboard -run Screenshots

@@ -71,7 +71,7 @@ func column(list []map[string]any, field string) []any {
 
 // TestAdjustedRoutes checks /actions and adjusted=true on prices,
 // indicators, custom indicators and backtests against the hand-computed
-// example of README: a 4-for-1 split ex 2024-01-04 makes every earlier bar
+// example of docs/importing.md: a 4-for-1 split ex 2024-01-04 makes every earlier bar
 // times 1/4, and a 0.51 dividend ex 2024-01-05 after a 25.50 close makes
 // every earlier bar times 1 - 0.51/25.5 = 0.98. Adjusted closes:
 //

@@ -81,7 +81,7 @@ func TestShellWords(t *testing.T) {
 }
 
 // TestDocumentedCommands runs every command that the package comment and
-// the repository's README show, so that they name only demo symbols and
+// the repository's README and docs/library.md show, so that they name only demo symbols and
 // formulas that exist. Commands reading a -csv file are skipped: the file
 // is the reader's.
 func TestDocumentedCommands(t *testing.T) {
@@ -89,7 +89,7 @@ func TestDocumentedCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates the demo data set and runs every documented command")
 	}
-	for _, file := range []string{"doc.go", "../../README.md"} {
+	for _, file := range []string{"doc.go", "../../README.md", "../../docs/library.md"} {
 		src, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -1,5 +1,5 @@
 // Command trading walks through Tradekit's trading API against a running
-// server, as README's Brokers and Orders sections describe it, printing
+// server, as docs/api.md's Brokers and Orders sections describe it, printing
 // what each call answers:
 //
 //	go run ./cmd/tradekit serve &                     # the demo data set, the paper broker

@@ -18,7 +18,7 @@ import (
 	"github.com/tradekit/tradekit/server"
 )
 
-// TestWalkthrough runs the walkthrough, as README documents it, against
+// TestWalkthrough runs the walkthrough, as docs/api.md documents it, against
 // a server with the demo data set and its paper broker.
 func TestWalkthrough(t *testing.T) {
 	t.Parallel()

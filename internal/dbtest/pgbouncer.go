@@ -227,7 +227,7 @@ func (b *PgBouncer) HasPrepared() bool {
 // DSN returns the DSN that reaches, through b, the database that direct
 // (a DSN of b's server) names. Before PgBouncer 1.21, or without
 // max_prepared_statements, it asks for pgx's cache_describe mode, as
-// README's production section says to.
+// docs/production.md says to.
 func (b *PgBouncer) DSN(direct string) string {
 	u, err := url.Parse(direct)
 	if err != nil {
