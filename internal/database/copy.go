@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 )
 
@@ -18,11 +17,11 @@ import (
 func CopyFrom(ctx context.Context, conn bun.Conn, stmt string, r io.Reader) (int64, error) {
 	var n int64
 	err := conn.Raw(func(dc any) error {
-		c, ok := dc.(*stdlib.Conn)
+		c, ok := dc.(*pgConn)
 		if !ok {
 			return errors.New("database: COPY needs PostgreSQL")
 		}
-		tag, err := c.Conn().PgConn().CopyFrom(ctx, r, stmt)
+		tag, err := c.Conn.Conn().PgConn().CopyFrom(ctx, r, stmt)
 		n = tag.RowsAffected()
 		return err
 	})

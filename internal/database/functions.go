@@ -27,6 +27,12 @@ import (
 // first time the read runs (the read runs as it is meanwhile); a role
 // that may not create functions, or a read that no function can hold,
 // runs as it is, and the log says so once.
+//
+// The same call serves a [Prepared] read in a transaction of [RunInTx]
+// after statements it has not sent yet (BEGIN, a lock), whatever the
+// mode: a batch's statements go as simple queries, in which a call costs
+// little to plan and the read keeps its plan, so the read goes in one
+// batch with them rather than in a round trip after theirs.
 
 // functions are the functions of the [Prepared] reads of one pool.
 type functions struct {
@@ -72,7 +78,7 @@ func (c *pgConnector) forget(p *Prepared, err error) {
 	}
 	c.functions.mu.Unlock()
 	c.functions.once.Do(func() {
-		c.log.Warn("database: a statement's function failed; it runs as it is (planned every time behind this pooler)", "err", err)
+		c.log.Warn("database: a statement's function failed; it runs as it is", "err", err)
 	})
 }
 
@@ -105,7 +111,8 @@ func (c *pgConnector) makeFunction(p *Prepared, f *function) {
 	if err != nil && !errors.Is(err, puddle.ErrClosedPool) { // closed meanwhile: nothing to say
 		c.functions.once.Do(func() {
 			c.log.Warn("database: a statement could not be made a function; it runs as it is, planned every time "+
-				"behind this pooler (the role needs CREATE on its schema)", "err", err)
+				"behind a pooler without prepared statements, and in a round trip of its own after a lock (the role "+
+				"needs CREATE on its schema)", "err", err)
 		})
 	}
 }

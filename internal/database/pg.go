@@ -55,6 +55,16 @@ func (c *pgConnector) Driver() driver.Driver {
 	return pgDriver{Driver: stdlib.GetDefaultDriver(), c: c}
 }
 
+// Connect implements driver.Connector: stdlib's connection, as a
+// [pgConn].
+func (c *pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	dc, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{Conn: dc.(*stdlib.Conn)}, nil
+}
+
 // Close implements io.Closer, which sql.DB.Close calls: it closes the pool.
 func (c *pgConnector) Close() error {
 	c.pool.Close()

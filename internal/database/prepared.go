@@ -73,9 +73,11 @@ func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Res
 	return res, err
 }
 
-// run runs fn with p's query with params on db: behind a pooler that
-// keeps no prepared statement, a read as the call of its function once
-// there is one (see functions.go). Outside a transaction, a statement
+// run runs fn with p's query with params on db: a read as the call of
+// its function once there is one (see functions.go) behind a pooler that
+// keeps no prepared statement, and in a [Tx] when statements are pending,
+// so that it goes in one batch with them (a call planned each time costs
+// little, the read it makes keeps its plan). Outside a transaction, a statement
 // that a transaction pooler lost (see [pgConnector.noteErr]), or whose
 // function failed, runs once more, as it is: it never ran. In a
 // transaction the error ends the transaction.
@@ -87,12 +89,18 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 	if p.err != nil {
 		return p.err
 	}
+	tx, _ := db.(*Tx)
 	for try := 0; ; try++ {
 		text, viaFunction := p.text, false
-		if p.read && pg.execMode() == pgx.QueryExecModeCacheDescribe {
+		if p.read && (pg.execMode() == pgx.QueryExecModeCacheDescribe || tx != nil && tx.pendingBefore()) {
 			if call := pg.call(p); call != "" {
 				text, viaFunction = call, true
 			}
+		}
+		if tx != nil {
+			// A function's call goes with what is pending, as the batch's
+			// last statement; a prepared statement, after it.
+			conn = txDriver{tx: tx, batch: viaFunction}
 		}
 		args := append([]any{pg.execMode()}, params...)
 		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}))
@@ -131,7 +139,7 @@ func (p *Prepared) target(db bun.IDB, n int) (*bun.DB, *pgConnector, driverConn)
 	var conn driverConn
 	switch d := db.(type) {
 	case *Tx:
-		bdb, conn = d.db, txDriver{d}
+		bdb, conn = d.db, txDriver{tx: d}
 	case *bun.DB:
 		bdb, conn = d, d.DB
 	default:
@@ -168,12 +176,17 @@ type driverConn interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// txDriver runs a [Tx]'s statements with the driver's parameters.
-type txDriver struct{ tx *Tx }
+// txDriver runs a [Tx]'s statements with the driver's parameters: a read
+// in one batch with the pending statements when batch is true, else after
+// them.
+type txDriver struct {
+	tx    *Tx
+	batch bool
+}
 
 // QueryContext implements driverConn.
 func (t txDriver) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.tx.queryDriver(ctx, query, args...)
+	return t.tx.queryDriver(ctx, t.batch, query, args...)
 }
 
 // ExecContext implements driverConn.
@@ -183,7 +196,10 @@ func (t txDriver) ExecContext(ctx context.Context, query string, args ...any) (s
 
 // QueryRowContext implements driverConn.
 func (t txDriver) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	_ = t.tx.flush(ctx) // a failure is the transaction's; see Tx.QueryRowContext
+	if t.batch {
+		return t.tx.conn.Conn.QueryRowContext(t.tx.readCtx(ctx), query, args...)
+	}
+	_ = t.tx.flush(ctx) // a failure is the transaction's, the row's too
 	return t.tx.conn.Conn.QueryRowContext(ctx, query, args...)
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
 )
@@ -21,13 +20,14 @@ import (
 // On PostgreSQL it saves round trips, which are what a short transaction
 // on a hot path waits for most: BEGIN, and the statements whose results
 // nobody reads ([LockUser]'s lock, and those of [ExecWithNext]), wait for
-// the transaction's next statement. They go with it in one pgx batch
-// (one message to the server) when it writes, or its COMMIT; when it
-// reads, in a batch of their own just before it, since its rows come
-// back through database/sql, which reads one statement's. The statements
-// of a batch run one after the other, and in READ COMMITTED each reads
-// the database as it is when it starts. A transaction that runs no
-// statement sends nothing at all. fn must run its statements through tx (the queries
+// the transaction's next statement, or its COMMIT, and go with it in one
+// pgx batch: one message to the server, one round trip. A read comes
+// back as the batch's last result (see [pgConn]), unless it is a
+// [Prepared] read that runs as a prepared statement, which goes just
+// after a batch of its own (a batch's statements run in one mode, bun's
+// as simple queries). The statements of a batch run one after the
+// other, and in READ COMMITTED each reads the database as it is when it
+// starts. A transaction that runs no statement sends nothing at all. fn must run its statements through tx (the queries
 // tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
 // and QueryRowContext), one at a time, and must not begin a nested
 // transaction.
@@ -134,7 +134,7 @@ func (tx *Tx) send(ctx context.Context, last *pgx.QueuedQuery) (pgconn.CommandTa
 	}
 	var tag pgconn.CommandTag
 	err := tx.conn.Raw(func(dc any) error {
-		br := dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
+		br := dc.(*pgConn).Conn.Conn().SendBatch(ctx, b)
 		for range b.Len() {
 			var err error
 			if tag, err = br.Exec(); err != nil {
@@ -214,21 +214,39 @@ func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	return tx.execDriver(ctx, tx.format(query, args))
 }
 
-// QueryContext implements [bun.IConn] as ExecContext does, except that
-// the pending statements go first, in a batch of their own: the rows
-// come back through database/sql, which reads one statement's.
+// QueryContext implements [bun.IConn] as ExecContext does: the pending
+// statements go in one batch with it, and its rows are the batch's last
+// result. When one of them fails, that is the query's error.
 func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return tx.queryDriver(ctx, tx.format(query, args))
+	return tx.conn.Conn.QueryContext(tx.readCtx(ctx), tx.format(query, args))
 }
 
 // QueryRowContext implements [bun.IConn] as QueryContext does. A row
-// holds its error: when the pending statements fail, the query runs in
-// the aborted transaction, which refuses it, and the transaction ends
-// with their error (see [RunInTx]).
+// holds its error.
 func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	_ = tx.flush(ctx)
-	return tx.conn.Conn.QueryRowContext(ctx, tx.format(query, args))
+	return tx.conn.Conn.QueryRowContext(tx.readCtx(ctx), tx.format(query, args))
 }
+
+// readCtx returns the context of a read that runs now, as the last
+// statement of a batch after BEGIN, when the transaction has not begun,
+// and the pending statements, which it takes (see [pgConn]).
+func (tx *Tx) readCtx(ctx context.Context) context.Context {
+	if tx.begun && len(tx.pending) == 0 {
+		return ctx
+	}
+	before := make([]*pgx.QueuedQuery, 0, len(tx.pending)+1)
+	if !tx.begun {
+		before = append(before, &pgx.QueuedQuery{SQL: "BEGIN"})
+		tx.begun = true
+	}
+	before = append(before, tx.pending...)
+	tx.pending = tx.pending[:0]
+	return withBefore(ctx, before)
+}
+
+// pendingBefore reports whether a read that runs now would go after
+// statements not yet sent (BEGIN among them).
+func (tx *Tx) pendingBefore() bool { return !tx.begun || len(tx.pending) > 0 }
 
 // execDriver runs query with the driver's parameters args (not bun's):
 // alone when nothing is pending, else with the pending statements.
@@ -243,9 +261,14 @@ func (tx *Tx) execDriver(ctx context.Context, query string, args ...any) (sql.Re
 	return driver.RowsAffected(tag.RowsAffected()), nil
 }
 
-// queryDriver runs query with the driver's parameters args, once the
-// pending statements have run.
-func (tx *Tx) queryDriver(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+// queryDriver runs query with the driver's parameters args: with the
+// pending statements, as the last of their batch, when batch is true,
+// else once they have run (for a statement that runs prepared, in
+// another mode than the batch's).
+func (tx *Tx) queryDriver(ctx context.Context, batch bool, query string, args ...any) (*sql.Rows, error) {
+	if batch {
+		return tx.conn.Conn.QueryContext(tx.readCtx(ctx), query, args...)
+	}
 	if err := tx.flush(ctx); err != nil {
 		return nil, err
 	}
