@@ -43,10 +43,10 @@
 //
 // [RunInTx] runs the short transactions of the order path with fewer
 // round trips: BEGIN goes with the transaction's first statement,
-// [LockUser]'s lock with the next one, and the last writes, whose results
-// the transaction does not read ([ExecWithNext]), with the COMMIT, each
-// group as one pgx batch. [CopyFrom] loads rows with COPY in the binary
-// format, encoded by pgx.
+// [LockUser]'s lock with the next one, a read included (its rows are the
+// batch's last result), and the last writes, whose results the
+// transaction does not read ([ExecWithNext]), with the COMMIT, each group
+// as one pgx batch. [CopyFrom] streams rows to COPY … FROM STDIN.
 //
 // The schema is one ordered list of SQL files per dialect, embedded in the
 // binary (migrations/postgres and migrations/sqlite, same file names).
