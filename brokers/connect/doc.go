@@ -19,8 +19,12 @@
 //     reason in LastError; either way the browser goes on to the
 //     connection's redirect URL with connectionId and status, or error.
 //     An active connection's first sync starts at once.
-//  3. [Service.Disconnect] revokes the tokens at the broker (RFC 7009)
-//     where it can, forgets them and keeps the row, disconnected.
+//  3. [Service.Disconnect] first settles the connection's pending
+//     orders with its still valid tokens (each read back with its fills,
+//     and cancelled at the broker when still open there), then revokes
+//     the tokens at the broker (RFC 7009) where it can, forgets them and
+//     keeps the row, disconnected. No order of a disconnected connection
+//     stays pending.
 //
 // # Tokens at rest
 //

@@ -247,36 +247,6 @@ func (s *Service) client(p Provider, c *Connection, tok *oauth2.Token, sealer *S
 		}})
 }
 
-// Disconnect ends the user's connection id: it revokes the tokens at the
-// broker where the broker supports it (a failure there is logged, not
-// fatal), forgets them and marks the connection disconnected, keeping
-// the row and its portfolio for history. Disconnecting a disconnected
-// connection changes nothing.
-func (s *Service) Disconnect(ctx context.Context, userID, id uuid.UUID) (Connection, error) {
-	st := NewStore(s.db)
-	c, err := st.Connection(ctx, userID, id)
-	if err != nil || c.Status == Disconnected {
-		return c, err
-	}
-	if p, ok := s.byName[c.Provider]; ok && p.RevokeURL != "" && s.cfg.Sealer != nil && c.AccessToken != nil {
-		if tok, err := openTokens(s.cfg.Sealer, &c); err == nil {
-			for _, t := range []string{tok.RefreshToken, tok.AccessToken} {
-				if t == "" {
-					continue
-				}
-				if err := alpaca.Revoke(ctx, s.cfg.HTTPClient, p.RevokeURL, p.OAuth.ClientID, p.OAuth.ClientSecret, t); err != nil {
-					s.cfg.Logger.Warn("revoking a broker token failed", "connection_id", c.ID, "err", err)
-				}
-			}
-		}
-	}
-	c.Status, c.AccessToken, c.RefreshToken, c.TokenExpiry, c.UpdatedAt = Disconnected, nil, nil, nil, s.cfg.Now().UTC()
-	if err := st.updateConnection(ctx, &c, "status", "access_token", "refresh_token", "token_expiry", "updated_at"); err != nil {
-		return Connection{}, err
-	}
-	return c, nil
-}
-
 // randomToken returns 256 random bits as URL-safe text.
 func randomToken() string {
 	b := make([]byte, 32)

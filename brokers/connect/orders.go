@@ -369,7 +369,17 @@ func (s *Service) CancelOrder(ctx context.Context, userID, id uuid.UUID) (Order,
 	if err != nil {
 		return Order{}, err
 	}
+	return s.cancelAt(ctx, tr, o)
+}
+
+// cancelAt cancels the pending order o at its broker, through tr, and
+// records what the broker then says of it: cancelled, with the fills it
+// had before (into the ledger first), or final otherwise, which is the
+// conflict of [Service.CancelOrder]. An order the broker never had is
+// cancelled by Tradekit alone.
+func (s *Service) cancelAt(ctx context.Context, tr brokers.Trader, o Order) (Order, error) {
 	var bs brokers.OrderState
+	var err error
 	if o.BrokerOrderID != nil {
 		bs.ID = *o.BrokerOrderID
 	} else if bs, err = tr.OrderByClientID(ctx, o.ID.String()); errors.Is(err, tradekit.ErrNotFound) {

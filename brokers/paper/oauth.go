@@ -609,6 +609,18 @@ func (b *Broker) reused(ctx context.Context, what string, grantID uuid.UUID, cli
 	return badRequest("invalid_grant", "the %s was already used", what)
 }
 
+// revokedRefresh answers the exchange of the revoked refresh token t: a
+// replay when it was revoked by its own exchange, which revokes every
+// token of its grant (see [Broker.reused]); else (its client revoked it,
+// as a disconnect does, while one of its requests was on the way) only
+// invalid.
+func (b *Broker) revokedRefresh(ctx context.Context, t token, clientID string) error {
+	if t.Rotated {
+		return b.reused(ctx, "refresh token", t.GrantID, clientID)
+	}
+	return badRequest("invalid_grant", "the refresh token was revoked")
+}
+
 // refresh exchanges a refresh token for new tokens (RFC 6749 §6),
 // rotating it: the old refresh token is revoked, and presenting it again
 // revokes every token of its grant.
@@ -626,7 +638,7 @@ func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url
 		return err
 	}
 	if t.RevokedAt != nil {
-		return b.reused(ctx, "refresh token", t.GrantID, c.ID)
+		return b.revokedRefresh(ctx, t, c.ID)
 	}
 	scope := t.Scope
 	if s := f.Get("scope"); s != "" {
@@ -644,7 +656,7 @@ func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url
 	now := b.clock()
 	var resp tokenResponse
 	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ok, err := revokeToken(ctx, tx, t.ID, now)
+		ok, err := revokeToken(ctx, tx, t.ID, now, true)
 		if err != nil {
 			return err
 		}
@@ -655,7 +667,11 @@ func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url
 		return err
 	})
 	if errors.Is(err, errReused) {
-		return b.reused(ctx, "refresh token", t.GrantID, c.ID)
+		// Revoked meanwhile: by another exchange of it, or by its client.
+		if t, err = tokenByHash(ctx, b.db, hashSecret(rt)); err != nil {
+			return err
+		}
+		return b.revokedRefresh(ctx, t, c.ID)
 	}
 	if err != nil {
 		return err
@@ -729,7 +745,7 @@ func (b *Broker) handleRevoke(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	default:
-		if _, err := revokeToken(ctx, b.db, t.ID, b.clock()); err != nil {
+		if _, err := revokeToken(ctx, b.db, t.ID, b.clock(), false); err != nil {
 			return err
 		}
 	}

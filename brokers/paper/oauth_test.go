@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -631,6 +632,37 @@ func TestRefreshTokenReuse(t *testing.T) {
 		}
 		if _, err := e.conf.TokenSource(e.ctx, &oauth2.Token{RefreshToken: tok2.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_grant" {
 			t.Errorf("the newest refresh token after the reuse: %v, want invalid_grant", err)
+		}
+	})
+}
+
+// TestRevokedRefreshTokenIsNoReplay checks that a refresh token its
+// client revoked (as a disconnect does, while one of the client's own
+// requests may still be on its way) answers invalid_grant when presented,
+// and is not taken for a leaked token's replay: nothing is logged as one.
+func TestRevokedRefreshTokenIsNoReplay(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		var log bytes.Buffer
+		e := mustEnv(t, db, paper.Config{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		tok, _ := e.connect(t)
+		tok2, err := e.conf.TokenSource(e.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.revoke(t, tok2.RefreshToken)
+		if _, err := e.conf.TokenSource(e.ctx, &oauth2.Token{RefreshToken: tok2.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_grant" {
+			t.Fatalf("refresh with a revoked refresh token: %v, want invalid_grant", err)
+		}
+		if strings.Contains(log.String(), "presented again") {
+			t.Errorf("a revoked refresh token was logged as a replay:\n%s", log.String())
+		}
+		// The rotated one is still a replay.
+		if _, err := e.conf.TokenSource(e.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_grant" {
+			t.Fatalf("reusing a rotated refresh token: %v, want invalid_grant", err)
+		}
+		if !strings.Contains(log.String(), "refresh token was presented again") {
+			t.Errorf("a rotated refresh token presented again was not logged as a replay:\n%s", log.String())
 		}
 	})
 }

@@ -138,6 +138,10 @@ type token struct {
 	CreatedAt time.Time  `bun:"created_at"`
 	ExpiresAt *time.Time `bun:"expires_at"` // nil: a refresh token, valid until used or revoked
 	RevokedAt *time.Time `bun:"revoked_at"`
+	// Rotated reports that the token was revoked by its exchange for new
+	// tokens (a refresh token's rotation): presenting it again is a
+	// replay, not a revoked token's mistake.
+	Rotated bool `bun:"rotated"`
 }
 
 // hashSecret returns the hex SHA-256 of a code or token, the only form in
@@ -919,10 +923,10 @@ func tokenByHash(ctx context.Context, db bun.IDB, hash string) (token, error) {
 	return t, nil
 }
 
-// revokeToken revokes one token and reports whether this call did so:
-// false means it was revoked already.
-func revokeToken(ctx context.Context, db bun.IDB, id uuid.UUID, now time.Time) (bool, error) {
-	res, err := db.NewUpdate().Model((*token)(nil)).Set("revoked_at = ?", now).
+// revokeToken revokes one token, by its rotation or not, and reports
+// whether this call did so: false means it was revoked already.
+func revokeToken(ctx context.Context, db bun.IDB, id uuid.UUID, now time.Time, rotated bool) (bool, error) {
+	res, err := db.NewUpdate().Model((*token)(nil)).Set("revoked_at = ?", now).Set("rotated = ?", rotated).
 		Where("id = ? AND revoked_at IS NULL", id).Exec(ctx)
 	if err != nil {
 		return false, fmt.Errorf("paper: revoke token: %w", err)
