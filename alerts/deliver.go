@@ -170,7 +170,7 @@ func (s *Service) attempt(ctx context.Context, d Delivery) error {
 	secret, err := s.openSecret(ctx, d.WebhookID, d.Secret)
 	if err == nil {
 		status, err = s.tr.Post(ctx, d.URL, map[string]string{
-			webhook.SignatureHeader: webhook.Sign(secret, s.cfg.Now(), body),
+			webhook.SignatureHeader: webhook.Sign(secret, d.ID.String(), s.cfg.Now(), body),
 			webhook.DeliveryHeader:  d.ID.String(),
 			webhook.EventHeader:     d.Kind,
 		}, body)
