@@ -15,7 +15,8 @@ import (
 )
 
 // Transport sends webhook requests. [webhook.Client] is the one to use: it
-// refuses loopback, private and link-local destinations.
+// refuses destinations outside the public internet (every IANA
+// special-purpose address), at every connection.
 type Transport interface {
 	// CheckURL returns an error wrapping tradekit.ErrInvalid when rawURL
 	// may not be a webhook's destination.
@@ -37,7 +38,7 @@ type Config struct {
 	// allows.
 	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
-	// refusing private destinations.
+	// refusing destinations outside the public internet.
 	Transport Transport
 	// EvaluateEvery is how often [Service.Run] looks for price changes it
 	// was not told of (an import by another process on SQLite, a lost
