@@ -3,6 +3,7 @@ module github.com/tradekit/tradekit
 go 1.25.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/alpacahq/alpaca-trade-api-go/v3 v3.9.1
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

@@ -80,21 +80,37 @@
 // first: a migration cannot, since the key is not in the database.
 //
 // Requests are signed as package webhook describes (HMAC-SHA256 over
-// "<t>.<body>", header Tradekit-Signature: t=…,v1=…) and carry the
-// delivery's id in Tradekit-Delivery, the same on every retry, for
-// receivers to drop duplicates: delivery is at least once, since an
-// instance that dies between sending and recording sends again once its
-// lease lapses.
+// "<t>.<delivery id>.<body>", header Tradekit-Signature: t=…,d=…,v1=…)
+// and carry the delivery's id in Tradekit-Delivery too, the same on every
+// retry, for receivers to drop duplicates: delivery is at least once,
+// since an instance that dies between sending and recording sends again
+// once its lease lapses.
 //
-// A delivery is claimed with a lease so that one instance sends it. An
-// answer other than 2xx, or none, is retried with exponential backoff
+// # Delivery scheduling
+//
+// [Service.Run] keeps up to Config.DeliverConcurrency attempts running
+// and claims the next due deliveries as soon as one ends, never waiting
+// for a batch. A claim weighs the due deliveries against those in flight
+// on every instance (pending with a live lease): at most 2 to one webhook
+// (its row is locked for the count on PostgreSQL) and at most
+// Config.DeliverPerAccount for one account, and the slots go round-robin
+// to the accounts with the fewest in flight, oldest due delivery first.
+// One account's hanging receivers therefore hold at most its own share.
+// Each claim's lease runs a minute from the claim itself.
+//
+// An answer other than 2xx, or none, is retried with exponential backoff
 // (Config.RetryBase doubling up to Config.RetryMax: 10 s, 20 s, 40 s, …,
 // then hourly) until Config.RetryFor (a day) after the delivery was
 // created; then it is marked failed. Every attempt records its response
 // status, latency and error on the delivery, which [Service.Deliveries]
-// lists.
+// lists. The receiver is backed off as a whole too: each failure pauses
+// its webhook for the same schedule, over all its deliveries, and one 2xx
+// answer clears it. A webhook that fails without a break for
+// Config.DisableAfter (3 days) is disabled: its pending deliveries are
+// cancelled and its owner gets a notification of kind
+// [KindWebhookDisabled].
 //
-// Destinations that resolve to loopback, private or link-local addresses
-// are refused, at creation and at every connection (see
-// [webhook.Client]), unless the transport allows them.
+// Destinations outside the public internet (every IANA special-purpose
+// address) are refused at every connection, and literal addresses at
+// creation (see [webhook.Client]), unless the transport allows them.
 package alerts

@@ -105,6 +105,16 @@ type Webhook struct {
 	Secret    string     `bun:"secret"`
 	CreatedAt time.Time  `bun:"created_at"`
 	DeletedAt *time.Time `bun:"deleted_at"`
+	// Failures counts the webhook's consecutive failed attempts, over all
+	// its deliveries; FailingSince is when the first of them was made
+	// (nil while it answers). PausedUntil is when the next attempt to it
+	// may start: each failure pauses it for the delivery backoff of its
+	// failure count (see [Config.RetryBase]). DisabledAt is when it was
+	// disabled after failing for Config.DisableAfter without a break.
+	Failures     int        `bun:"failures"`
+	FailingSince *time.Time `bun:"failing_since"`
+	PausedUntil  *time.Time `bun:"paused_until"`
+	DisabledAt   *time.Time `bun:"disabled_at"`
 }
 
 // Delivery statuses.
@@ -112,7 +122,7 @@ const (
 	Pending   = "pending"   // not yet delivered; attempted again at NextAttemptAt
 	Succeeded = "succeeded" // the receiver answered 2xx
 	Failed    = "failed"    // retries ran out (see [Config.RetryFor])
-	Cancelled = "cancelled" // the webhook was deleted before delivery
+	Cancelled = "cancelled" // the webhook was deleted or disabled before delivery
 )
 
 // Delivery is one notification sent to one webhook, with the outcome of
@@ -141,8 +151,11 @@ type Delivery struct {
 	Secret string `bun:"secret,scanonly"`
 }
 
-// KindAlert is the kind of the notification an alert's firing creates.
-const KindAlert = "alert"
+// Notification kinds this package writes.
+const (
+	KindAlert           = "alert"            // an alert's firing
+	KindWebhookDisabled = "webhook_disabled" // a webhook disabled after failing for Config.DisableAfter
+)
 
 // Notification is a row of the notifications table that package
 // copytrading also writes: the message a user reads at GET

@@ -15,7 +15,8 @@ import (
 )
 
 // Transport sends webhook requests. [webhook.Client] is the one to use: it
-// refuses loopback, private and link-local destinations.
+// refuses destinations outside the public internet (every IANA
+// special-purpose address), at every connection.
 type Transport interface {
 	// CheckURL returns an error wrapping tradekit.ErrInvalid when rawURL
 	// may not be a webhook's destination.
@@ -37,7 +38,7 @@ type Config struct {
 	// allows.
 	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
-	// refusing private destinations.
+	// refusing destinations outside the public internet.
 	Transport Transport
 	// EvaluateEvery is how often [Service.Run] looks for price changes it
 	// was not told of (an import by another process on SQLite, a lost
@@ -52,6 +53,18 @@ type Config struct {
 	// RetryFor is how long after its creation a delivery is retried
 	// before it is marked failed. Default 24 h.
 	RetryFor time.Duration
+	// DeliverConcurrency is how many delivery attempts a Service runs at
+	// once; a new one starts as soon as one ends. Default 16.
+	DeliverConcurrency int
+	// DeliverPerAccount is how many of them may be one account's, across
+	// instances, whatever else is due: the rest stay free for others.
+	// Default a quarter of DeliverConcurrency (at least 1). One webhook
+	// has at most 2 in flight.
+	DeliverPerAccount int
+	// DisableAfter is how long a webhook may fail without a break
+	// (every attempt to it answering other than 2xx, or not at all)
+	// before it is disabled and its owner notified. Default 72 h.
+	DisableAfter time.Duration
 	// Observe receives measurements of evaluation passes and delivery
 	// attempts, for metrics. The zero value observes nothing.
 	Observe Observer
@@ -103,6 +116,15 @@ func New(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.RetryFor <= 0 {
 		cfg.RetryFor = 24 * time.Hour
+	}
+	if cfg.DeliverConcurrency <= 0 {
+		cfg.DeliverConcurrency = 16
+	}
+	if cfg.DeliverPerAccount <= 0 {
+		cfg.DeliverPerAccount = max(1, cfg.DeliverConcurrency/4)
+	}
+	if cfg.DisableAfter <= 0 {
+		cfg.DisableAfter = 72 * time.Hour
 	}
 	return &Service{db: db, cfg: cfg, log: cfg.Logger, tr: cfg.Transport,
 		wakeEval: make(chan struct{}, 1), wakeDeliver: make(chan struct{}, 1)}
@@ -159,17 +181,56 @@ func (s *Service) Run(ctx context.Context) {
 	})
 }
 
-// runDeliveries fans notifications out to webhooks and sends due
-// deliveries every DeliverEvery until ctx is done.
+// runDeliveries delivers until ctx is done: it keeps up to
+// DeliverConcurrency attempts running, claiming the next due deliveries
+// (see [Service.claimDue]) as soon as one ends, when woken, and every
+// DeliverEvery, when it also fans notifications out to webhooks and
+// cancels the deliveries of disabled webhooks. It returns once its
+// attempts have ended.
 func (s *Service) runDeliveries(ctx context.Context) {
-	every(ctx, s.cfg.DeliverEvery, s.wakeDeliver, func() {
-		if _, err := s.FanOut(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("alerts: fanning notifications out to webhooks failed", "err", err)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	done := make(chan struct{}, s.cfg.DeliverConcurrency) // an attempt ended
+	running := 0
+	t := time.NewTicker(s.cfg.DeliverEvery)
+	defer t.Stop()
+	housekeep := true
+	for {
+		if housekeep {
+			if _, err := s.FanOut(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("alerts: fanning notifications out to webhooks failed", "err", err)
+			}
+			if err := s.cancelDisabled(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("alerts: cancelling the deliveries of disabled webhooks failed", "err", err)
+			}
 		}
-		if _, err := s.Deliver(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("alerts: delivering webhooks failed", "err", err)
+		claimed, err := s.claimDue(ctx, s.cfg.DeliverConcurrency-running)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("alerts: claiming deliveries failed", "err", err)
 		}
-	})
+		for _, c := range claimed {
+			running++
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := s.attempt(ctx, c); err != nil && ctx.Err() == nil {
+					s.log.Warn("alerts: delivering a webhook failed", "delivery", c.ID, "err", err)
+				}
+				done <- struct{}{}
+			}()
+		}
+		housekeep = false
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			running--
+		case <-t.C:
+			housekeep = true
+		case <-s.wakeDeliver:
+			housekeep = true
+		}
+	}
 }
 
 // every runs work now, then each time period passes or wake receives,

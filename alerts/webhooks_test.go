@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests++
-	if !r.signed(req.Header.Get("Tradekit-Signature"), body) {
+	if !r.signed(req.Header.Get("Tradekit-Signature"), req.Header.Get("Tradekit-Delivery"), body) {
 		r.badSigs++
 	}
 	r.ids = append(r.ids, req.Header.Get("Tradekit-Delivery"))
@@ -68,22 +69,25 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// signed checks "t=<ts>,v1=<hex>" against HMAC-SHA256("<ts>.<body>"),
-// independently of package webhook.
-func (r *receiver) signed(header string, body []byte) bool {
-	var ts, sig string
+// signed checks "t=<ts>,d=<id>,v1=<hex>" against
+// HMAC-SHA256("<ts>.<id>.<body>"), independently of package webhook, and
+// that id is the Tradekit-Delivery header's.
+func (r *receiver) signed(header, delivery string, body []byte) bool {
+	var ts, id, sig string
 	for _, p := range strings.Split(header, ",") {
 		k, v, _ := strings.Cut(p, "=")
 		switch k {
 		case "t":
 			ts = v
+		case "d":
+			id = v
 		case "v1":
 			sig = v
 		}
 	}
 	h := hmac.New(sha256.New, []byte(r.secret))
-	h.Write([]byte(ts + "." + string(body)))
-	return ts != "" && hmac.Equal([]byte(hex.EncodeToString(h.Sum(nil))), []byte(sig))
+	h.Write([]byte(ts + "." + id + "." + string(body)))
+	return ts != "" && id != "" && id == delivery && hmac.Equal([]byte(hex.EncodeToString(h.Sum(nil))), []byte(sig))
 }
 
 // mustWebhook creates a webhook of the fixture's user to r, which then
@@ -297,9 +301,9 @@ func TestWebhookRefusesPrivateDestinations(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, db, 1)
 	svc := newService(db, alerts.Config{Transport: &webhook.Client{}})
-	for _, u := range []string{"http://127.0.0.1:8080/x", "http://localhost/x", "http://10.1.2.3/", "http://192.168.0.1/",
-		"http://169.254.169.254/latest/meta-data", "http://[::1]/", "http://[fd00::1]/", "http://100.64.0.1/", "ftp://example.com/",
-		"https://user:pw@example.com/", "not a url"} {
+	for _, u := range []string{"http://127.0.0.1:8080/x", "http://localhost/x", "http://api.localhost./x", "http://10.1.2.3/", "http://192.168.0.1/",
+		"http://169.254.169.254/latest/meta-data", "http://[::1]/", "http://[fd00::1]/", "http://100.64.0.1/", "http://[::ffff:127.0.0.1]/",
+		"ftp://example.com/", "https://user:pw@example.com/", "not a url"} {
 		_, err := svc.CreateWebhook(ctx, f.user, u)
 		var pe *tradekit.ParamError
 		if !errors.As(err, &pe) || pe.Param != "url" {
@@ -309,38 +313,152 @@ func TestWebhookRefusesPrivateDestinations(t *testing.T) {
 	// The dialler refuses too, whatever the URL was checked against.
 	c := &webhook.Client{}
 	rcv := newReceiver(t, 0)
-	if _, err := c.Post(ctx, rcv.URL, nil, []byte("{}")); err == nil {
-		t.Error("Post to loopback succeeded without AllowPrivate")
+	if _, err := c.Post(ctx, rcv.URL, nil, []byte("{}")); !errors.Is(err, webhook.ErrNotPublic) {
+		t.Errorf("Post to loopback without AllowPrivate = %v, want ErrNotPublic", err)
 	}
+}
+
+// specialPurpose are addresses of the IANA special-purpose registries
+// that a filter of loopback, private and link-local ranges lets through;
+// real deliveries reached several of them.
+var specialPurpose = []struct{ url, addr string }{
+	{"http://[64:ff9b::a9fe:a9fe]/", "64:ff9b::a9fe:a9fe"}, // NAT64 of 169.254.169.254
+	{"http://[2002:a9fe:a9fe::]/", "2002:a9fe:a9fe::"},     // 6to4 of 169.254.169.254
+	{"http://198.18.0.1/", "198.18.0.1"},                   // benchmarking
+	{"http://192.0.0.8/", "192.0.0.8"},                     // IETF protocol assignments
+	{"http://240.0.0.1/", "240.0.0.1"},                     // reserved
+	{"http://[fec0::1]/", "fec0::1"},                       // site-local
+	{"http://0.0.0.1/", "0.0.0.1"},                         // "this network"
+}
+
+// TestWebhookRefusesSpecialPurposeAddresses checks each address at
+// creation and at dial time: the refusal names serve
+// --allow-private-webhooks and no address.
+func TestWebhookRefusesSpecialPurposeAddresses(t *testing.T) {
+	t.Parallel()
+	db := dbtest.SQLite(t)
+	ctx := context.Background()
+	f := newFixture(t, db, 1)
+	svc := newService(db, alerts.Config{Transport: &webhook.Client{}})
+	c := &webhook.Client{Timeout: 2 * time.Second}
+	for _, sp := range specialPurpose {
+		_, err := svc.CreateWebhook(ctx, f.user, sp.url)
+		var pe *tradekit.ParamError
+		if !errors.As(err, &pe) || pe.Param != "url" || !strings.Contains(err.Error(), "serve --allow-private-webhooks") {
+			t.Errorf("CreateWebhook(%q) = %v, want a ParamError naming url and serve --allow-private-webhooks", sp.url, err)
+		}
+		// At dial time (a name resolving to it would be checked so).
+		_, err = c.Post(ctx, sp.url, nil, []byte("{}"))
+		if !errors.Is(err, webhook.ErrNotPublic) || strings.Contains(err.Error(), sp.addr) {
+			t.Errorf("Post(%q) = %v, want ErrNotPublic without the address", sp.url, err)
+		}
+		if webhook.Public(netip.MustParseAddr(sp.addr)) {
+			t.Errorf("Public(%s) = true", sp.addr)
+		}
+	}
+	for _, a := range []string{"8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"} {
+		if !webhook.Public(netip.MustParseAddr(a)) {
+			t.Errorf("Public(%s) = false, want true", a)
+		}
+	}
+}
+
+// TestWebhookCreationRevealsNoAddress checks that creating a webhook
+// resolves no name, so it cannot be used to look up the server's internal
+// names, and that a name resolving to a private address is refused at
+// delivery time with an error, shown in the delivery log, that names
+// neither the address nor a resolver.
+func TestWebhookCreationRevealsNoAddress(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db, 5)
+		f.svc = newService(db, alerts.Config{Transport: &webhook.Client{Timeout: 2 * time.Second}})
+		// A name that does not resolve is accepted: creation looks no name up.
+		w, err := f.svc.CreateWebhook(ctx, f.user, "http://vm.invalid/")
+		if err != nil {
+			t.Fatalf("CreateWebhook(http://vm.invalid/) = %v; names are not resolved at creation", err)
+		}
+		// A name that resolved publicly at creation and now resolves to
+		// loopback (DNS rebinding): stored as creation would have.
+		rcv := newReceiver(t, 0) // on 127.0.0.1
+		rebound := alerts.Webhook{ID: uuid.New(), UserID: f.user, URL: strings.Replace(rcv.URL, "127.0.0.1", "localhost", 1),
+			Secret: webhook.NewSecret(), CreatedAt: time.Now().UTC()}
+		if _, err := db.NewInsert().Model(&rebound).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		hooks := map[string]string{w.URL: w.ID.String(), rebound.URL: rebound.ID.String()}
+		f.mustAlert(t, alerts.AlertInput{Name: "up", Condition: "close > 100", Once: true})
+		f.save(t, 150)
+		if n := evaluate(t, f.svc); n != 1 {
+			t.Fatalf("%d firings, want 1", n)
+		}
+		if n, err := f.svc.Deliver(ctx); n != 2 || err != nil {
+			t.Fatalf("Deliver = %d, %v; want 2 attempts", n, err)
+		}
+		if reqs, _, _ := rcv.stats(); reqs != 0 {
+			t.Errorf("the loopback receiver got %d requests", reqs)
+		}
+		for u, id := range hooks {
+			ds, _, err := f.svc.Deliveries(ctx, f.user, uuid.MustParse(id), 1, 1)
+			if err != nil || len(ds) != 1 || ds[0].Status != alerts.Pending || ds[0].Error == "" {
+				t.Fatalf("%s: deliveries %+v, %v; want one pending after a failed attempt", u, ds, err)
+			}
+			for _, leak := range []string{"127.0.0.1", "::1", ":53", "lookup", "dial tcp"} {
+				if strings.Contains(ds[0].Error, leak) {
+					t.Errorf("%s: the delivery's error %q shows %q", u, ds[0].Error, leak)
+				}
+			}
+		}
+	})
 }
 
 func TestVerify(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1_800_000_000, 0)
 	body := []byte(`{"id":"x"}`)
-	sig := webhook.Sign("whsec_test", now, body)
+	const id = "5b0e7b4e-1c51-4a35-9f7e-2f1f0c9f3a10"
+	sig := webhook.Sign("whsec_test", id, now, body)
+	comma := strings.LastIndex(sig, ",")
 	tests := []struct {
 		name, secret, header string
 		body                 []byte
 		at                   time.Time
+		tolerance            time.Duration
 		ok                   bool
 	}{
-		{"valid", "whsec_test", sig, body, now, true},
-		{"within tolerance", "whsec_test", sig, body, now.Add(4 * time.Minute), true},
-		{"replayed late", "whsec_test", sig, body, now.Add(6 * time.Minute), false},
-		{"other secret", "whsec_other", sig, body, now, false},
-		{"body changed", "whsec_test", sig, []byte(`{"id":"y"}`), now, false},
-		{"no header", "whsec_test", "", body, now, false},
-		{"rotated: second v1 matches", "whsec_test", sig[:strings.Index(sig, ",")] + ",v1=00," + sig[strings.Index(sig, ",")+1:], body, now, true},
+		{"valid", "whsec_test", sig, body, now, 5 * time.Minute, true},
+		{"within tolerance", "whsec_test", sig, body, now.Add(4 * time.Minute), 5 * time.Minute, true},
+		{"replayed late", "whsec_test", sig, body, now.Add(6 * time.Minute), 5 * time.Minute, false},
+		{"tolerance 0: within the default", "whsec_test", sig, body, now.Add(4 * time.Minute), 0, true},
+		{"tolerance 0: replayed a day later", "whsec_test", sig, body, now.Add(24 * time.Hour), 0, false},
+		{"other secret", "whsec_other", sig, body, now, 0, false},
+		{"body changed", "whsec_test", sig, []byte(`{"id":"y"}`), now, 0, false},
+		{"delivery id changed", "whsec_test", strings.Replace(sig, id, "00000000-0000-0000-0000-000000000000", 1), body, now, 0, false},
+		{"delivery id removed", "whsec_test", strings.Replace(sig, ",d="+id, "", 1), body, now, 0, false},
+		{"no header", "whsec_test", "", body, now, 0, false},
+		{"rotated: second v1 matches", "whsec_test", sig[:comma] + ",v1=00" + sig[comma:], body, now, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := webhook.Verify(tt.secret, tt.header, tt.body, tt.at, 5*time.Minute)
+			err := webhook.Verify(tt.secret, tt.header, tt.body, tt.at, tt.tolerance)
 			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, webhook.ErrSignature)) {
 				t.Errorf("Verify = %v, want ok %v", err, tt.ok)
 			}
 		})
 	}
+	t.Run("VerifyRequest", func(t *testing.T) {
+		h := http.Header{}
+		h.Set(webhook.SignatureHeader, sig)
+		h.Set(webhook.DeliveryHeader, id)
+		if got, err := webhook.VerifyRequest("whsec_test", h, body, now, 0); got != id || err != nil {
+			t.Errorf("VerifyRequest = %q, %v; want %q", got, err, id)
+		}
+		h.Set(webhook.DeliveryHeader, "another-delivery")
+		if _, err := webhook.VerifyRequest("whsec_test", h, body, now, 0); !errors.Is(err, webhook.ErrSignature) {
+			t.Errorf("VerifyRequest with a Tradekit-Delivery that is not the signed id = %v, want ErrSignature", err)
+		}
+	})
 }
 
 // TestWebhookSecretsSealed checks that the database never holds a

@@ -61,9 +61,10 @@ type Config struct {
 	Knowledge *knowledge.Pack
 	// Brokers configures broker connections and the paper broker.
 	Brokers BrokersConfig
-	// AllowPrivateWebhooks lets webhooks reach loopback, private and
-	// link-local addresses (serve --allow-private-webhooks): for tests and
-	// local use only.
+	// AllowPrivateWebhooks lets webhooks reach addresses outside the
+	// public internet: loopback, private, link-local and the other IANA
+	// special-purpose ranges (serve --allow-private-webhooks): for tests
+	// and local use only.
 	AllowPrivateWebhooks bool
 	// Passwords are the Argon2id parameters of the dashboard's new and
 	// upgraded password hashes. Default billing.DefaultPasswordParams();

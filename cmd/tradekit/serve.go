@@ -35,7 +35,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		"(PgBouncer in transaction mode, say), which keeps no LISTEN; without it, copies and alerts\n"+
 		"poll there (env TRADEKIT_DB_LISTEN)")
 	noSeed := fs.Bool("no-seed", false, "do not load the demo data set into an empty database")
-	allowPrivateWebhooks := fs.Bool("allow-private-webhooks", false, "let webhooks reach loopback, private and link-local addresses (tests and local use only)")
+	allowPrivateWebhooks := fs.Bool("allow-private-webhooks", false, "let webhooks reach loopback, private, link-local and other special-purpose addresses (tests and local use only)")
 	syncInterval := fs.Duration("sync-interval", 15*time.Minute, "how often active broker connections sync, a `DURATION` such as 15m; 0 never")
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
