@@ -36,6 +36,9 @@ type Config struct {
 	// Limits returns how many watchlists and alerts the user's plan
 	// allows.
 	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
+	// FormulaCost returns the largest static cost (formula.Expr.Cost) of
+	// a condition the user's plan allows; 0 allows any. Default: any.
+	FormulaCost func(ctx context.Context, userID uuid.UUID) (int, error)
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
 	// refusing private destinations.
 	Transport Transport
@@ -85,6 +88,9 @@ func New(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = func(context.Context, uuid.UUID) (int, int, error) { return 0, 0, nil }
+	}
+	if cfg.FormulaCost == nil {
+		cfg.FormulaCost = func(context.Context, uuid.UUID) (int, error) { return 0, nil }
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = &webhook.Client{}

@@ -207,7 +207,8 @@ func New(cfg Config, db *bun.DB) *Server {
 	return s
 }
 
-// newAlerts returns the alerts service: the plan's counts from billing,
+// newAlerts returns the alerts service: the plan's counts and formula
+// cost from billing,
 // a webhook client that refuses private destinations unless the
 // configuration allows them, and the sealer of broker tokens for webhook
 // secrets (without a SecretKey, webhooks are refused).
@@ -216,6 +217,10 @@ func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
 		p, err := s.billing.PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err
+	}
+	cfg.FormulaCost = func(ctx context.Context, userID uuid.UUID) (int, error) {
+		p, err := s.billing.PlanOf(ctx, userID)
+		return p.Features.FormulaCost, err
 	}
 	cfg.Transport = &webhook.Client{AllowPrivate: s.cfg.AllowPrivateWebhooks}
 	cfg.Sealer = s.sealer
