@@ -208,7 +208,8 @@ func New(cfg Config, db *bun.DB) *Server {
 }
 
 // newAlerts returns the alerts service: the plan's counts and formula
-// cost from billing,
+// cost and the users' accounts (whose alerts share a turn of evaluation)
+// from billing,
 // a webhook client that refuses private destinations unless the
 // configuration allows them, and the sealer of broker tokens for webhook
 // secrets (without a SecretKey, webhooks are refused).
@@ -218,6 +219,7 @@ func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 		p, err := s.billing.PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err
 	}
+	cfg.AccountOf = s.billing.AccountsOf
 	cfg.FormulaCost = func(ctx context.Context, userID uuid.UUID) (int, error) {
 		p, err := s.billing.PlanOf(ctx, userID)
 		return p.Features.FormulaCost, err
