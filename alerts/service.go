@@ -76,7 +76,8 @@ type Config struct {
 }
 
 // DefaultSliceWork is the default of Config.SliceWork: 20 million units
-// of formula cost × bars, about 20 ms of evaluation on one core.
+// of formula cost × bars, a few tens of milliseconds of evaluation on
+// one core.
 const DefaultSliceWork = 20_000_000
 
 // Service manages watchlists, alerts and webhooks, evaluates alerts when
