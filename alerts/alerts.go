@@ -53,6 +53,22 @@ func ParseCondition(cond string) (*formula.Expr, error) {
 	return e, nil
 }
 
+// checkConditionCost returns a *tradekit.ParamError naming "condition",
+// with the message of its [*formula.CostError] ("costs N, the plan allows
+// M"), when the condition costs more than maxCost (see
+// [formula.Expr.Cost]; 0 allows any), and the error of [ParseCondition]
+// when it does not parse.
+func checkConditionCost(cond string, maxCost int) error {
+	e, err := ParseCondition(cond)
+	if err != nil {
+		return err
+	}
+	if err := e.CheckCost(maxCost); err != nil {
+		return &tradekit.ParamError{Param: "condition", Msg: err.Error()}
+	}
+	return nil
+}
+
 // Validate checks in's name and condition, the checks that need no
 // lookup. Errors are *tradekit.ParamError naming the field.
 func (in AlertInput) Validate() error {
@@ -101,8 +117,17 @@ func (s *Service) Alert(ctx context.Context, userID, id uuid.UUID, limit int) (A
 // a webhook the user does not have wraps tradekit.ErrNotFound; a user
 // with as many alerts as the plan allows (deleted ones aside) gets an
 // error wrapping tradekit.ErrForbidden with details {"limit": "alerts"}.
+// A condition costing more than the plan allows (Config.FormulaCost) is
+// a *tradekit.ParamError naming "condition": "costs N, the plan allows M".
 func (s *Service) CreateAlert(ctx context.Context, userID uuid.UUID, in AlertInput) (Alert, error) {
 	if err := in.Validate(); err != nil {
+		return Alert{}, err
+	}
+	maxCost, err := s.cfg.FormulaCost(ctx, userID)
+	if err != nil {
+		return Alert{}, err
+	}
+	if err := checkConditionCost(in.Condition, maxCost); err != nil {
 		return Alert{}, err
 	}
 	md := marketdata.NewStore(s.db)

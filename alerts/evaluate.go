@@ -44,6 +44,13 @@ type changedAsset struct {
 	HasWatermark bool   `bun:"has_watermark"`
 	Checked      int64  `bun:"checked"`
 	Through      string `bun:"through"`
+
+	// seen is set in the first turn that evaluates the asset: seenVersion
+	// and seenThrough are the version and latest bar that turn read, where
+	// the watermark moves once every alert of the asset is evaluated.
+	seen        bool
+	seenVersion int64
+	seenThrough string
 }
 
 // firingAt is a bar on which an alert's condition holds.
@@ -61,21 +68,49 @@ const (
 	// records (at least): commits, not rows, are what a transaction
 	// costs most on SQLite.
 	recordAssets = 1000
+	// recordEvery is how long a pass evaluates before it records the
+	// outcomes so far, so that firings wait for no more than this, and the
+	// end of a turn.
+	recordEvery = 250 * time.Millisecond
 )
 
-// assetOutcome is what evaluating the alerts of a changed asset gave:
-// the watermark to move the asset to, and the alerts that fire.
+// assetOutcome is what evaluating the alerts of a changed asset in a turn
+// gave: the alerts that fire, and, once every alert of the asset is
+// evaluated (complete), the watermark to move the asset to.
 type assetOutcome struct {
-	asset   *changedAsset
-	version int64
-	through string // "" when the asset has no bars
-	fire    []alertFiring
+	asset    *changedAsset
+	version  int64
+	through  string // "" when the asset has no bars
+	fire     []alertFiring
+	complete bool
 }
 
-// alertFiring is an alert of an asset and the bars it fires on.
+// alertFiring is an alert of an asset and the bars it fires on, with the
+// price version and latest bar of the bars it was evaluated on: its own
+// watermark moves there.
 type alertFiring struct {
-	alert Alert
-	at    []firingAt
+	alert   Alert
+	at      []firingAt
+	version int64
+	through string
+}
+
+// parsedCondition is a condition parsed once per pass: nil when it does
+// not parse (a condition stored before the language changed), which
+// never fires; cost is its formula.Expr.Cost.
+type parsedCondition struct {
+	e    *formula.Expr
+	cost int64
+}
+
+// pass is the state of one evaluation pass.
+type pass struct {
+	s        *Service
+	exprs    map[string]parsedCondition
+	accounts map[uuid.UUID]uuid.UUID // account of each user met
+	outs     []assetOutcome          // evaluated, not yet recorded
+	recorded time.Time               // when outs were last recorded
+	fired    int
 }
 
 // evaluate runs one evaluation pass: the active alerts of every asset
@@ -86,13 +121,22 @@ type alertFiring struct {
 // Passes of any number of Services may run at once: each firing happens
 // once.
 //
-// The alerts and bars of evalAssets assets are read at once, a batch
-// ahead of the evaluation (see [Service.readBatches], and
+// The pass runs in turns, so that one account's heavy conditions delay
+// only itself. In a turn, each account may spend Config.SliceWork of
+// work (formula cost × bars of each condition it evaluates); an alert met
+// once its account has spent that waits for the next turn, which
+// evaluates only such alerts. Every account's first turn so comes before
+// any account's second. The outcomes are recorded at the end of each turn
+// and every recordEvery within one: an alert fires as soon as it is
+// evaluated, and an asset's watermark moves once all its alerts are.
+//
+// In a turn the alerts and bars of evalAssets assets are read at once, a
+// batch ahead of the evaluation (see [Service.readBatches], and
 // marketdata.Store.PriceColumnsOf, which brings the stored copies of the
 // columns up to date from the day's records), each distinct condition is
-// parsed once per pass and evaluated once per asset, and the outcomes of
-// recordAssets assets are recorded in one transaction (see
-// [Service.record]).
+// parsed once per pass and evaluated once per asset and turn, and the
+// outcomes of up to recordAssets assets are recorded in one transaction
+// (see [Service.record]).
 func (s *Service) evaluate(ctx context.Context) (int, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
@@ -107,18 +151,34 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("alerts: evaluate: %w", err)
 	}
-	exprs := map[string]*formula.Expr{} // parsed conditions; nil for one that does not parse
-	fired := 0
-	var outs []assetOutcome
-	flush := func() error {
-		n, err := s.record(ctx, outs)
-		fired += n
-		outs = outs[:0]
-		return err
+	p := &pass{s: s, exprs: map[string]parsedCondition{}, accounts: map[uuid.UUID]uuid.UUID{}, recorded: time.Now()}
+	assets := changed
+	var only map[uuid.UUID]bool // the alerts a turn evaluates; nil: every active one
+	for len(assets) > 0 {
+		assets, only, err = p.turn(ctx, assets, only)
+		if err != nil {
+			return p.fired, err
+		}
 	}
-	for r := range s.readBatches(ctx, changed) {
+	if p.fired > 0 {
+		s.wakeDeliveries()
+	}
+	return p.fired, nil
+}
+
+// turn evaluates the alerts of the assets (those in only, unless it is
+// nil), each account until it has spent Config.SliceWork, records the
+// outcomes, and returns the assets and alerts left for the next turn.
+func (p *pass) turn(ctx context.Context, assets []changedAsset, only map[uuid.UUID]bool) ([]changedAsset, map[uuid.UUID]bool, error) {
+	spent := map[uuid.UUID]int64{} // by account
+	var next []changedAsset
+	later := map[uuid.UUID]bool{}
+	for r := range p.s.readBatches(ctx, assets) {
 		if r.err != nil {
-			return fired, r.err
+			return nil, nil, r.err
+		}
+		if err := p.learnAccounts(ctx, r.alerts); err != nil {
+			return nil, nil, err
 		}
 		for i := range r.assets {
 			a := &r.assets[i]
@@ -126,21 +186,62 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 			if !ok || b.Version <= a.Checked && a.HasWatermark {
 				continue // the asset is gone, or a newer pass moved it on
 			}
-			outs = append(outs, evaluateAsset(a, r.alerts[a.ID], b, exprs))
+			list := r.alerts[a.ID]
+			if only != nil {
+				list = slices.DeleteFunc(list, func(al Alert) bool { return !only[al.ID] })
+			}
+			o, wait := p.evaluateAsset(a, list, b, spent)
+			p.outs = append(p.outs, o)
+			if len(wait) > 0 {
+				next = append(next, *a)
+				for _, al := range wait {
+					later[al.ID] = true
+				}
+			}
 		}
-		if len(outs) >= recordAssets {
-			if err := flush(); err != nil {
-				return fired, err
+		if len(p.outs) >= recordAssets || time.Since(p.recorded) >= recordEvery {
+			if err := p.record(ctx); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return fired, err
+	if err := p.record(ctx); err != nil {
+		return nil, nil, err
 	}
-	if fired > 0 {
-		s.wakeDeliveries()
+	return next, later, nil
+}
+
+// record records the pass's outcomes so far.
+func (p *pass) record(ctx context.Context) error {
+	n, err := p.s.record(ctx, p.outs)
+	p.fired += n
+	p.outs = p.outs[:0]
+	p.recorded = time.Now()
+	return err
+}
+
+// learnAccounts looks up the accounts of the alerts' users not met yet.
+func (p *pass) learnAccounts(ctx context.Context, byAsset map[uuid.UUID][]Alert) error {
+	var users []uuid.UUID
+	for _, list := range byAsset {
+		for _, al := range list {
+			if _, ok := p.accounts[al.UserID]; !ok {
+				p.accounts[al.UserID] = al.UserID
+				users = append(users, al.UserID)
+			}
+		}
 	}
-	return fired, nil
+	if len(users) == 0 {
+		return nil
+	}
+	m, err := p.s.cfg.AccountOf(ctx, users)
+	if err != nil {
+		return fmt.Errorf("alerts: accounts of users: %w", err)
+	}
+	for u, a := range m {
+		p.accounts[u] = a
+	}
+	return nil
 }
 
 // batchRead is what evaluating a batch of changed assets needs: their
@@ -229,19 +330,28 @@ func (s *Service) activeAlerts(ctx context.Context, assets []uuid.UUID) (map[uui
 	return out, nil
 }
 
-// evaluateAsset evaluates the alerts of the changed asset a on its bars.
-// An alert is evaluated on the bars after the later of its own watermark
+// evaluateAsset evaluates the alerts of the changed asset a on its bars,
+// charging each condition's work (cost × bars) to the account of the
+// alert that first needs it in spent; an alert whose account has spent
+// Config.SliceWork already is returned to wait for the next turn. An
+// alert is evaluated on the bars after the later of its own watermark
 // and the asset's; one whose own is as new as the bars (made after they
 // were read) is passed over.
-func evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.VersionedColumns, exprs map[string]*formula.Expr) assetOutcome {
+func (p *pass) evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.VersionedColumns, spent map[uuid.UUID]int64) (assetOutcome, []Alert) {
 	bars := b.Bars
-	o := assetOutcome{asset: a, version: b.Version}
+	through := ""
 	if n := len(bars.Dates); n > 0 {
-		o.through = bars.Dates[n-1].String()
+		through = bars.Dates[n-1].String()
 	}
-	if o.through == "" {
-		return o
+	if !a.seen {
+		a.seen, a.seenVersion, a.seenThrough = true, b.Version, through
 	}
+	o := assetOutcome{asset: a, version: a.seenVersion, through: a.seenThrough}
+	if through == "" {
+		o.complete = true
+		return o, nil
+	}
+	var wait []Alert
 	values := map[string][]float64{} // by condition: alerts that share one evaluate it once
 	for _, al := range alerts {
 		if al.CheckedVersion >= b.Version {
@@ -249,34 +359,46 @@ func evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.VersionedColumn
 		}
 		vals, ok := values[al.Condition]
 		if !ok {
-			vals = evalCondition(exprs, al.Condition, bars)
+			acct := p.accounts[al.UserID]
+			if spent[acct] >= p.s.cfg.SliceWork {
+				wait = append(wait, al)
+				continue
+			}
+			var work int64
+			vals, work = p.evalCondition(al.Condition, bars)
+			spent[acct] += work
 			values[al.Condition] = vals
 		}
 		if at := firings(bars, vals, max(al.CheckedThrough, a.Through), al.Once); len(at) > 0 {
 			al.Symbol = a.Symbol
-			o.fire = append(o.fire, alertFiring{alert: al, at: at})
+			o.fire = append(o.fire, alertFiring{alert: al, at: at, version: b.Version, through: through})
 		}
 	}
-	return o
+	o.complete = len(wait) == 0
+	return o, wait
 }
 
-// evalCondition evaluates cond over bars, parsing it once per pass into
-// exprs; nil when it does not parse or evaluate (a condition stored
-// before the language changed), which never fires.
-func evalCondition(exprs map[string]*formula.Expr, cond string, bars ohlcv.Series) []float64 {
-	e, ok := exprs[cond]
+// evalCondition evaluates cond over bars, parsing it once per pass, and
+// returns its values and its work, cost × bars; nil values when it does
+// not parse or evaluate (a condition stored before the language changed),
+// which never fires.
+func (p *pass) evalCondition(cond string, bars ohlcv.Series) ([]float64, int64) {
+	pc, ok := p.exprs[cond]
 	if !ok {
-		e, _ = formula.Parse(cond)
-		exprs[cond] = e
+		if e, err := formula.Parse(cond); err == nil {
+			pc = parsedCondition{e: e, cost: int64(e.Cost())}
+		}
+		p.exprs[cond] = pc
 	}
-	if e == nil {
-		return nil
+	if pc.e == nil {
+		return nil, 0
 	}
-	vals, err := e.Eval(bars)
+	work := pc.cost * int64(bars.Len())
+	vals, err := pc.e.Eval(bars)
 	if err != nil {
-		return nil
+		return nil, work
 	}
-	return vals
+	return vals, work
 }
 
 // firings returns the bars after the date through (YYYY-MM-DD; "" for
@@ -302,13 +424,16 @@ func firings(bars ohlcv.Series, vals []float64, through string, once bool) []fir
 }
 
 // record writes the outcomes of assets in one transaction and
-// returns the number of firings it recorded. The assets are claimed first
-// (see [Service.claim]); only the alerts of claimed assets fire, and of
-// them only those still active, which the same statement marks as fired
-// (status triggered for a once alert) and returns. Their notifications
-// (kind "alert"), firing rows (whose primary key refuses a second firing
-// for a bar) and webhook deliveries are inserted in bulk. Alerts that do
-// not fire are not written: the asset's watermark covers them.
+// returns the number of firings it recorded. The assets whose every alert
+// was evaluated are claimed first (see [Service.claim]); the others'
+// watermarks must still be as the pass read them (see [unmoved]). Only
+// the alerts of those assets fire, and of them only those still active
+// with the watermark the pass read, which the same statement moves to the
+// bars they were evaluated on, marks as fired (status triggered for a
+// once alert) and returns. Their notifications (kind "alert"), firing
+// rows (whose primary key refuses a second firing for a bar) and webhook
+// deliveries are inserted in bulk. Alerts that do not fire are not
+// written: the asset's watermark covers them.
 func (s *Service) record(ctx context.Context, outs []assetOutcome) (int, error) {
 	if len(outs) == 0 {
 		return 0, nil
@@ -317,16 +442,27 @@ func (s *Service) record(ctx context.Context, outs []assetOutcome) (int, error) 
 	fired := 0
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		fired = 0
-		won, err := claim(ctx, tx, outs)
+		var complete, partial []assetOutcome
+		for _, o := range outs {
+			if o.complete {
+				complete = append(complete, o)
+			} else if len(o.fire) > 0 {
+				partial = append(partial, o)
+			}
+		}
+		won, err := claim(ctx, tx, complete)
 		if err != nil {
 			return err
 		}
-		// The firing alerts of the claimed assets, by how they move.
+		if err := unmoved(ctx, tx, partial, won); err != nil {
+			return err
+		}
+		// The firing alerts of the won assets, by how they move.
 		type move struct {
-			version int64
-			through string
-			once    bool
-			fired   int
+			from, version int64
+			through       string
+			once          bool
+			fired         int
 		}
 		moves := map[move][]uuid.UUID{}
 		byID := map[uuid.UUID]*alertFiring{}
@@ -337,13 +473,13 @@ func (s *Service) record(ctx context.Context, outs []assetOutcome) (int, error) 
 			}
 			for j := range o.fire {
 				f := &o.fire[j]
-				k := move{version: o.version, through: o.through, once: f.alert.Once, fired: len(f.at)}
+				k := move{from: f.alert.CheckedVersion, version: f.version, through: f.through, once: f.alert.Once, fired: len(f.at)}
 				moves[k] = append(moves[k], f.alert.ID)
 				byID[f.alert.ID] = f
 			}
 		}
 		keys := slices.SortedFunc(maps.Keys(moves), func(a, b move) int {
-			return cmp.Or(cmp.Compare(a.version, b.version), strings.Compare(a.through, b.through),
+			return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.version, b.version), strings.Compare(a.through, b.through),
 				cmp.Compare(a.fired, b.fired), cmp.Compare(b2i(a.once), b2i(b.once)))
 		})
 		var firing []*alertFiring
@@ -357,7 +493,7 @@ func (s *Service) record(ctx context.Context, outs []assetOutcome) (int, error) 
 				err := tx.NewUpdate().Model((*Alert)(nil)).
 					Set("checked_version = ?, checked_through = ?, status = ?", k.version, k.through, status).
 					Set("fired_count = fired_count + ?, last_fired_at = ?, updated_at = ?", k.fired, now, now).
-					Where("id IN (?) AND status = ?", bun.In(chunk), Active).
+					Where("id IN (?) AND status = ? AND checked_version = ?", bun.In(chunk), Active, k.from).
 					Returning("id").Scan(ctx, &ids)
 				if err != nil {
 					return fmt.Errorf("alerts: fire alerts: %w", err)
@@ -406,6 +542,38 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// unmoved adds to won the assets of outs whose watermark is still the
+// one the pass read (no row, for an asset that had none): their alerts
+// evaluated so far may fire before the asset's other alerts are, since
+// no other pass has evaluated the asset on newer bars.
+func unmoved(ctx context.Context, tx bun.Tx, outs []assetOutcome, won map[uuid.UUID]bool) error {
+	for chunk := range slices.Chunk(outs, evalBatch) {
+		ids := make([]uuid.UUID, len(chunk))
+		for i, o := range chunk {
+			ids[i] = o.asset.ID
+		}
+		var rows []struct {
+			AssetID uuid.UUID `bun:"asset_id"`
+			Version int64     `bun:"version"`
+		}
+		if err := tx.NewRaw("SELECT asset_id, version FROM alert_watermarks WHERE asset_id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil &&
+			!errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("alerts: watermarks: %w", err)
+		}
+		at := make(map[uuid.UUID]int64, len(rows))
+		for _, r := range rows {
+			at[r.AssetID] = r.Version
+		}
+		for _, o := range chunk {
+			v, ok := at[o.asset.ID]
+			if ok == o.asset.HasWatermark && (!ok || v == o.asset.Checked) {
+				won[o.asset.ID] = true
+			}
+		}
+	}
+	return nil
 }
 
 // claim moves the watermarks of the outcomes' assets from the values the

@@ -37,6 +37,21 @@ type Config struct {
 	// Limits returns how many watchlists and alerts the user's plan
 	// allows.
 	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
+	// FormulaCost returns the largest static cost (formula.Expr.Cost) of
+	// a condition the user's plan allows; 0 allows any. Default: any.
+	FormulaCost func(ctx context.Context, userID uuid.UUID) (int, error)
+	// SliceWork is the work one account's alerts may take in a turn of
+	// an evaluation pass, in units of formula cost × bars (the sum, over
+	// the conditions evaluated, of formula.Expr.Cost times the bars of the
+	// asset). A pass evaluates in turns: in each, every account's alerts
+	// are evaluated until the account has spent SliceWork, and the rest
+	// wait for the next turn, so that one account's heavy conditions
+	// delay only itself (see docs/alerts.md). Default [DefaultSliceWork].
+	SliceWork int64
+	// AccountOf returns the account of each of the users (the users of an
+	// account share its turns); a user it leaves out is an account of its
+	// own. Default: every user is an account of its own.
+	AccountOf func(ctx context.Context, userIDs []uuid.UUID) (map[uuid.UUID]uuid.UUID, error)
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
 	// refusing destinations outside the public internet.
 	Transport Transport
@@ -73,6 +88,11 @@ type Config struct {
 	Sealer *seal.Sealer
 }
 
+// DefaultSliceWork is the default of Config.SliceWork: 20 million units
+// of formula cost × bars, a few tens of milliseconds of evaluation on
+// one core.
+const DefaultSliceWork = 20_000_000
+
 // Service manages watchlists, alerts and webhooks, evaluates alerts when
 // prices change and delivers notifications to webhooks. It is safe for
 // concurrent use; any number of Services on one PostgreSQL database (one
@@ -98,6 +118,15 @@ func New(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = func(context.Context, uuid.UUID) (int, int, error) { return 0, 0, nil }
+	}
+	if cfg.FormulaCost == nil {
+		cfg.FormulaCost = func(context.Context, uuid.UUID) (int, error) { return 0, nil }
+	}
+	if cfg.SliceWork <= 0 {
+		cfg.SliceWork = DefaultSliceWork
+	}
+	if cfg.AccountOf == nil {
+		cfg.AccountOf = func(context.Context, []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) { return nil, nil }
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = &webhook.Client{}

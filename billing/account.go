@@ -25,6 +25,27 @@ func (s *Store) Members(ctx context.Context, accountID uuid.UUID) ([]User, error
 	return us, nil
 }
 
+// AccountsOf returns the account of each of the users that exists, by
+// user id.
+func (s *Store) AccountsOf(ctx context.Context, userIDs []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	out := make(map[uuid.UUID]uuid.UUID, len(userIDs))
+	for start := 0; start < len(userIDs); start += 1000 {
+		var rows []struct {
+			ID        uuid.UUID `bun:"id"`
+			AccountID uuid.UUID `bun:"account_id"`
+		}
+		err := s.db.NewSelect().Table("users").Column("id", "account_id").
+			Where("id IN (?)", bun.In(userIDs[start:min(start+1000, len(userIDs))])).Scan(ctx, &rows)
+		if err != nil {
+			return nil, fmt.Errorf("billing: accounts of users: %w", err)
+		}
+		for _, r := range rows {
+			out[r.ID] = r.AccountID
+		}
+	}
+	return out, nil
+}
+
 // AccountKey is an API key with the email of the member who owns it.
 type AccountKey struct {
 	APIKey

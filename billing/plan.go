@@ -28,6 +28,10 @@ type Features struct {
 	Watchlists           int `bun:"watchlists"`
 	Portfolios           int `bun:"portfolios"`
 	Alerts               int `bun:"alerts"`
+	// FormulaCost is the largest static cost (formula.Expr.Cost) of a
+	// formula the plan's users may give to an alert, a custom indicator or
+	// a backtest; 0 allows any.
+	FormulaCost int `bun:"formula_cost"`
 }
 
 // Limits returns the rate limits of the plan.

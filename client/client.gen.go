@@ -1442,8 +1442,11 @@ type Plan struct {
 		Alerts               int `json:"alerts"`
 		ApiRequestsPerDay    int `json:"apiRequestsPerDay"`
 		ApiRequestsPerMinute int `json:"apiRequestsPerMinute"`
-		Portfolios           int `json:"portfolios"`
-		Watchlists           int `json:"watchlists"`
+
+		// FormulaCost The largest static cost of a formula (an alert's condition, a custom indicator, a backtest's entry or exit) the plan accepts; past it the answer is 400 VALIDATION_ERROR naming the parameter. 0 allows any cost. See docs/alerts.md.
+		FormulaCost int `json:"formulaCost"`
+		Portfolios  int `json:"portfolios"`
+		Watchlists  int `json:"watchlists"`
 	} `json:"features"`
 
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a

@@ -51,6 +51,11 @@ func (p *backtestParams) check() error {
 // and the strategy hash, and returns it.
 func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request, p *backtestParams) error {
 	ctx, c := req.Context(), p.compiled
+	for _, f := range []struct{ param, src string }{{"entry", c.Entry}, {"exit", c.Exit}} {
+		if err := checkFormulaCost(ctx, f.param, f.src); err != nil {
+			return err
+		}
+	}
 	u := backtestdb.Universe{Index: p.Index}
 	if p.Symbols != "" {
 		u.Symbols = strings.Split(p.Symbols, ",")

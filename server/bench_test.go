@@ -21,7 +21,7 @@ func benchKey(b *testing.B, db *bun.DB) (string, billing.Principal) {
 	b.Helper()
 	ctx := context.Background()
 	_, err := db.NewRaw(`INSERT INTO plans VALUES ('5b0c3f4e-2f43-4d36-9a5c-0000000000ff', 'bench', 'Bench', '0', 'USD',
-		'month', 2000000000, 2000000000, 0, 0, 0, 99)`).Exec(ctx)
+		'month', 2000000000, 2000000000, 0, 0, 0, 99, 0)`).Exec(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,6 +25,7 @@ type featuresJSON struct {
 	Watchlists           int `json:"watchlists"`
 	Portfolios           int `json:"portfolios"`
 	Alerts               int `json:"alerts"`
+	FormulaCost          int `json:"formulaCost"`
 }
 
 func newPlanJSON(p billing.Plan) planJSON {
@@ -34,7 +35,7 @@ func newPlanJSON(p billing.Plan) planJSON {
 		Currency: p.Currency, Interval: p.Interval,
 		Features: featuresJSON{
 			APIRequestsPerDay: f.APIRequestsPerDay, APIRequestsPerMinute: f.APIRequestsPerMinute,
-			Watchlists: f.Watchlists, Portfolios: f.Portfolios, Alerts: f.Alerts,
+			Watchlists: f.Watchlists, Portfolios: f.Portfolios, Alerts: f.Alerts, FormulaCost: f.FormulaCost,
 		},
 	}
 }

@@ -49,6 +49,9 @@ func (s *Server) handleCustomCreate(w http.ResponseWriter, req bunrouter.Request
 	c := studies.CustomIndicator{
 		UserID: principal(req.Context()).UserID, Name: p.Name, Formula: p.Formula, Description: p.Description,
 	}
+	if err := checkFormulaCost(req.Context(), "formula", p.Formula); err != nil {
+		return err
+	}
 	if err := s.custom.CreateCustomIndicator(req.Context(), &c, s.now()); err != nil {
 		return err
 	}
@@ -84,6 +87,11 @@ func (p *customUpdateParams) check() error {
 // handleCustomUpdate serves PATCH /api/v1/indicators/custom/:id: only the
 // parameters given change.
 func (s *Server) handleCustomUpdate(w http.ResponseWriter, req bunrouter.Request, p *customUpdateParams) error {
+	if p.Formula != nil {
+		if err := checkFormulaCost(req.Context(), "formula", *p.Formula); err != nil {
+			return err
+		}
+	}
 	c, err := s.custom.UpdateCustomIndicator(req.Context(), principal(req.Context()).UserID, p.ID, p.patch(), s.now())
 	if err != nil {
 		return err
@@ -117,6 +125,11 @@ func (s *Server) handleCustomEvaluate(w http.ResponseWriter, req bunrouter.Reque
 	ctx := req.Context()
 	c, err := s.custom.CustomIndicator(ctx, principal(ctx).UserID, id)
 	if err != nil {
+		return err
+	}
+	// Checked again here: the plan may have changed since the formula was
+	// stored.
+	if err := checkFormulaCost(ctx, "formula", c.Formula); err != nil {
 		return err
 	}
 	v, err := s.studies.PriceVersion(ctx, assetID)

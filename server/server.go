@@ -208,7 +208,9 @@ func New(cfg Config, db *bun.DB) *Server {
 	return s
 }
 
-// newAlerts returns the alerts service: the plan's counts from billing,
+// newAlerts returns the alerts service: the plan's counts and formula
+// cost and the users' accounts (whose alerts share a turn of evaluation)
+// from billing,
 // a webhook client that refuses private destinations unless the
 // configuration allows them, and the sealer of broker tokens for webhook
 // secrets (without a SecretKey, webhooks are refused).
@@ -217,6 +219,11 @@ func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 	cfg.Limits = func(ctx context.Context, userID uuid.UUID) (int, int, error) {
 		p, err := s.billing.PlanOf(ctx, userID)
 		return p.Features.Watchlists, p.Features.Alerts, err
+	}
+	cfg.AccountOf = s.billing.AccountsOf
+	cfg.FormulaCost = func(ctx context.Context, userID uuid.UUID) (int, error) {
+		p, err := s.billing.PlanOf(ctx, userID)
+		return p.Features.FormulaCost, err
 	}
 	cfg.Transport = &webhook.Client{AllowPrivate: s.cfg.AllowPrivateWebhooks}
 	cfg.Sealer = s.sealer

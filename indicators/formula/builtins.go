@@ -42,11 +42,14 @@ type builtin struct {
 	params   []param
 	counts   []int // accepted argument counts when some are optional; nil: len(params)
 	variadic bool  // any number of arguments >= len(params), all like the last
-	reads    seriesSet
-	f1       func(a float64) float64
-	f2       func(a, b float64) float64
-	f3       func(a, b, c float64) float64
-	eval     func(ev *evaluator, n *node, xs []value) value
+	// scans is set on functions whose work per bar grows with their first
+	// integer parameter (a window rescanned at each bar); see [Expr.Cost].
+	scans bool
+	reads seriesSet
+	f1    func(a float64) float64
+	f2    func(a, b float64) float64
+	f3    func(a, b, c float64) float64
+	eval  func(ev *evaluator, n *node, xs []value) value
 }
 
 // scalar is the value of an element-wise function on constants.
@@ -85,6 +88,13 @@ func window(ind func(in []float64, p int) []float64, lookback func(p int) int) *
 	}
 }
 
+// scanning marks b as a function whose work per bar grows with its
+// window, for [Expr.Cost].
+func scanning(b *builtin) *builtin {
+	b.scans = true
+	return b
+}
+
 func lookbackMinus1(p int) int { return p - 1 }
 func lookbackP(p int) int      { return p }
 
@@ -99,20 +109,20 @@ var builtins = map[string]*builtin{
 	"roc":     window(indicators.ROC, lookbackP),
 	"mom":     window(indicators.Momentum, lookbackP),
 	"stddev":  window(func(in []float64, p int) []float64 { return indicators.StdDev(in, p, 1) }, lookbackMinus1),
-	"highest": window(indicators.Highest, lookbackMinus1),
-	"lowest":  window(indicators.Lowest, lookbackMinus1),
+	"highest": scanning(window(indicators.Highest, lookbackMinus1)),
+	"lowest":  scanning(window(indicators.Lowest, lookbackMinus1)),
 	"sum":     window(indicators.Sum, lookbackMinus1),
 	"atr": {params: []param{pPeriod}, reads: readHigh | readLow | readClose,
 		eval: evalATR},
 	"adx":         bars3(indicators.ADX, aPeriod2, func(p int) int { return 2*p - 1 }),
 	"plus_di":     bars3(indicators.PlusDI, aPeriod2, lookbackP),
 	"minus_di":    bars3(indicators.MinusDI, aPeriod2, lookbackP),
-	"cci":         bars3(indicators.CCI, aPeriod, lookbackMinus1),
-	"willr":       bars3(indicators.WilliamsR, aPeriod, lookbackMinus1),
+	"cci":         scanning(bars3(indicators.CCI, aPeriod, lookbackMinus1)),
+	"willr":       scanning(bars3(indicators.WilliamsR, aPeriod, lookbackMinus1)),
 	"mfi":         {params: []param{pPeriod}, reads: readHigh | readLow | readClose | readVolume, eval: evalMFI},
 	"obv":         {reads: readClose | readVolume, eval: evalOBV},
-	"stoch_k":     stochFunc(0),
-	"stoch_d":     stochFunc(1),
+	"stoch_k":     scanning(stochFunc(0)),
+	"stoch_d":     scanning(stochFunc(1)),
 	"macd":        macdFunc(0),
 	"macd_signal": macdFunc(1),
 	"macd_hist":   macdFunc(2),

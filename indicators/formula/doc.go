@@ -93,6 +93,21 @@
 // each indicator) rather than a walk of the tree per bar. Buffers of
 // finished nodes are reused.
 //
+// # Cost
+//
+// [Expr.Cost] is the static cost of a formula, its work per bar estimated
+// from the syntax tree alone: every node (a number, a series, an
+// operator, a call) counts 1, and a function whose work per bar grows with
+// its window (cci, willr, highest, lowest, stoch_k and stoch_d) counts its
+// window too:
+//
+//	cost = sum over nodes {1 + window(node)}, a folded constant counting 1
+//
+// Evaluating over n bars takes time roughly proportional to n × cost, so
+// a server bounds the cost of the formulas it accepts ([Expr.CheckCost],
+// [CostError]). close > sma(close, 50) costs 5; 99 terms cci(500) + ...
+// cost 49,798.
+//
 // # Limits
 //
 // [Parse] refuses, with a [*SyntaxError], sources longer than [MaxLen]

@@ -54,3 +54,17 @@ func ExampleExpr_Eval() {
 	// 0.00
 	// 2.00
 }
+
+func ExampleExpr_Cost() {
+	for _, src := range []string{"close > sma(close, 50)", "cci(20) > 100"} {
+		e, err := formula.Parse(src)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(src, "costs", e.Cost(), e.CheckCost(10))
+	}
+	// Output:
+	// close > sma(close, 50) costs 5 <nil>
+	// cci(20) > 100 costs 24 costs 24, the plan allows 10
+}
