@@ -664,7 +664,7 @@ func alertWebhooks(ctx context.Context, db bun.IDB, firing []*alertFiring) (func
 	for chunk := range slices.Chunk(ids, evalBatch) {
 		var part []Webhook
 		err := db.NewSelect().Model(&part).Column("id", "user_id").
-			Where("user_id IN (?) AND deleted_at IS NULL", bun.In(chunk)).OrderExpr("created_at, id").Scan(ctx)
+			Where("user_id IN (?) AND deleted_at IS NULL AND disabled_at IS NULL", bun.In(chunk)).OrderExpr("created_at, id").Scan(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("alerts: webhooks of alerts: %w", err)
 		}

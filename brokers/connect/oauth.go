@@ -218,17 +218,27 @@ func openTokens(sealer *Sealer, c *Connection) (*oauth2.Token, error) {
 	tok := &oauth2.Token{TokenType: "Bearer"}
 	var err error
 	if tok.AccessToken, err = sealer.Open(*c.AccessToken, "access:"+c.ID.String()); err != nil {
-		return nil, err
+		return nil, errSealedElsewhere(c, err)
 	}
 	if c.RefreshToken != nil {
 		if tok.RefreshToken, err = sealer.Open(*c.RefreshToken, "refresh:"+c.ID.String()); err != nil {
-			return nil, err
+			return nil, errSealedElsewhere(c, err)
 		}
 	}
 	if c.TokenExpiry != nil {
 		tok.Expiry = *c.TokenExpiry
 	}
 	return tok, nil
+}
+
+// errSealedElsewhere is the error of c's tokens that the server's key
+// does not open (err): sealed under another key, which a restored
+// database without its key file, or another TRADEKIT_SECRET_KEY, brings.
+// No retry helps; its message says what does.
+func errSealedElsewhere(c *Connection, err error) error {
+	return fmt.Errorf("connect: connection %s: %w: %w", c.ID, tradekit.Errorf(tradekit.ErrUnavailable,
+		"the connection's broker tokens do not open with this server's key (TRADEKIT_SECRET_KEY, or the SQLite "+
+			"database's .secret file): restore the key that sealed them, or disconnect and connect again"), err)
 }
 
 // client returns the broker client of c, which stores refreshed tokens.

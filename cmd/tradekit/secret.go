@@ -1,58 +1,79 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
 
+	"github.com/uptrace/bun"
+
 	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/internal/dbcopy"
 	"github.com/tradekit/tradekit/server"
 )
 
 // secretKeySize is the size of TRADEKIT_SECRET_KEY: 32 bytes, AES-256.
 const secretKeySize = 32
 
-// secretKey returns the key that seals broker tokens and webhook secrets: TRADEKIT_SECRET_KEY
-// (base64 of 32 bytes) when set; on SQLite, else, the key in the file
-// beside the database (<path>.secret, mode 0600 whatever the umask),
-// generated the first time; on PostgreSQL, else, nil: the server then refuses connections and webhooks,
-// saying what to set, since instances sharing a database must share the
-// key.
-func (e *env) secretKey(dsn string, log *slog.Logger) ([]byte, error) {
-	if v := strings.TrimSpace(e.getenv("TRADEKIT_SECRET_KEY")); v != "" {
-		key, err := base64.StdEncoding.DecodeString(v)
-		if err != nil || len(key) != secretKeySize {
-			return nil, fmt.Errorf("serve: TRADEKIT_SECRET_KEY must be the base64 of %d bytes (e.g. openssl rand -base64 32)", secretKeySize)
+// secretKey returns the key that seals broker tokens and webhook secrets
+// in db: TRADEKIT_SECRET_KEY (base64 of 32 bytes) when set; on SQLite,
+// else, the key in the file beside the database (<path>.secret, mode
+// 0600 whatever the umask), generated the first time; on PostgreSQL,
+// else, nil: the server then refuses connections and webhooks, saying
+// what to set, since instances sharing a database must share the key.
+//
+// A key that does not open the sealed values db holds is refused, naming
+// where it came from; so is a missing key file of a SQLite database that
+// holds some (a copy made without its .secret file): a new key would
+// open none of them.
+func (e *env) secretKey(ctx context.Context, db bun.IDB, dsn string, log *slog.Logger) ([]byte, error) {
+	sample, sealed, err := dbcopy.FindSealed(ctx, db, sealedColumns())
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	key, err := e.envSecretKey()
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w (e.g. openssl rand -base64 32)", err)
+	}
+	from := "TRADEKIT_SECRET_KEY"
+	if key == nil {
+		if database.IsPostgres(dsn) {
+			return nil, nil
 		}
-		return key, nil
-	}
-	if database.IsPostgres(dsn) {
-		return nil, nil
-	}
-	path := strings.TrimPrefix(dsn, "sqlite:") + ".secret"
-	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		key, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil || len(key) != secretKeySize {
-			return nil, fmt.Errorf("serve: %s does not hold the base64 of %d bytes; restore it, or remove it and reconnect every broker", path, secretKeySize)
+		path := strings.TrimPrefix(dsn, "sqlite:") + ".secret"
+		if key, err = readKeyFile(path); err != nil {
+			return nil, fmt.Errorf("serve: %w; restore it, or remove it and reconnect every broker", err)
 		}
-		return key, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("serve: read the secret key: %w", err)
+		if key == nil {
+			if sealed {
+				return nil, fmt.Errorf("serve: the database holds sealed secrets (%s.%s) but its key file %s is missing: "+
+					"restore the key file saved with the database (a copy of a SQLite database needs its .secret file), "+
+					"or set TRADEKIT_SECRET_KEY to that key", sample.Column.Table, sample.Column.Column, path)
+			}
+			return newKeyFile(path, log)
+		}
+		from = "the key in " + path
 	}
+	if sealed && !sample.Opens(key) {
+		return nil, fmt.Errorf("serve: %s does not open the sealed secrets the database holds (%s.%s): give the key that sealed them",
+			from, sample.Column.Table, sample.Column.Column)
+	}
+	return key, nil
+}
+
+// newKeyFile writes a new random key into the file path (0600 whatever
+// the umask, which may have taken even the owner's bits), and returns it.
+func newKeyFile(path string, log *slog.Logger) ([]byte, error) {
 	key := make([]byte, secretKeySize)
 	rand.Read(key) // never returns an error (crypto/rand)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("serve: write the secret key: %w", err)
 	}
-	// 0600 whatever the umask, which may have taken even the owner's bits.
 	if err := f.Chmod(0o600); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("serve: write the secret key: %w", err)

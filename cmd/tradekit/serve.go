@@ -230,7 +230,7 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 		u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return server.BrokersConfig{}, fmt.Errorf("serve: --public-url must be an absolute http or https URL without query or fragment, got %q", publicURL)
 	}
-	key, err := e.secretKey(dsn, log)
+	key, err := e.secretKey(ctx, db, dsn, log)
 	if err != nil {
 		return server.BrokersConfig{}, err
 	}
