@@ -83,6 +83,10 @@ type Trader interface {
 	Order(ctx context.Context, id string) (OrderState, error)
 	// OrderByClientID returns the order placed with the client order id.
 	OrderByClientID(ctx context.Context, clientOrderID string) (OrderState, error)
+	// Orders returns the orders submitted after the given time, of every
+	// status, oldest first: one call, however many there are, for a
+	// tracker that follows many orders of one account.
+	Orders(ctx context.Context, after time.Time) ([]OrderState, error)
 	// CancelOrder asks the broker to cancel the order with the broker's id.
 	// The cancellation may complete later: read the order to learn it.
 	CancelOrder(ctx context.Context, id string) error

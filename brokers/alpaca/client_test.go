@@ -304,8 +304,9 @@ func TestFills(t *testing.T) {
 // second), oldest first, at most "limit" of them.
 type ordersServer struct {
 	*httptest.Server
-	mu     sync.Mutex
-	afters []string // the after parameter of each request
+	mu      sync.Mutex
+	afters  []string     // the after parameter of each request
+	queries []url.Values // each request's query
 }
 
 type testOrder struct {
@@ -321,6 +322,7 @@ func mustOrdersServer(tb testing.TB, orders []testOrder) *ordersServer {
 		q := r.URL.Query()
 		s.mu.Lock()
 		s.afters = append(s.afters, q.Get("after"))
+		s.queries = append(s.queries, q)
 		s.mu.Unlock()
 		var after time.Time
 		if a := q.Get("after"); a != "" {
@@ -387,6 +389,43 @@ func TestFillsPaging(t *testing.T) {
 	wantAfters := []string{"2025-01-06T13:30:00Z", orders[499].submitted.Truncate(time.Second).Format(time.RFC3339)}
 	if diff := cmp.Diff(wantAfters, s.afters); diff != "" {
 		t.Errorf("after parameters mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestOrdersPaging checks Orders on 700 orders, three a second: it asks
+// for every status, oldest first, 500 at a time, pages as Fills does, and
+// returns each order once, in order.
+func TestOrdersPaging(t *testing.T) {
+	t.Parallel()
+	t0 := at("2025-01-06T14:30:00Z")
+	var orders []testOrder
+	var want []string
+	for i := range 700 {
+		o := testOrder{id: fmt.Sprintf("order-%03d", i), filled: i%2 == 0,
+			submitted: t0.Add(time.Duration(i/3)*time.Second + time.Duration(i)*time.Millisecond)}
+		orders = append(orders, o)
+		want = append(want, o.id)
+	}
+	s := mustOrdersServer(t, orders)
+	got, err := staticClient(s.URL).Orders(context.Background(), t0.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, o := range got {
+		ids = append(ids, o.ID)
+	}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("Orders() ids mismatch (-want +got):\n%s", diff)
+	}
+	wantAfters := []string{"2025-01-06T13:30:00Z", orders[499].submitted.Truncate(time.Second).Format(time.RFC3339)}
+	if diff := cmp.Diff(wantAfters, s.afters); diff != "" {
+		t.Errorf("after parameters mismatch (-want +got):\n%s", diff)
+	}
+	for _, q := range s.queries {
+		if q.Get("status") != "all" || q.Get("direction") != "asc" || q.Get("limit") != "500" {
+			t.Errorf("query %s, want status=all, direction=asc, limit=500", q.Encode())
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +89,51 @@ func (c *Client) Order(ctx context.Context, id string) (brokers.OrderState, erro
 		return brokers.OrderState{}, err
 	}
 	return orderState(out), nil
+}
+
+// Orders returns the orders submitted after the given time, of every
+// status, oldest submission first, from GET
+// /v2/orders?status=all&after=…&direction=asc&limit=500, a page after
+// another, as [Client.Fills] pages: the API filters by submission time to
+// the second, so each next page starts at the second of the previous
+// page's last submission, and the orders seen twice are dropped by id. It
+// fails, wrapping [tradekit.ErrUnavailable], if a whole page of orders
+// was submitted within one second. The order tracker of package
+// brokers/connect reads a connection's pending orders with one call.
+func (c *Client) Orders(ctx context.Context, after time.Time) ([]brokers.OrderState, error) {
+	var out []brokers.OrderState
+	seen := make(map[string]bool)
+	cursor := after
+	for {
+		q := url.Values{
+			"status":    {"all"},
+			"direction": {"asc"},
+			"limit":     {strconv.Itoa(ordersPageSize)},
+		}
+		if !cursor.IsZero() {
+			q.Set("after", cursor.UTC().Format(time.RFC3339))
+		}
+		var page []OrderJSON
+		if err := c.get(ctx, "/v2/orders", q, &page); err != nil {
+			return nil, err
+		}
+		for _, o := range page {
+			if seen[o.ID] || !o.SubmittedAt.After(after) {
+				continue // a repeat, or within the second of after but not after it
+			}
+			seen[o.ID] = true
+			out = append(out, orderState(o))
+		}
+		if len(page) < ordersPageSize {
+			return out, nil
+		}
+		next := page[len(page)-1].SubmittedAt
+		if !next.Truncate(time.Second).After(cursor.Truncate(time.Second)) {
+			return nil, fmt.Errorf("alpaca: GET /v2/orders: %w: %d orders submitted within the second after %s; cannot page past them",
+				tradekit.ErrUnavailable, ordersPageSize, cursor.UTC().Format(time.RFC3339))
+		}
+		cursor = next
+	}
 }
 
 // OrderByClientID returns the order placed with the client order id, from

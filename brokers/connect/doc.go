@@ -140,7 +140,13 @@
 //
 // The order tracker ([Service.TrackOrders], run every
 // Config.OrderInterval) reads each pending order from its broker at
-// intervals of an eighth of its age, from 200 ms to 30 s, and records a
+// intervals of an eighth of its age, from 200 ms to 30 s: the orders of a
+// connection due in a round are read together, with one list call
+// ([brokers.Trader.Orders], the orders submitted since the oldest of
+// them), so a round costs one broker request per connection however many
+// orders are pending; resting orders read less often than every 15 s
+// join a read due within 7.5 s, so that they share their reads. It
+// records a
 // fill (price, quantity, commission, time), a cancellation or a rejection
 // with a conditional update that only a pending order passes, so each
 // change of state is recorded once whichever instance sees it first. An

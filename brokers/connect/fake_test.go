@@ -238,6 +238,32 @@ func (b *fakeBroker) Order(_ context.Context, id string) (brokers.OrderState, er
 	return st, b.done("Order")
 }
 
+// Orders returns the orders submitted after the given time, oldest
+// first; a market order fills on this read as on Order's with fillOnRead.
+func (b *fakeBroker) Orders(_ context.Context, after time.Time) ([]brokers.OrderState, error) {
+	if err := b.call("Orders"); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	var ids []string
+	for id, o := range b.orders {
+		if o.state.SubmittedAt.After(after) {
+			ids = append(ids, id)
+		}
+	}
+	var out []brokers.OrderState
+	for _, id := range ids {
+		o := b.orders[id]
+		if b.fillOnRead && o.req.Type == brokers.Market && o.state.Status == brokers.Pending {
+			b.fillLocked(id, o.req.Quantity.Sub(o.state.FilledQuantity), b.marks[o.req.Symbol], decimal.Zero)
+		}
+		out = append(out, o.state)
+	}
+	b.mu.Unlock()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].SubmittedAt.Before(out[j].SubmittedAt) })
+	return out, b.done("Orders")
+}
+
 func (b *fakeBroker) OrderByClientID(_ context.Context, clientOrderID string) (brokers.OrderState, error) {
 	if err := b.call("OrderByClientID"); err != nil {
 		return brokers.OrderState{}, err

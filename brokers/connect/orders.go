@@ -275,62 +275,140 @@ func (s *Service) reject(ctx context.Context, o *Order, reason string, now time.
 	return nil
 }
 
+// The order tracker's batching: a round reads the pending orders of at
+// most trackConnections connections that have an order due, and with
+// each, those of its orders due within trackAhead (at most trackBatch),
+// so that the orders of one connection come due together and share one
+// read. The broker is asked for the orders submitted after the oldest of
+// them less trackSkew, for the clocks of Tradekit and of the broker.
+const (
+	trackConnections = 100
+	trackBatch       = 500
+	trackAhead       = maxCheck / 4
+	trackSkew        = time.Minute
+)
+
 // TrackOrders does one round of the order tracker, which [Service.Run]
-// runs every Config.OrderInterval: it reads each pending order that is
-// due from its broker and records what it finds (a fill, a cancellation
-// or a rejection, once, whichever instance sees it first, with the fill
-// applied to the ledger), and sends again the orders the broker never
-// acknowledged. Each order is claimed before it is read, so that one
-// instance at a time reads it. It returns how many orders it read.
+// runs every Config.OrderInterval: for each connection with a pending
+// order due, it reads the connection's orders from its broker with one
+// list call (see [brokers.Trader.Orders]), however many are pending, and
+// records what it finds for each due order (a fill, a cancellation or a
+// rejection, once, whichever instance sees it first, with the fill
+// applied to the ledger); it sends again the orders the broker never
+// acknowledged. Orders due within a quarter of maxCheck are read with
+// those due now, so that a connection's resting orders share their
+// reads. Each order is claimed before it is read, so that one instance at
+// a time reads it. It returns how many orders it read.
 func (s *Service) TrackOrders(ctx context.Context) (int, error) {
 	now := s.now()
-	var due []Order
-	err := s.db.NewSelect().Model(&due).Where("status = ? AND next_check_at <= ?", brokers.Pending, now).
-		Order("next_check_at").Limit(100).Scan(ctx)
+	var conns []uuid.UUID
+	err := s.db.NewSelect().Model((*Order)(nil)).ColumnExpr("DISTINCT connection_id").
+		Where("status = ? AND next_check_at <= ?", brokers.Pending, now).Limit(trackConnections).Scan(ctx, &conns)
 	if err != nil {
-		return 0, fmt.Errorf("connect: due orders: %w", err)
+		return 0, fmt.Errorf("connect: connections with due orders: %w", err)
 	}
 	n := 0
-	for i := range due {
-		o := &due[i]
-		next := now.Add(checkAfter(now.Sub(o.CreatedAt)))
-		res, err := s.db.NewUpdate().Model((*Order)(nil)).Set("next_check_at = ?", next).
-			Where("id = ? AND status = ? AND next_check_at <= ?", o.ID, brokers.Pending, now).Exec(ctx)
+	for _, c := range conns {
+		k, err := s.trackConnection(ctx, c, now)
+		n += k
 		if err != nil {
-			return n, fmt.Errorf("connect: claim order %s: %w", o.ID, err)
-		}
-		if k, err := res.RowsAffected(); err != nil || k != 1 {
-			continue // another instance has it
-		}
-		o.NextCheckAt = &next
-		n++
-		if err := s.track(ctx, o, now, next); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("reading an order from the broker failed", "order_id", o.ID, "err", err)
+			if ctx.Err() != nil {
+				return n, nil
+			}
+			s.cfg.Logger.Warn("reading a connection's orders from the broker failed", "connection_id", c, "err", err)
 		}
 	}
 	return n, nil
 }
 
-// track reads the pending order o from its broker and records its state.
-func (s *Service) track(ctx context.Context, o *Order, now, next time.Time) error {
-	st := NewStore(s.db)
-	c, err := st.connection(ctx, o.ConnectionID)
+// trackConnection claims the pending orders of the connection due by
+// now plus trackAhead, reads them from the broker with one list call, and
+// records their state; it returns how many it claimed.
+func (s *Service) trackConnection(ctx context.Context, connID uuid.UUID, now time.Time) (int, error) {
+	var due []Order
+	// An order is read ahead only if it is read less often than every
+	// 2 × trackAhead (it is older than 16 × trackAhead), so that what one
+	// round claims is not due within trackAhead again.
+	err := s.db.NewSelect().Model(&due).Where("connection_id = ? AND status = ?", connID, brokers.Pending).
+		Where("(next_check_at <= ? OR next_check_at <= ? AND created_at <= ?)", now, now.Add(trackAhead), now.Add(-16*trackAhead)).
+		Order("next_check_at").Limit(trackBatch).Scan(ctx)
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("connect: due orders of connection %s: %w", connID, err)
+	}
+	claimed := due[:0]
+	for i := range due {
+		o := due[i]
+		next := now.Add(checkAfter(now.Sub(o.CreatedAt)))
+		res, err := s.db.NewUpdate().Model((*Order)(nil)).Set("next_check_at = ?", next).
+			Where("id = ? AND status = ? AND next_check_at = ?", o.ID, brokers.Pending, *o.NextCheckAt).Exec(ctx)
+		if err != nil {
+			return len(claimed), fmt.Errorf("connect: claim order %s: %w", o.ID, err)
+		}
+		if k, err := res.RowsAffected(); err != nil || k != 1 {
+			continue // another instance has it
+		}
+		o.NextCheckAt = &next
+		claimed = append(claimed, o)
+	}
+	if len(claimed) == 0 {
+		return 0, nil
+	}
+	c, err := NewStore(s.db).connection(ctx, connID)
+	if err != nil {
+		return len(claimed), err
 	}
 	if c.Status != Active {
 		// The broker cannot be asked; keep looking, slowly, in case the
 		// user connects the account again.
-		return nil
+		return len(claimed), nil
 	}
 	tr, err := s.traderOf(&c)
 	if err != nil {
-		return err
+		return len(claimed), err
 	}
-	var bs brokers.OrderState
-	if o.BrokerOrderID != nil {
+	oldest := claimed[0].CreatedAt
+	for _, o := range claimed {
+		if o.CreatedAt.Before(oldest) {
+			oldest = o.CreatedAt
+		}
+	}
+	listed, err := tr.Orders(ctx, oldest.Add(-trackSkew))
+	if err != nil {
+		return len(claimed), err
+	}
+	byID := make(map[string]brokers.OrderState, len(listed))
+	byClient := make(map[string]brokers.OrderState, len(listed))
+	for _, st := range listed {
+		byID[st.ID] = st
+		if st.ClientOrderID != "" {
+			byClient[st.ClientOrderID] = st
+		}
+	}
+	for i := range claimed {
+		o := &claimed[i]
+		bs, ok := byClient[o.ID.String()]
+		if o.BrokerOrderID != nil {
+			bs, ok = byID[*o.BrokerOrderID]
+		}
+		if err := s.track(ctx, tr, o, bs, ok, now, *o.NextCheckAt); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("recording an order's state failed", "order_id", o.ID, "err", err)
+		}
+	}
+	return len(claimed), nil
+}
+
+// track records the state bs of the pending order o that the broker's
+// list gave, if listed; an order the list lacks is read alone when the
+// broker acknowledged it (a list bounded by submission time misses it
+// only if the clocks disagree by more than trackSkew), and is sent again
+// when the broker never had it, or rejected past sendDeadline.
+func (s *Service) track(ctx context.Context, tr brokers.Trader, o *Order, bs brokers.OrderState, listed bool, now, next time.Time) error {
+	var err error
+	switch {
+	case listed:
+	case o.BrokerOrderID != nil:
 		bs, err = tr.Order(ctx, *o.BrokerOrderID)
-	} else {
+	default:
 		bs, err = tr.OrderByClientID(ctx, o.ID.String())
 		if errors.Is(err, tradekit.ErrNotFound) {
 			if now.Sub(o.CreatedAt) > sendDeadline {

@@ -193,7 +193,7 @@ func TestTrackOrders(t *testing.T) {
 		t.Run("BrokerErrorKeepsItPending", func(t *testing.T) {
 			f := newFixture(t, db)
 			p := mustPlace(t, f.s, f.user, limitOrder(f.conn, f.acme, brokers.Buy, "10", "100"))
-			f.broker.set(func(b *fakeBroker) { b.Before = failOn("Order", -1, errDown) })
+			f.broker.set(func(b *fakeBroker) { b.Before = failOn("Orders", -1, errDown) })
 			if n := mustTrack(t, f.env, f.s); n != 1 {
 				t.Errorf("TrackOrders read %d orders, want 1", n)
 			}
@@ -224,8 +224,10 @@ func TestTrackOrders(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			if read[0]+read[1] != n || f.broker.count("Order") != n {
-				t.Errorf("the services read %v orders and the broker %d times; want %d in all", read, f.broker.count("Order"), n)
+			// Each service lists the connection's orders at most once.
+			if read[0]+read[1] != n || f.broker.count("Order") != 0 || f.broker.count("Orders") > 2 {
+				t.Errorf("the services read %v orders, the broker's orders %d times and its list %d times; want %d in all, 0, at most 2",
+					read, f.broker.count("Order"), f.broker.count("Orders"), n)
 			}
 		})
 	})
@@ -412,4 +414,49 @@ func testCancelAfterUntrackedPartialFill(t *testing.T, db *bun.DB) {
 	if got := f.ledgerOf(t, f.conn.ID); !cmp.Equal(want, got.Positions) || got.Cash != "99600" {
 		t.Errorf("ledger: cash %s, positions %+v; want 99600, %+v", got.Cash, got.Positions, want)
 	}
+}
+
+// TestTrackOrdersOneListPerConnection checks that the order tracker's
+// cost at the broker does not grow with the pending orders: with 60
+// resting orders of one connection, each round that reads any of them
+// makes one list call and nothing else, over five minutes of rounds
+// every 200 ms as the orders age. (It made one GET per order before.)
+func TestTrackOrdersOneListPerConnection(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		f := newFixture(t, db)
+		const n = 60
+		f.mustGuardrails(t, f.user, brokers.Guardrails{MaxDailyTrades: 1000, MaxPositionSizePct: dec("100"), MaxPortfolioRiskPct: dec("100"),
+			AllowedAssetTypes: brokers.AssetTypes()})
+		for range n {
+			mustPlace(t, f.s, f.user, limitOrder(f.conn, f.acme, brokers.Buy, "1", "1"))
+		}
+		if c, err := db.NewSelect().Table("broker_orders").Where("status = ?", brokers.Pending).Count(context.Background()); err != nil || c != n {
+			t.Fatalf("%d orders pending, %v; want %d", c, err, n)
+		}
+		calls := func() int {
+			return f.broker.count("Order") + f.broker.count("Orders") + f.broker.count("OrderByClientID")
+		}
+		read, rounds, listed := 0, 0, 0
+		for range 5 * 60 * 5 {
+			f.clock.Add(minCheck)
+			before := calls()
+			k, err := f.s.TrackOrders(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := calls() - before
+			if k > 0 && got != 1 || k == 0 && got != 0 {
+				t.Fatalf("round %d read %d orders with %d broker calls; want one call when it reads any", rounds, k, got)
+			}
+			read, rounds, listed = read+k, rounds+1, listed+got
+		}
+		// Every order is read at least every maxCheck: the reads are
+		// shared, so far fewer lists than rounds.
+		if read < n*5*60/int(maxCheck/time.Second) || listed > rounds/10 {
+			t.Errorf("%d rounds read %d orders with %d lists; want at least %d orders, at most %d lists",
+				rounds, read, listed, n*5*60/int(maxCheck/time.Second), rounds/10)
+		}
+		t.Logf("%d rounds read %d orders with %d list calls", rounds, read, listed)
+	})
 }

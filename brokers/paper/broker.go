@@ -178,7 +178,8 @@ type Broker struct {
 	endOnce    sync.Once
 	kick       chan struct{} // a placement asks the matcher to run
 	placedMu   sync.Mutex
-	placed     []order // the orders placed through b (as placed, with their legs) that its matcher has not yet looked at
+	placed     []order    // the orders placed through b (as placed, with their legs) that its matcher has not yet looked at
+	matching   matchState // what the matcher's regular passes remember (see matchChanged)
 	now        func() time.Time
 	log        *slog.Logger
 	pages      *template.Template

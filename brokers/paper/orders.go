@@ -652,12 +652,16 @@ func (b *Broker) Cancel(ctx context.Context, accountID, id uuid.UUID) error {
 	})
 }
 
-// Run fills orders until ctx is done: it runs [Broker.Match] every
-// Config.MatchInterval, and at once after each placement through this
-// Broker a pass over the orders placed since the last one (and the legs
-// their fills open): what else is open can fill only when a price or the
-// clock moves, which the regular passes see. Any number of Brokers may
-// run on one database.
+// Run fills orders until ctx is done: every Config.MatchInterval it runs
+// a pass of [Broker.Match] over the open orders that may have changed
+// since its last pass (those of the assets whose prices changed, those
+// opened or changed since, and the opg and cls orders when the clock has
+// passed an open or a close), and over every open order at its first
+// pass and every five minutes; and at once after each placement through
+// this Broker a pass over the orders placed since the last one (and the
+// legs their fills open). A resting order far from the market therefore
+// costs nothing while its asset's prices stay still. Any number of
+// Brokers may run on one database.
 func (b *Broker) Run(ctx context.Context) {
 	t := time.NewTicker(b.matchEvery)
 	defer t.Stop()
@@ -667,7 +671,7 @@ func (b *Broker) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_, err = b.Match(ctx)
+			_, err = b.matchChanged(ctx)
 		case <-b.kick:
 			_, err = b.matchPlaced(ctx)
 		}

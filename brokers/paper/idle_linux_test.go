@@ -1,0 +1,119 @@
+package paper_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/internal/dbtest"
+)
+
+// TestIdleMatcherCPU is a measured run, not a check: with
+// TRADEKIT_MEASURE_IDLE=1 it rests 10,000 limit buys far below the market
+// (10 accounts of 1,000 orders, on 10 assets), runs the matcher as a
+// server does (Broker.Run, the default MatchInterval), and after a
+// warm-up prints the CPU this process used over 30 s, as a share of one
+// core, and on PostgreSQL that of the backends serving the test
+// database. Skipped otherwise:
+//
+//	TRADEKIT_MEASURE_IDLE=1 go test ./brokers/paper -run TestIdleMatcherCPU -v -count=1 -timeout 20m
+func TestIdleMatcherCPU(t *testing.T) {
+	if os.Getenv("TRADEKIT_MEASURE_IDLE") == "" {
+		t.Skip("a measured run: set TRADEKIT_MEASURE_IDLE=1")
+	}
+	const (
+		accounts, perAccount, assets = 10, 1000, 10
+		warmUp, window               = 5 * time.Second, 30 * time.Second
+	)
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		for i := range assets {
+			mustPrices(t, db, fmt.Sprintf("IDLE%d", i), map[string]string{"2026-02-27": "100"})
+		}
+		e := mustEnv(t, db, paper.Config{AccessTTL: time.Hour})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var wg sync.WaitGroup
+		errs := make(chan error, accounts)
+		for range accounts {
+			_, id := e.trader(t)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				qty, limit := d("1"), d("10")
+				for i := range perAccount {
+					_, err := e.b.Place(ctx, uuid.MustParse(id), alpaca.OrderRequestJSON{Symbol: fmt.Sprintf("IDLE%d", i%assets),
+						Side: "buy", Type: "limit", TimeInForce: "gtc", Qty: &qty, LimitPrice: &limit})
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		e.clock.Add(time.Minute) // as a server sees orders placed a while ago
+		go e.b.Run(ctx)
+		time.Sleep(warmUp)
+		pg0, go0, t0 := pgBackendCPU(t, db), selfCPU(), time.Now()
+		time.Sleep(window)
+		goCPU, pgCPU, wall := selfCPU()-go0, time.Duration(0), time.Since(t0)
+		for pid, c := range pgBackendCPU(t, db) {
+			pgCPU += c - pg0[pid]
+		}
+		t.Logf("%s: %d resting orders, %s: process CPU %.2f%% of a core (%s)", db.Dialect().Name(), accounts*perAccount,
+			wall.Round(time.Millisecond), 100*goCPU.Seconds()/wall.Seconds(), goCPU.Round(time.Millisecond))
+		if db.Dialect().Name() == dialect.PG {
+			t.Logf("postgres: backends CPU %.2f%% of a core (%s)", 100*pgCPU.Seconds()/wall.Seconds(), pgCPU.Round(time.Millisecond))
+		}
+	})
+}
+
+// selfCPU returns the user and system CPU time this process used so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// pgBackendCPU returns the CPU time used so far by each PostgreSQL
+// backend connected to db's database, by pid, from /proc/PID/schedstat
+// (dbtest's server runs on this machine); nil on SQLite.
+func pgBackendCPU(t *testing.T, db *bun.DB) map[int]time.Duration {
+	t.Helper()
+	if db.Dialect().Name() != dialect.PG {
+		return nil
+	}
+	var pids []int
+	if err := db.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(context.Background(), &pids); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+		if err != nil {
+			continue // ended meanwhile
+		}
+		ns, err := strconv.ParseInt(strings.Fields(string(s))[0], 10, 64)
+		if err != nil {
+			t.Fatalf("/proc/%d/schedstat: %v", pid, err)
+		}
+		out[pid] = time.Duration(ns)
+	}
+	return out
+}
