@@ -18,6 +18,9 @@ const (
 	RuleMaxPortfolioRiskPct = "maxPortfolioRiskPct"
 	RuleStopLossRequired    = "stopLossRequired"
 	RuleAllowedAssetTypes   = "allowedAssetTypes"
+	// RuleHeldQuantity is not a guardrail but the account's means: a
+	// sell beyond what is held, where the account cannot sell short.
+	RuleHeldQuantity = "heldQuantity"
 )
 
 // PctPlaces is the number of decimal places of the percentages [Check]
@@ -65,6 +68,10 @@ type Context struct {
 	// TradesToday is the number of orders accepted since 00:00 UTC of the
 	// current day (see [UTCDay]), not counting the order being checked.
 	TradesToday int
+	// CanShort reports that the account may sell what it does not hold
+	// (a margin account with shorting enabled). When false, the zero
+	// value, a sell beyond the held quantity breaks [RuleHeldQuantity].
+	CanShort bool
 }
 
 // Held is an open position as [Check] sees it.
@@ -117,7 +124,7 @@ type Violation struct {
 type Result struct {
 	// Rules holds every rule's evaluation, passing or not, in the order
 	// maxDailyTrades, maxPositionSizePct, maxPortfolioRiskPct,
-	// stopLossRequired, allowedAssetTypes.
+	// stopLossRequired, allowedAssetTypes, heldQuantity.
 	Rules []RuleCheck
 	// Violations holds the rules that fail, in the same order; nil when
 	// the order passes.
@@ -347,7 +354,35 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	}
 	r.add(rc)
 
+	r.add(heldQuantityRule(o, h.Quantity, c))
 	return r, nil
+}
+
+// heldQuantityRule evaluates [RuleHeldQuantity] for order o, with held
+// the quantity held in its symbol.
+func heldQuantityRule(o Order, held decimal.Decimal, c Context) RuleCheck {
+	rc := RuleCheck{Rule: RuleHeldQuantity, OK: true}
+	if o.Side != Sell {
+		return rc // limit and actual zero: a buy sells nothing
+	}
+	rc.Actual = o.Quantity
+	offered := decimal.Zero // by the open sells in the symbol
+	for i := range c.Open {
+		if v := &c.Open[i]; v.Symbol == o.Symbol && v.Quantity.IsNegative() {
+			offered = offered.Sub(v.Quantity)
+		}
+	}
+	rc.Limit = decimal.Max(decimal.Zero, held.Sub(offered))
+	if c.CanShort || o.Quantity.Cmp(rc.Limit) <= 0 {
+		return rc
+	}
+	rc.OK = false
+	rc.Message = fmt.Sprintf("a sell of %s %s is more than the %s held", o.Quantity, o.Symbol, decimal.Max(decimal.Zero, held))
+	if offered.IsPositive() {
+		rc.Message += fmt.Sprintf(" (%s of them offered by open sells)", offered)
+	}
+	rc.Message += ": this account cannot sell short"
+	return rc
 }
 
 // add appends rc to r.Rules, and to r.Violations if it fails.

@@ -34,7 +34,14 @@ func noLimits() Guardrails { return Guardrails{AllowedAssetTypes: AssetTypes()} 
 // ctx returns an account of 10,000 in equity and no position, with AAPL
 // at 100.
 func ctx(ps ...Held) Context {
-	return Context{Price: dec("100"), Equity: dec("10000"), Cash: dec("10000"), Positions: ps}
+	return Context{Price: dec("100"), Equity: dec("10000"), Cash: dec("10000"), Positions: ps, CanShort: true}
+}
+
+// cash is ctx of an account that cannot sell short.
+func cash(ps ...Held) Context {
+	c := ctx(ps...)
+	c.CanShort = false
+	return c
 }
 
 // Four positions of 100 of risk in all (see maxPortfolioRiskPct below).
@@ -156,6 +163,25 @@ func TestCheckRules(t *testing.T) {
 		{"asset/empty list allows none", buy("1"), func() (Guardrails, Context) {
 			return with(noLimits(), ctx(), func(g *Guardrails, _ *Context) { g.AllowedAssetTypes = nil })
 		}, RuleAllowedAssetTypes, "0", false},
+
+		// heldQuantity: without shorting, a sell within what is held
+		// and not offered by open sells.
+		{"held/sell of what is held", sell("10"), func() (Guardrails, Context) { return noLimits(), cash(aapl("10", "")) }, RuleHeldQuantity, "10", true},
+		{"held/sell beyond what is held", sell("1000"), func() (Guardrails, Context) { return noLimits(), cash(aapl("10", "")) }, RuleHeldQuantity, "1000", false},
+		{"held/sell of nothing held", sell("1"), func() (Guardrails, Context) { return noLimits(), cash() }, RuleHeldQuantity, "1", false},
+		{"held/sell of a short", sell("1"), func() (Guardrails, Context) { return noLimits(), cash(aapl("-10", "")) }, RuleHeldQuantity, "1", false},
+		{"held/open sells count", sell("5"), func() (Guardrails, Context) {
+			return with(noLimits(), cash(aapl("10", "")), func(_ *Guardrails, c *Context) {
+				c.Open = []Reservation{{Symbol: "AAPL", Quantity: dec("-6"), Price: dec("100")}, {Symbol: "AAPL", Quantity: dec("3"), Price: dec("100")}}
+			})
+		}, RuleHeldQuantity, "5", false},
+		{"held/open sells leave room", sell("4"), func() (Guardrails, Context) {
+			return with(noLimits(), cash(aapl("10", "")), func(_ *Guardrails, c *Context) {
+				c.Open = []Reservation{{Symbol: "AAPL", Quantity: dec("-6"), Price: dec("100")}}
+			})
+		}, RuleHeldQuantity, "4", true},
+		{"held/a buy", buy("1000"), func() (Guardrails, Context) { return noLimits(), cash() }, RuleHeldQuantity, "0", true},
+		{"held/an account that can short", sell("1000"), func() (Guardrails, Context) { return noLimits(), ctx(aapl("10", "")) }, RuleHeldQuantity, "1000", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,8 +190,8 @@ func TestCheckRules(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Check() error = %v", err)
 			}
-			if len(r.Rules) != 5 {
-				t.Fatalf("Check() evaluated %d rules, want 5", len(r.Rules))
+			if len(r.Rules) != 6 {
+				t.Fatalf("Check() evaluated %d rules, want 6", len(r.Rules))
 			}
 			var got RuleCheck
 			for _, rc := range r.Rules {

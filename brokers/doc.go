@@ -141,6 +141,17 @@
 // allowedAssetTypes: the order's AssetType is one of AllowedAssetTypes; an
 // empty list allows none.
 //
+// heldQuantity: not a guardrail of the user's, but what the account can
+// do. Where it cannot sell short (Context.CanShort false, the zero value,
+// as a cash account's), a sell may not exceed what is held and not
+// already offered by open sells in the symbol, V_s their quantity:
+//
+//	|q| <= max(0, H − V_s)
+//
+// Its Limit is that available quantity, its Actual |q|. A broker would
+// refuse such an order; the check says why before it is sent. A buy, or
+// any order of an account that can short, passes.
+//
 // A zero MaxDailyTrades, MaxPositionSizePct or MaxPortfolioRiskPct means
 // no limit, and its rule always holds. When E <= 0 no percentage can be
 // computed: PositionPct and RiskPct are reported as zero, and the two

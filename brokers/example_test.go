@@ -48,6 +48,7 @@ func ExampleCheck() {
 	// maxPortfolioRiskPct limit 10  actual 1.86  ok true
 	// stopLossRequired    limit 1   actual 1     ok true
 	// allowedAssetTypes   limit 1   actual 1     ok true
+	// heldQuantity        limit 0   actual 0     ok true
 	// notional 7600 risk 930 error <nil>
 	// brokers: order rejected by maxPositionSizePct: the AAPL position would be 22.80% of equity, over the limit of 20%
 }

@@ -166,6 +166,10 @@ func rejection(o connect.Order) error {
 			rules[i] = ruleJSON{Rule: v.Rule, Limit: number(v.Limit), Actual: number(v.Actual), Message: &msg}
 		}
 		details["limit"], details["actual"], details["rules"] = rules[0].Limit, rules[0].Actual, rules
+		if vs[0].Rule == brokers.RuleHeldQuantity {
+			// Named as what they are: what may be sold, what was asked.
+			details["held"], details["requested"] = rules[0].Limit, rules[0].Actual
+		}
 	} else {
 		details["reason"] = o.RejectReason
 	}

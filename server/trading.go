@@ -97,6 +97,8 @@ func (s *Server) newTrading() {
 			Name:   "alpaca",
 			OAuth:  alpaca.OAuthConfig(a.ClientID, a.ClientSecret, or(a.AuthorizeURL, "https://app.alpaca.markets/oauth/authorize"), or(a.TokenURL, "https://api.alpaca.markets/oauth/token"), callback),
 			APIURL: or(a.APIURL, "https://paper-api.alpaca.markets"),
+			// A margin account may short; a cash account's broker refuses.
+			CanShort: true,
 		})
 		delete(unavailable, "alpaca")
 	}

@@ -77,7 +77,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 var paper = Provider{Name: "paper", OAuth: &oauth2.Config{ClientID: "client-1", ClientSecret: "secret-1",
 	Endpoint:    oauth2.Endpoint{AuthURL: "https://broker.example/oauth/authorize", TokenURL: "https://broker.example/oauth/token"},
 	RedirectURL: "https://tradekit.example/api/v1/brokers/callback", Scopes: []string{"trading"}},
-	APIURL: "https://broker.example/api"}
+	APIURL: "https://broker.example/api", CanShort: true} // as the fake broker can
 
 // errNoNetwork is what the default HTTP client of the tests answers.
 var errNoNetwork = errors.New("test: no network")

@@ -123,6 +123,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, in OrderInput, o
 		if err != nil {
 			return noPrice(err, o.Symbol)
 		}
+		cc.CanShort = s.byName[ob.Connection.Provider].CanShort
 		if p.Check, err = brokers.Check(o, ob.Guardrails, cc); err != nil {
 			return err
 		}
@@ -228,6 +229,7 @@ func (s *Service) preview(ctx context.Context, userID uuid.UUID, in OrderInput, 
 	if err != nil {
 		return Preview{}, noPrice(err, p.Asset.Symbol)
 	}
+	cc.CanShort = s.byName[ob.Connection.Provider].CanShort
 	p.Result, err = brokers.Check(withAsset(o, p.Asset), ob.Guardrails, cc)
 	return p, err
 }

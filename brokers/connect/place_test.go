@@ -458,7 +458,7 @@ func TestPreviewOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !r.OK() || len(r.Rules) != 5 || !r.PositionPct.Equal(dec("15")) || r.Trades != 1 {
+			if !r.OK() || len(r.Rules) != 6 || !r.PositionPct.Equal(dec("15")) || r.Trades != 1 {
 				t.Errorf("preview: violations %v, %d rules, position %s%%, trades %d", r.Violations, len(r.Rules), r.PositionPct, r.Trades)
 			}
 			if diff := cmp.Diff(map[brokers.OrderStatus]int{}, f.countOrders(t, f.user)); diff != "" {

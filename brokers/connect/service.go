@@ -31,6 +31,10 @@ type Provider struct {
 	// page names the Tradekit user being linked. Only for brokers meant
 	// to see it, such as Tradekit's own paper broker.
 	SendLoginHint bool
+	// CanShort reports that the broker's accounts may sell what they do
+	// not hold; when false, a sell beyond the held quantity fails the
+	// check ([brokers.RuleHeldQuantity]) before the broker is called.
+	CanShort bool
 }
 
 // Config configures a [Service]. Providers is required; zero values of
