@@ -36,6 +36,12 @@ type Config struct {
 	// Limits returns how many watchlists and alerts the user's plan
 	// allows.
 	Limits func(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error)
+	// Account returns the id of the user's account and the ids of its
+	// members (the user included). The plan's counts, and MaxWebhooks,
+	// cover what all the members hold together (CONTRACT: "Plan limits are
+	// counted per account; invited members share them"). Default: every
+	// user is an account of their own.
+	Account func(ctx context.Context, userID uuid.UUID) (accountID uuid.UUID, members []uuid.UUID, err error)
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
 	// refusing private destinations.
 	Transport Transport
@@ -85,6 +91,11 @@ func New(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.Limits == nil {
 		cfg.Limits = func(context.Context, uuid.UUID) (int, int, error) { return 0, 0, nil }
+	}
+	if cfg.Account == nil {
+		cfg.Account = func(_ context.Context, userID uuid.UUID) (uuid.UUID, []uuid.UUID, error) {
+			return userID, []uuid.UUID{userID}, nil
+		}
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = &webhook.Client{}

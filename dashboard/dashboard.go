@@ -87,9 +87,9 @@ type Config struct {
 	// Revoke revokes a key, so that the API refuses it at once; the server
 	// passes its Authenticator's. Default billing.Store.RevokeKey.
 	Revoke func(ctx context.Context, id uuid.UUID) error
-	// Usage reads a user's requests counted this minute and today; the
-	// server passes its Limiter's. Default billing.Store.Usage.
-	Usage func(ctx context.Context, userID uuid.UUID, now time.Time) (billing.CurrentUsage, error)
+	// Usage reads an account's requests counted this minute and today;
+	// the server passes its Limiter's. Default billing.Store.Usage.
+	Usage func(ctx context.Context, accountID uuid.UUID, now time.Time) (billing.CurrentUsage, error)
 	// PublicURL is the server's public base URL, such as
 	// https://tradekit.example.com: invitation links and the brokers'
 	// return address start with it. Default the request's own scheme and
