@@ -149,7 +149,7 @@ func checkWaiting(ctx context.Context, tx bun.Tx, userID uuid.UUID, now time.Tim
 	if n >= MaxPending {
 		return fmt.Errorf("connect: %w", &tradekit.Error{Kind: tradekit.ErrForbidden,
 			Msg: fmt.Sprintf("you have %d broker connections waiting for authorization, the most allowed at once; "+
-				"finish one at the broker, or wait until the oldest expires in %s", n, first.Sub(now).Round(time.Second)),
+				"finish or disconnect one, or wait until the oldest expires in %s", n, first.Sub(now).Round(time.Second)),
 			Details: map[string]any{"limit": "pendingConnections", "max": MaxPending}})
 	}
 	return nil
