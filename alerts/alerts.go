@@ -160,7 +160,7 @@ func (s *Service) CreateAlert(ctx context.Context, userID uuid.UUID, in AlertInp
 	a := Alert{ID: uuid.New(), UserID: userID, AssetID: in.AssetID, Name: in.Name, Condition: in.Condition,
 		WebhookID: in.WebhookID, Once: in.Once, Status: Active, CheckedVersion: v.Version, CheckedThrough: through,
 		CreatedAt: now, UpdatedAt: now, Symbol: asset.Symbol}
-	err = s.insertCounted(ctx, userID, &a, "user_id = ? AND deleted_at IS NULL", "alerts", maxAlerts, "alerts")
+	err = s.insertCounted(ctx, userID, &a, "user_id IN (?) AND deleted_at IS NULL", "alerts", maxAlerts, "alerts")
 	if err != nil {
 		return Alert{}, err
 	}
@@ -183,16 +183,21 @@ func (s *Service) DeleteAlert(ctx context.Context, userID, id uuid.UUID) error {
 	return nil
 }
 
-// insertCounted inserts row, in a transaction under the user's lock
-// ([database.LockUser]), unless the user already has max rows of its
-// model where where holds, which is the 403 of the plan's limit named
-// limit. what names the rows in errors.
+// insertCounted inserts row, in a transaction under the lock of the
+// user's account ([database.Lock]), unless the account's members already
+// hold max rows of its model where where holds (its ? is the members'
+// ids), which is the 403 of the plan's limit named limit. what names the
+// rows in errors.
 func (s *Service) insertCounted(ctx context.Context, userID uuid.UUID, row any, where string, limit string, max int, what string) error {
+	accountID, members, err := s.cfg.Account(ctx, userID)
+	if err != nil {
+		return err
+	}
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := database.LockUser(ctx, tx, userID); err != nil {
+		if err := database.Lock(ctx, tx, accountID); err != nil {
 			return err
 		}
-		n, err := tx.NewSelect().Model(row).Where(where, userID).Count(ctx)
+		n, err := tx.NewSelect().Model(row).Where(where, bun.In(members)).Count(ctx)
 		if err != nil {
 			return fmt.Errorf("alerts: count %s: %w", what, err)
 		}

@@ -3,12 +3,13 @@
 //
 // # Watchlists
 //
-// A watchlist is a named list of at most [MaxWatchlistAssets] assets. A
-// user holds as many as the plan's watchlists count; past it,
-// [Service.CreateWatchlist] fails with tradekit.ErrForbidden and details
-// {"limit": "watchlists"}. The count and the insert run in one
-// transaction under a per-user lock, so concurrent requests on any number
-// of instances never pass it.
+// A watchlist is a named list of at most [MaxWatchlistAssets] assets. An
+// account's members together hold as many as the plan's watchlists
+// count (Config.Account names them); past it, [Service.CreateWatchlist]
+// fails with tradekit.ErrForbidden and details {"limit": "watchlists"}.
+// Alerts and webhooks are counted the same way. The count and the insert
+// run in one transaction under a per-account lock, so concurrent requests
+// of any members on any number of instances never pass it.
 //
 // # Alerts and their evaluation
 //

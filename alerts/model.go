@@ -12,7 +12,7 @@ import (
 const (
 	MaxName            = 100  // characters of a watchlist's or an alert's name
 	MaxWatchlistAssets = 100  // assets in one watchlist
-	MaxWebhooks        = 10   // live webhooks per user
+	MaxWebhooks        = 10   // live webhooks per account, its members together
 	MaxURL             = 2048 // bytes of a webhook's URL
 )
 

@@ -52,6 +52,12 @@ type Config struct {
 	// account share its turns); a user it leaves out is an account of its
 	// own. Default: every user is an account of its own.
 	AccountOf func(ctx context.Context, userIDs []uuid.UUID) (map[uuid.UUID]uuid.UUID, error)
+	// Account returns the id of the user's account and the ids of its
+	// members (the user included). The plan's counts, and MaxWebhooks,
+	// cover what all the members hold together (CONTRACT: "Plan limits are
+	// counted per account; invited members share them"). Default: every
+	// user is an account of their own.
+	Account func(ctx context.Context, userID uuid.UUID) (accountID uuid.UUID, members []uuid.UUID, err error)
 	// Transport sends webhook deliveries. Default: a [webhook.Client]
 	// refusing destinations outside the public internet.
 	Transport Transport
@@ -127,6 +133,11 @@ func New(db *bun.DB, cfg Config) *Service {
 	}
 	if cfg.AccountOf == nil {
 		cfg.AccountOf = func(context.Context, []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) { return nil, nil }
+	}
+	if cfg.Account == nil {
+		cfg.Account = func(_ context.Context, userID uuid.UUID) (uuid.UUID, []uuid.UUID, error) {
+			return userID, []uuid.UUID{userID}, nil
+		}
 	}
 	if cfg.Transport == nil {
 		cfg.Transport = &webhook.Client{}

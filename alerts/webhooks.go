@@ -61,7 +61,7 @@ func (s *Service) CreateWebhook(ctx context.Context, userID uuid.UUID, rawURL st
 	w := Webhook{ID: uuid.New(), UserID: userID, URL: rawURL, Secret: webhook.NewSecret(), CreatedAt: s.clock()}
 	stored := w
 	stored.Secret = s.cfg.Sealer.Seal(w.Secret, secretContext(w.ID))
-	err := s.insertCounted(ctx, userID, &stored, "user_id = ? AND deleted_at IS NULL", "webhooks", MaxWebhooks, "webhooks")
+	err := s.insertCounted(ctx, userID, &stored, "user_id IN (?) AND deleted_at IS NULL", "webhooks", MaxWebhooks, "webhooks")
 	if err != nil {
 		return Webhook{}, err
 	}

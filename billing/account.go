@@ -46,6 +46,31 @@ func (s *Store) AccountsOf(ctx context.Context, userIDs []uuid.UUID) (map[uuid.U
 	return out, nil
 }
 
+// AccountOf returns the id of the user's account and the ids of all its
+// members, the user included, in no particular order: the plan's count
+// limits (watchlists, alerts, portfolios, webhooks…) cover what all of
+// them hold together. The error wraps [tradekit.ErrNotFound] when there
+// is no such user.
+func (s *Store) AccountOf(ctx context.Context, userID uuid.UUID) (uuid.UUID, []uuid.UUID, error) {
+	var rows []struct {
+		ID        uuid.UUID `bun:"id"`
+		AccountID uuid.UUID `bun:"account_id"`
+	}
+	err := s.db.NewSelect().Model((*User)(nil)).Column("id", "account_id").
+		Where("account_id = (SELECT account_id FROM users WHERE id = ?)", userID).Scan(ctx, &rows)
+	if err != nil {
+		return uuid.Nil, nil, fmt.Errorf("billing: account of user %s: %w", userID, err)
+	}
+	if len(rows) == 0 {
+		return uuid.Nil, nil, fmt.Errorf("billing: %w", tradekit.Errorf(tradekit.ErrNotFound, "user %s not found", userID))
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return rows[0].AccountID, ids, nil
+}
+
 // AccountKey is an API key with the email of the member who owns it.
 type AccountKey struct {
 	APIKey
@@ -192,27 +217,27 @@ func (s *Store) AcceptInvite(ctx context.Context, token, hash string, now time.T
 	return u, err
 }
 
-// CurrentUsage is what the rate limiter has counted for a user in the
-// current minute and day, read from its counters.
+// CurrentUsage is what the rate limiter has counted for an account in
+// the current minute and day, read from its counters.
 type CurrentUsage struct {
 	Minute, Day int
 	// MinuteReset and DayReset are when the windows end.
 	MinuteReset, DayReset time.Time
 }
 
-// Usage returns the user's counted requests in the windows containing
-// now. A [Limiter] counts some requests ahead of their arrival (its
+// Usage returns the account's counted requests, those of all its
+// members, in the windows containing now. A [Limiter] counts some requests ahead of their arrival (its
 // leases, at most 64 a process), and gives back the unused ones when the
 // minute ends, so during a minute the figures may run that far ahead.
-func (s *Store) Usage(ctx context.Context, userID uuid.UUID, now time.Time) (CurrentUsage, error) {
+func (s *Store) Usage(ctx context.Context, accountID uuid.UUID, now time.Time) (CurrentUsage, error) {
 	ws := windows(now, Limits{})
 	var rows []struct {
 		Kind  string `bun:"window_kind"`
 		Count int    `bun:"count"`
 	}
 	err := s.db.NewRaw(`SELECT window_kind, count FROM rate_counters
-		WHERE user_id = ? AND ((window_kind = ? AND window_start = ?) OR (window_kind = ? AND window_start = ?))`,
-		userID, ws[0].kind, ws[0].start.Unix(), ws[1].kind, ws[1].start.Unix()).Scan(ctx, &rows)
+		WHERE account_id = ? AND ((window_kind = ? AND window_start = ?) OR (window_kind = ? AND window_start = ?))`,
+		accountID, ws[0].kind, ws[0].start.Unix(), ws[1].kind, ws[1].start.Unix()).Scan(ctx, &rows)
 	if err != nil {
 		return CurrentUsage{}, fmt.Errorf("billing: usage: %w", err)
 	}

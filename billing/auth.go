@@ -16,13 +16,16 @@ import (
 	"github.com/tradekit/tradekit"
 )
 
-// Principal is who a request acts for: the key presented, its owner and
-// the owner's plan.
+// Principal is who a request acts for: the key presented, its owner, the
+// owner's account and the owner's plan.
 type Principal struct {
 	KeyID  uuid.UUID
 	UserID uuid.UUID
-	Plan   Plan
-	hash   string
+	// AccountID is the account of the owner, whose members share the
+	// plan's limits: rate limits are counted under it.
+	AccountID uuid.UUID
+	Plan      Plan
+	hash      string
 }
 
 // AuthConfig tunes an [Authenticator]. The zero value gives the defaults.

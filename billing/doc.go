@@ -71,16 +71,17 @@
 //
 // # Rate limits
 //
-// Limits are counted per user in two fixed windows aligned on UTC: the
-// current minute and the current day. The counters live in the database, so
+// Limits are counted per account, in two fixed windows aligned on UTC:
+// the current minute and the current day. The members of an account
+// share its allowance, so inviting members never multiplies the plan. The counters live in the database, so
 // several server instances sharing one PostgreSQL enforce one limit. A
 // request is counted by one atomic upsert of both windows; when either
 // count passes its limit the request is refused and both increments are
 // taken back, so refused requests do not use up the allowance.
 //
-// A server counts through a [Limiter], which leases: while a user has much
+// A server counts through a [Limiter], which leases: while an account has much
 // of the minute left, one upsert counts up to 64 requests (never more than
-// 1/16 of what is left) and the next ones pass from memory, so a busy user
+// 1/16 of what is left) and the next ones pass from memory, so a busy account
 // costs one round trip in dozens. Requests are counted before they are
 // allowed, so no process ever lets more than the limit through; near the
 // limit leases shrink to one request and counting is exact. Unused leased

@@ -48,30 +48,32 @@ func windows(now time.Time, lim Limits) [2]window {
 	}
 }
 
-// Consume counts one request of the user at time now against lim, unless
-// that would exceed either window, in which case the request is refused
-// and not counted. It is atomic across processes sharing the database.
-func (s *Store) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now time.Time) (Usage, error) {
-	_, use, err := s.take(ctx, userID, lim, now, 1)
+// Consume counts one request of the account at time now against lim,
+// unless that would exceed either window, in which case the request is
+// refused and not counted. The members of an account share its counts
+// (pass [User.AccountID] or [Principal.AccountID], never a member's own
+// id). It is atomic across processes sharing the database.
+func (s *Store) Consume(ctx context.Context, accountID uuid.UUID, lim Limits, now time.Time) (Usage, error) {
+	_, use, err := s.take(ctx, accountID, lim, now, 1)
 	return use, err
 }
 
-// take counts up to n requests of the user at time now in both windows
+// take counts up to n requests of the account at time now in both windows
 // and returns how many it counted: n when both windows have room for
 // them, fewer (maybe none) when one has not. Usage is the state after the
 // take; it is Allowed when at least one request was counted.
-func (s *Store) take(ctx context.Context, userID uuid.UUID, lim Limits, now time.Time, n int) (int, Usage, error) {
+func (s *Store) take(ctx context.Context, accountID uuid.UUID, lim Limits, now time.Time, n int) (int, Usage, error) {
 	ws := windows(now, lim)
 	var rows []struct {
 		Kind  string `bun:"window_kind"`
 		Count int    `bun:"count"`
 	}
-	err := s.db.NewRaw(`INSERT INTO rate_counters (user_id, window_kind, window_start, count)
+	err := s.db.NewRaw(`INSERT INTO rate_counters (account_id, window_kind, window_start, count)
 		VALUES (?, ?, ?, ?), (?, ?, ?, ?)
-		ON CONFLICT (user_id, window_kind, window_start)
+		ON CONFLICT (account_id, window_kind, window_start)
 		DO UPDATE SET count = rate_counters.count + excluded.count
 		RETURNING window_kind, count`,
-		userID, ws[0].kind, ws[0].start.Unix(), n, userID, ws[1].kind, ws[1].start.Unix(), n,
+		accountID, ws[0].kind, ws[0].start.Unix(), n, accountID, ws[1].kind, ws[1].start.Unix(), n,
 	).Scan(ctx, &rows)
 	if err != nil {
 		return 0, Usage{}, fmt.Errorf("billing: count request: %w", err)
@@ -91,7 +93,7 @@ func (s *Store) take(ctx context.Context, userID uuid.UUID, lim Limits, now time
 	}
 	granted = max(granted, 0)
 	if back := n - granted; back > 0 {
-		if err := s.giveBack(ctx, userID, ws, back); err != nil {
+		if err := s.giveBack(ctx, accountID, ws, back); err != nil {
 			return 0, Usage{}, err
 		}
 		counts[0] -= back
@@ -115,11 +117,11 @@ func (s *Store) take(ctx context.Context, userID uuid.UUID, lim Limits, now time
 
 // giveBack uncounts n requests in both windows, one row per statement so
 // that the row locks are always taken in the same order as the upsert's.
-func (s *Store) giveBack(ctx context.Context, userID uuid.UUID, ws [2]window, n int) error {
+func (s *Store) giveBack(ctx context.Context, accountID uuid.UUID, ws [2]window, n int) error {
 	for _, w := range ws {
 		_, err := s.db.NewRaw(`UPDATE rate_counters SET count = count - ?
-			WHERE user_id = ? AND window_kind = ? AND window_start = ?`,
-			n, userID, w.kind, w.start.Unix()).Exec(ctx)
+			WHERE account_id = ? AND window_kind = ? AND window_start = ?`,
+			n, accountID, w.kind, w.start.Unix()).Exec(ctx)
 		if err != nil {
 			return fmt.Errorf("billing: uncount requests: %w", err)
 		}

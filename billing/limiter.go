@@ -21,12 +21,15 @@ const (
 // Limiter counts requests against plan limits in the database, like
 // [Store.Consume], with two things added for busy users.
 //
-// It queues one user's requests within this process, so that concurrent
+// It counts per account: the members of an account share one allowance
+// (pass [Principal.AccountID] or [User.AccountID]).
+//
+// It queues one account's requests within this process, so that concurrent
 // requests do not pile up on the counter's row lock, where PostgreSQL wakes
 // every waiter at each commit and the unlucky ones can lose for hundreds of
 // milliseconds. Go's mutex queues them fairly instead.
 //
-// And it leases: when a user has plenty of allowance left in the current
+// And it leases: when an account has plenty of allowance left in the current
 // minute, it counts several requests in one database round trip and lets
 // the next ones through from memory. A lease is at most 64 requests and at
 // most 1/16 of what the database says is left, so close to a limit leases
@@ -41,13 +44,13 @@ const (
 //
 // A Limiter is safe for concurrent use.
 type Limiter struct {
-	st    *Store
-	mu    sync.Mutex
-	users map[uuid.UUID]*userLimit
+	st       *Store
+	mu       sync.Mutex
+	accounts map[uuid.UUID]*accountLimit
 }
 
-// userLimit is one user's queue and lease.
-type userLimit struct {
+// accountLimit is one account's queue and lease.
+type accountLimit struct {
 	id   uuid.UUID
 	mu   sync.Mutex // held while counting
 	refs int        // holders and waiters; guarded by Limiter.mu
@@ -61,14 +64,14 @@ type userLimit struct {
 
 // NewLimiter returns a Limiter counting in db.
 func NewLimiter(db bun.IDB) *Limiter {
-	return &Limiter{st: NewStore(db), users: make(map[uuid.UUID]*userLimit)}
+	return &Limiter{st: NewStore(db), accounts: make(map[uuid.UUID]*accountLimit)}
 }
 
-// Consume counts one request of the user at time now against lim and
+// Consume counts one request of the account at time now against lim and
 // reports whether it may proceed. See [Store.Consume] and the type's doc
 // for leases.
-func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now time.Time) (Usage, error) {
-	u := l.acquire(userID)
+func (l *Limiter) Consume(ctx context.Context, accountID uuid.UUID, lim Limits, now time.Time) (Usage, error) {
+	u := l.acquire(accountID)
 	defer l.release(u)
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -89,7 +92,7 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 	if !u.use.Reset.IsZero() && !u.use.Allowed {
 		// Refused earlier this minute. Within a minute the stored counts
 		// only fall when a process stops and gives its lease back, so
-		// this answer stays right, and a user who keeps knocking costs
+		// this answer stays right, and an account that keeps knocking costs
 		// the database nothing.
 		use := u.use
 		use.RetryAfter = use.Reset.Sub(now)
@@ -100,7 +103,7 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 	if !u.use.Reset.IsZero() {
 		n = min(max(u.use.Remaining/leaseShare, 1), maxLease)
 	}
-	granted, use, err := l.st.take(ctx, userID, lim, now, n)
+	granted, use, err := l.st.take(ctx, accountID, lim, now, n)
 	if err != nil {
 		return Usage{}, err
 	}
@@ -113,16 +116,16 @@ func (l *Limiter) Consume(ctx context.Context, userID uuid.UUID, lim Limits, now
 	return use, nil
 }
 
-// Usage returns the user's requests counted in the windows containing
+// Usage returns the account's requests counted in the windows containing
 // now, as [Store.Usage] does, less the unused requests this Limiter holds
-// for the user: exact when one process serves the user, and otherwise
-// ahead by at most the other processes' leases.
-func (l *Limiter) Usage(ctx context.Context, userID uuid.UUID, now time.Time) (CurrentUsage, error) {
-	u := l.acquire(userID)
+// for the account: exact when one process serves the account, and
+// otherwise ahead by at most the other processes' leases.
+func (l *Limiter) Usage(ctx context.Context, accountID uuid.UUID, now time.Time) (CurrentUsage, error) {
+	u := l.acquire(accountID)
 	defer l.release(u)
 	u.mu.Lock() // no lease is taken or spent while the database is read
 	defer u.mu.Unlock()
-	use, err := l.st.Usage(ctx, userID, now)
+	use, err := l.st.Usage(ctx, accountID, now)
 	if err != nil {
 		return CurrentUsage{}, err
 	}
@@ -133,45 +136,45 @@ func (l *Limiter) Usage(ctx context.Context, userID uuid.UUID, now time.Time) (C
 	return use, nil
 }
 
-// acquire returns the user's entry, counted as in use.
-func (l *Limiter) acquire(userID uuid.UUID) *userLimit {
+// acquire returns the account's entry, counted as in use.
+func (l *Limiter) acquire(accountID uuid.UUID) *accountLimit {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	u := l.users[userID]
+	u := l.accounts[accountID]
 	if u == nil {
-		u = &userLimit{id: userID}
-		l.users[userID] = u
+		u = &accountLimit{id: accountID}
+		l.accounts[accountID] = u
 	}
 	u.refs++
 	return u
 }
 
-// release ends a use of the user's entry from acquire. The entry stays,
+// release ends a use of the account's entry from acquire. The entry stays,
 // with its lease and what the database said, until [Limiter.Flush].
-func (l *Limiter) release(u *userLimit) {
+func (l *Limiter) release(u *accountLimit) {
 	l.mu.Lock()
 	u.refs--
 	l.mu.Unlock()
 }
 
 // Flush gives back the unused requests of leases whose minute has ended
-// before now and forgets those users. Call it every few seconds: the
-// Limiter remembers each user it has seen until then.
+// before now and forgets those accounts. Call it every few seconds: the
+// Limiter remembers each account it has seen until then.
 func (l *Limiter) Flush(ctx context.Context, now time.Time) error {
-	return l.flush(ctx, func(u *userLimit) bool { return u.minute.Add(time.Minute).Compare(now) <= 0 })
+	return l.flush(ctx, func(u *accountLimit) bool { return u.minute.Add(time.Minute).Compare(now) <= 0 })
 }
 
 // Close gives back every unused request this Limiter holds, for a process
 // that stops. The Limiter stays usable.
 func (l *Limiter) Close(ctx context.Context) error {
-	return l.flush(ctx, func(*userLimit) bool { return true })
+	return l.flush(ctx, func(*accountLimit) bool { return true })
 }
 
-// flush gives back the leases of the idle users for which done is true.
-func (l *Limiter) flush(ctx context.Context, done func(*userLimit) bool) error {
+// flush gives back the leases of the idle accounts for which done is true.
+func (l *Limiter) flush(ctx context.Context, done func(*accountLimit) bool) error {
 	l.mu.Lock()
-	idle := make(map[uuid.UUID]*userLimit)
-	for id, u := range l.users {
+	idle := make(map[uuid.UUID]*accountLimit)
+	for id, u := range l.accounts {
 		if u.refs == 0 {
 			idle[id] = u
 			u.refs++ // keeps the entry while flushing it
@@ -191,7 +194,7 @@ func (l *Limiter) flush(ctx context.Context, done func(*userLimit) bool) error {
 		u.mu.Unlock()
 		l.mu.Lock()
 		if u.refs--; u.refs == 0 && forget {
-			delete(l.users, id)
+			delete(l.accounts, id)
 		}
 		l.mu.Unlock()
 	}
@@ -199,7 +202,7 @@ func (l *Limiter) flush(ctx context.Context, done func(*userLimit) bool) error {
 }
 
 // giveBack uncounts the lease's unused requests in the database.
-func (u *userLimit) giveBack(ctx context.Context, st *Store) error {
+func (u *accountLimit) giveBack(ctx context.Context, st *Store) error {
 	if u.tokens == 0 {
 		return nil
 	}

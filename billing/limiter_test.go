@@ -14,14 +14,14 @@ import (
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
-// counts returns the user's stored minute and day counts at now.
+// counts returns the account's stored minute and day counts at now.
 func counts(tb testing.TB, db bun.IDB, userID uuid.UUID, now time.Time) (minute, day int) {
 	tb.Helper()
 	now = now.UTC()
 	d := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	err := db.NewRaw(`SELECT
-		COALESCE((SELECT count FROM rate_counters WHERE user_id = ? AND window_kind = 'm' AND window_start = ?), 0),
-		COALESCE((SELECT count FROM rate_counters WHERE user_id = ? AND window_kind = 'd' AND window_start = ?), 0)`,
+		COALESCE((SELECT count FROM rate_counters WHERE account_id = ? AND window_kind = 'm' AND window_start = ?), 0),
+		COALESCE((SELECT count FROM rate_counters WHERE account_id = ? AND window_kind = 'd' AND window_start = ?), 0)`,
 		userID, now.Truncate(time.Minute).Unix(), userID, d.Unix()).Scan(context.Background(), &minute, &day)
 	if err != nil {
 		tb.Fatal(err)

@@ -220,13 +220,14 @@ func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID, now time.Time) (API
 // it is revoked.
 func (s *Store) principal(ctx context.Context, hash string) (Principal, error) {
 	var row struct {
-		KeyID  uuid.UUID `bun:"key_id"`
-		Hash   string    `bun:"key_hash"`
-		UserID uuid.UUID `bun:"user_id"`
+		KeyID     uuid.UUID `bun:"key_id"`
+		Hash      string    `bun:"key_hash"`
+		UserID    uuid.UUID `bun:"user_id"`
+		AccountID uuid.UUID `bun:"account_id"`
 		Plan
 	}
 	err := s.db.NewSelect().
-		ColumnExpr("k.id AS key_id, k.key_hash, k.user_id, p.*").
+		ColumnExpr("k.id AS key_id, k.key_hash, k.user_id, u.account_id, p.*").
 		TableExpr("api_keys AS k").
 		Join("JOIN users AS u ON u.id = k.user_id").
 		Join("JOIN plans AS p ON p.id = u.plan_id").
@@ -238,7 +239,7 @@ func (s *Store) principal(ctx context.Context, hash string) (Principal, error) {
 	if err != nil {
 		return Principal{}, fmt.Errorf("billing: look up key: %w", err)
 	}
-	return Principal{KeyID: row.KeyID, UserID: row.UserID, Plan: row.Plan, hash: row.Hash}, nil
+	return Principal{KeyID: row.KeyID, UserID: row.UserID, AccountID: row.AccountID, Plan: row.Plan, hash: row.Hash}, nil
 }
 
 // revokedSince returns the hashes of the keys revoked after t.

@@ -156,7 +156,7 @@ func (h *Handler) createWatchlist(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		back(v, "/dashboard/watchlists/"+wl.ID.String(), "Created the watchlist “"+wl.Name+"”. Add assets to it by their symbol.")
+		back(v, "/dashboard/watchlists/"+wl.ID.String(), noticeWatchlistCreated)
 	})
 }
 
@@ -266,7 +266,7 @@ func latestValue(l studies.Latest) string {
 func (h *Handler) renameWatchlist(w http.ResponseWriter, r *http.Request) {
 	h.withID(w, r, func(v visit, id uuid.UUID) {
 		name := strings.TrimSpace(r.PostFormValue("name"))
-		wl, err := h.cfg.Alerts.RenameWatchlist(r.Context(), v.u.ID, id, name)
+		_, err := h.cfg.Alerts.RenameWatchlist(r.Context(), v.u.ID, id, name)
 		if errs, ok := fieldErrors(err, "name"); ok && !errors.Is(err, tradekit.ErrNotFound) {
 			h.showWatchlist(v, http.StatusBadRequest, id, page{Errors: errs, Form: map[string]string{"name": name}})
 			return
@@ -274,14 +274,14 @@ func (h *Handler) renameWatchlist(w http.ResponseWriter, r *http.Request) {
 		if !h.found(v, err) {
 			return
 		}
-		back(v, "/dashboard/watchlists/"+id.String(), "Renamed the watchlist to “"+wl.Name+"”.")
+		back(v, "/dashboard/watchlists/"+id.String(), noticeWatchlistRenamed)
 	})
 }
 
 // deleteWatchlist deletes a watchlist.
 func (h *Handler) deleteWatchlist(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, func(uuid.UUID) string { return "/dashboard/watchlists" }, func(v visit, id uuid.UUID) (string, error) {
-		return "Deleted the watchlist.", h.cfg.Alerts.DeleteWatchlist(r.Context(), v.u.ID, id)
+	h.action(w, r, func(uuid.UUID) string { return "/dashboard/watchlists" }, func(v visit, id uuid.UUID) (noticeCode, error) {
+		return noticeWatchlistDeleted, h.cfg.Alerts.DeleteWatchlist(r.Context(), v.u.ID, id)
 	})
 }
 
@@ -299,7 +299,7 @@ func (h *Handler) addWatchlistAsset(w http.ResponseWriter, r *http.Request) {
 		}
 		asset, err := marketdata.NewStore(h.db).AssetBySymbol(ctx, symbol)
 		if errors.Is(err, tradekit.ErrNotFound) {
-			refuse("No asset has the symbol “" + symbol + "”.")
+			refuse("No asset has the symbol " + tradekit.Quote(symbol) + ".")
 			return
 		}
 		if err != nil {
@@ -322,7 +322,7 @@ func (h *Handler) addWatchlistAsset(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		back(v, "/dashboard/watchlists/"+id.String(), "Added "+asset.Symbol+".")
+		back(v, "/dashboard/watchlists/"+id.String(), noticeAssetAdded)
 	})
 }
 
@@ -333,11 +333,11 @@ func (h *Handler) removeWatchlistAsset(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		msg := "Removed the asset."
+		msg := noticeAssetRemoved
 		err := h.cfg.Alerts.RemoveAsset(r.Context(), v.u.ID, id, assetID)
 		switch {
 		case errors.Is(err, tradekit.ErrNotFound):
-			msg = "That asset is no longer in the watchlist."
+			msg = noticeAssetGone
 		case err != nil:
 			h.fail(w, err)
 			return
@@ -406,7 +406,7 @@ func (h *Handler) createAlert(w http.ResponseWriter, r *http.Request) {
 		if form["symbol"] == "" {
 			errs["symbol"] = "Give the symbol of the asset to watch, such as AAPL."
 		} else if asset, err := marketdata.NewStore(h.db).AssetBySymbol(ctx, form["symbol"]); errors.Is(err, tradekit.ErrNotFound) {
-			errs["symbol"] = "No asset has the symbol “" + form["symbol"] + "”."
+			errs["symbol"] = "No asset has the symbol " + tradekit.Quote(form["symbol"]) + "."
 		} else if err != nil {
 			h.fail(w, err)
 			return
@@ -437,7 +437,7 @@ func (h *Handler) createAlert(w http.ResponseWriter, r *http.Request) {
 			h.showAlerts(v, http.StatusBadRequest, page{Errors: errs, Form: form})
 			return
 		}
-		back(v, "/dashboard/alerts", "Created the alert “"+in.Name+"”: it is checked on every new bar of "+form["symbol"]+".")
+		back(v, "/dashboard/alerts", noticeAlertCreated)
 	})
 }
 
@@ -474,8 +474,8 @@ func (h *Handler) alertPage(w http.ResponseWriter, r *http.Request) {
 
 // deleteAlert deletes an alert.
 func (h *Handler) deleteAlert(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, func(uuid.UUID) string { return "/dashboard/alerts" }, func(v visit, id uuid.UUID) (string, error) {
-		return "Deleted the alert: it is no longer checked.", h.cfg.Alerts.DeleteAlert(r.Context(), v.u.ID, id)
+	h.action(w, r, func(uuid.UUID) string { return "/dashboard/alerts" }, func(v visit, id uuid.UUID) (noticeCode, error) {
+		return noticeAlertDeleted, h.cfg.Alerts.DeleteAlert(r.Context(), v.u.ID, id)
 	})
 }
 
@@ -522,8 +522,8 @@ func (h *Handler) createWebhook(w http.ResponseWriter, r *http.Request) {
 
 // deleteWebhook deletes a webhook, cancelling its pending deliveries.
 func (h *Handler) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, func(uuid.UUID) string { return "/dashboard/webhooks" }, func(v visit, id uuid.UUID) (string, error) {
-		return "Deleted the webhook: nothing more is sent to it, and its delivery log stays readable.",
+	h.action(w, r, func(uuid.UUID) string { return "/dashboard/webhooks" }, func(v visit, id uuid.UUID) (noticeCode, error) {
+		return noticeWebhookDeleted,
 			h.cfg.Alerts.DeleteWebhook(r.Context(), v.u.ID, id)
 	})
 }

@@ -22,7 +22,22 @@ func (h *Handler) brokersPage(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		switch {
 		case q.Get("error") != "":
-			p.Errors = map[string]string{"form": "The broker did not connect: " + q.Get("error")}
+			// The reason is the connection's, as stored, never the
+			// URL's text, which anyone could have written.
+			msg := "The broker did not connect."
+			if id, err := uuid.Parse(q.Get("connectionId")); err == nil {
+				list, err := connect.NewStore(h.db).Connections(r.Context(), v.u.ID)
+				if err != nil {
+					h.fail(w, err)
+					return
+				}
+				for _, c := range list {
+					if c.ID == id && c.LastError != "" {
+						msg = "The broker did not connect: " + c.LastError
+					}
+				}
+			}
+			p.Errors = map[string]string{"form": msg}
 		case q.Get("status") == connect.Active:
 			p.Notice = "Connected. The first sync has started; its result shows below in a moment."
 		}
@@ -115,17 +130,17 @@ func (h *Handler) connectionPage(w http.ResponseWriter, r *http.Request) {
 
 // syncConnection starts a sync of a connection.
 func (h *Handler) syncConnection(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, brokerPath(r), func(v visit, id uuid.UUID) (string, error) {
+	h.action(w, r, brokerPath(r), func(v visit, id uuid.UUID) (noticeCode, error) {
 		_, err := h.cfg.Brokers.StartSync(r.Context(), v.u.ID, id)
-		return "The sync has started; reload the page to see its result.", err
+		return noticeSyncStarted, err
 	})
 }
 
 // disconnect ends a connection, keeping its history.
 func (h *Handler) disconnect(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, brokerPath(r), func(v visit, id uuid.UUID) (string, error) {
+	h.action(w, r, brokerPath(r), func(v visit, id uuid.UUID) (noticeCode, error) {
 		_, err := h.cfg.Brokers.Disconnect(r.Context(), v.u.ID, id)
-		return "Disconnected. The portfolio and its history stay for your records.", err
+		return noticeDisconnected, err
 	})
 }
 
@@ -166,7 +181,7 @@ func (h *Handler) paperAccount(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if !isPaper(c) {
-			back(v, "/dashboard/brokers/"+id.String(), "Only an active connection to the paper broker has an account page there.")
+			back(v, "/dashboard/brokers/"+id.String(), noticePaperOnly)
 			return
 		}
 		link, err := h.cfg.PaperSignIn(r.Context(), c.AccountID)

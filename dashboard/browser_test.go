@@ -550,7 +550,7 @@ func TestBrowserOrdersAndGuardrails(t *testing.T) {
 		into(chromedp.Text(chromedp.CSS(`.notice`)), &notice),
 		into(chromedp.Text(chromedp.CSS(`#order-`+first+` td[data-label=Status]`)), &status),
 	)
-	if notice != "Cancelled the order to buy 2 BRWS." || status != "cancelled" {
+	if notice != "Cancelled the order." || status != "cancelled" {
 		t.Errorf("after cancelling: notice %q, status %q", notice, status)
 	}
 	if _, o := apiCall(t, "GET", base+"/api/v1/brokers/orders/"+first, key); o["status"] != "cancelled" {

@@ -108,7 +108,7 @@ func (h *Handler) follow(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		back(v, "/dashboard/copy-trading", "Following. Set the copy controls and turn on auto-sync below to copy the leader's trades.")
+		back(v, "/dashboard/copy-trading", noticeFollowing)
 	})
 }
 
@@ -159,7 +159,7 @@ func (h *Handler) updateFollow(w http.ResponseWriter, r *http.Request) {
 			h.showCopy(v, http.StatusBadRequest, page{Errors: errs}, id)
 			return
 		}
-		back(v, "/dashboard/copy-trading", "Saved the follow's settings.")
+		back(v, "/dashboard/copy-trading", noticeFollowSaved)
 	})
 }
 
@@ -168,16 +168,16 @@ func copyPath(uuid.UUID) string { return "/dashboard/copy-trading" }
 
 // unfollow ends a follow.
 func (h *Handler) unfollow(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, copyPath, func(v visit, id uuid.UUID) (string, error) {
+	h.action(w, r, copyPath, func(v visit, id uuid.UUID) (noticeCode, error) {
 		_, err := h.cfg.Copy.Unfollow(r.Context(), v.u.ID, id)
-		return "Unfollowed: nothing more is copied from this leader.", err
+		return noticeUnfollowed, err
 	})
 }
 
 // markRead marks a notification read.
 func (h *Handler) markRead(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, copyPath, func(v visit, id uuid.UUID) (string, error) {
+	h.action(w, r, copyPath, func(v visit, id uuid.UUID) (noticeCode, error) {
 		_, err := h.cfg.Copy.MarkRead(r.Context(), v.u.ID, id)
-		return "", err
+		return noticeNone, err
 	})
 }

@@ -49,10 +49,10 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -87,9 +87,9 @@ type Config struct {
 	// Revoke revokes a key, so that the API refuses it at once; the server
 	// passes its Authenticator's. Default billing.Store.RevokeKey.
 	Revoke func(ctx context.Context, id uuid.UUID) error
-	// Usage reads a user's requests counted this minute and today; the
-	// server passes its Limiter's. Default billing.Store.Usage.
-	Usage func(ctx context.Context, userID uuid.UUID, now time.Time) (billing.CurrentUsage, error)
+	// Usage reads an account's requests counted this minute and today;
+	// the server passes its Limiter's. Default billing.Store.Usage.
+	Usage func(ctx context.Context, accountID uuid.UUID, now time.Time) (billing.CurrentUsage, error)
 	// PublicURL is the server's public base URL, such as
 	// https://tradekit.example.com: invitation links and the brokers'
 	// return address start with it. Default the request's own scheme and
@@ -241,6 +241,9 @@ type page struct {
 // render writes the page name with the status, under a
 // Content-Security-Policy with a nonce of its own.
 func (h *Handler) render(w http.ResponseWriter, status int, name string, p page) {
+	for k, v := range p.Form {
+		p.Form[k] = refill(v)
+	}
 	p.Brokers, p.Copy = h.cfg.Brokers != nil, h.cfg.Copy != nil
 	p.Alerts = h.cfg.Alerts != nil
 	p.Nonce = newNonce()
@@ -250,6 +253,30 @@ func (h *Handler) render(w http.ResponseWriter, status int, name string, p page)
 	if err := h.pages[name].ExecuteTemplate(w, name+".html", p); err != nil {
 		h.cfg.Logger.Error("dashboard: render", "page", name, "err", err)
 	}
+}
+
+// maxRefill is the longest value, in characters, that a form is filled
+// again with: the longest any of the dashboard's fields accepts (a
+// webhook's URL, 2,048 bytes).
+const maxRefill = 2048
+
+// refill returns the value a form field posted with v is filled again
+// with: v itself, or, when v is longer than any field accepts, its first
+// [tradekit.MaxQuoted] characters, as error messages quote what users
+// sent ([tradekit.Quote]), so that a page never echoes more than that of
+// an oversized value.
+func refill(v string) string {
+	if utf8.RuneCountInString(v) <= maxRefill {
+		return v
+	}
+	n := 0
+	for i := range v {
+		if n == tradekit.MaxQuoted {
+			return v[:i]
+		}
+		n++
+	}
+	return v
 }
 
 // secure reports whether the request came over TLS, directly or through a
@@ -415,34 +442,14 @@ func (h *Handler) show(v visit, status int, name, title string, p page) {
 	h.render(v.w, status, name, p)
 }
 
-// back redirects a handled POST to a page (post/redirect/get), with a
-// notice to show there.
-func back(v visit, path, notice string) {
-	if notice != "" {
-		path += "?notice=" + url.QueryEscape(notice)
-	}
-	http.Redirect(v.w, v.r, path, http.StatusSeeOther)
-}
-
-// notice returns the notice a redirect from [back] carries.
-func notice(r *http.Request) string {
-	n := r.URL.Query().Get("notice")
-	if len(n) > 200 {
-		return ""
-	}
-	return n
-}
-
 // action runs a button's action on the object of the path's id and
 // returns to the page to(id), with the action's notice or the reason it
 // was refused.
-func (h *Handler) action(w http.ResponseWriter, r *http.Request, to func(uuid.UUID) string, act func(visit, uuid.UUID) (string, error)) {
+func (h *Handler) action(w http.ResponseWriter, r *http.Request, to func(uuid.UUID) string, act func(visit, uuid.UUID) (noticeCode, error)) {
 	h.withID(w, r, func(v visit, id uuid.UUID) {
 		msg, err := act(v, id)
-		if errs, ok := formErrors(err); ok {
-			for _, m := range errs { // one
-				msg = m
-			}
+		if _, ok := formErrors(err); ok {
+			msg = refusedNotice(err)
 		} else if err != nil {
 			h.fail(w, err)
 			return

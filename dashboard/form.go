@@ -4,6 +4,10 @@ import (
 	"errors"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tradekit/tradekit"
 )
 
 // MaxFormBytes bounds the body of a form the dashboard reads. Its forms
@@ -20,10 +24,14 @@ const MaxFormBytes = 64 << 10
 // parses again.
 //
 // It answers the request and returns false when the body is not a form
-// (415), is larger than MaxFormBytes (413) or cannot be read (400).
+// (415), is larger than MaxFormBytes (413) or cannot be read (400), and
+// when a parameter's name or value, in the query or the form, holds a
+// NUL character (400 naming the parameter): a NUL is never part of what
+// a user typed, and the databases do not store it alike (PostgreSQL's
+// text refuses it).
 func (h *Handler) readForm(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
-		return true
+		return h.checkNUL(w, r.URL.Query())
 	}
 	if r.ContentLength != 0 && !isForm(r.Header.Get("Content-Type")) {
 		h.refuse(w, http.StatusUnsupportedMediaType, "Unsupported form",
@@ -41,6 +49,23 @@ func (h *Handler) readForm(w http.ResponseWriter, r *http.Request) bool {
 	case err != nil:
 		h.refuse(w, http.StatusBadRequest, "Bad form", "the form could not be read")
 		return false
+	}
+	return h.checkNUL(w, r.Form)
+}
+
+// checkNUL answers 400 naming the first parameter of form whose name or
+// a value holds a NUL character, and returns false; true when none does.
+func (h *Handler) checkNUL(w http.ResponseWriter, form url.Values) bool {
+	for name, values := range form {
+		bad := strings.IndexByte(name, 0) >= 0
+		for _, v := range values {
+			bad = bad || strings.IndexByte(v, 0) >= 0
+		}
+		if bad {
+			h.refuse(w, http.StatusBadRequest, "Bad form",
+				"the parameter "+tradekit.Quote(name)+" holds a NUL character (U+0000); remove it")
+			return false
+		}
 	}
 	return true
 }

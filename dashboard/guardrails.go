@@ -92,7 +92,7 @@ func (h *Handler) saveGuardrails(w http.ResponseWriter, r *http.Request) {
 			h.show(v, http.StatusBadRequest, "guardrails", "Guardrails", page{Errors: errs, Data: d})
 			return
 		}
-		back(v, "/dashboard/guardrails", "Saved your guardrails: they apply to every order from now on.")
+		back(v, "/dashboard/guardrails", noticeGuardrailsSaved)
 	})
 }
 

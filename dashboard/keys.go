@@ -78,11 +78,9 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		name, found := "", false
+		found := false
 		for _, k := range keys {
-			if k.ID == id {
-				name, found = k.Name, true
-			}
+			found = found || k.ID == id
 		}
 		if !found {
 			http.NotFound(w, r)
@@ -92,6 +90,6 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		back(v, "/dashboard/settings/api-keys", "Deleted the key “"+name+"”: the API refuses it from now on.")
+		back(v, "/dashboard/settings/api-keys", noticeKeyDeleted)
 	})
 }

@@ -59,13 +59,13 @@ func ordersQuery(r *http.Request) (brokers.OrderStatus, int) {
 
 // ordersPath returns the orders page with the filter and page, and a
 // notice when not empty.
-func ordersPath(status brokers.OrderStatus, page int, notice string) string {
+func ordersPath(status brokers.OrderStatus, page int, notice noticeCode) string {
 	return "/dashboard/orders" + ordersSearch(status, page, notice)
 }
 
 // ordersSearch returns the query of the orders page with the filter,
 // page and notice, which are left out when "" or 1: "" or "?…".
-func ordersSearch(status brokers.OrderStatus, page int, notice string) string {
+func ordersSearch(status brokers.OrderStatus, page int, notice noticeCode) string {
 	q := url.Values{}
 	if status != "" {
 		q.Set("status", string(status))
@@ -74,7 +74,7 @@ func ordersSearch(status brokers.OrderStatus, page int, notice string) string {
 		q.Set("page", strconv.Itoa(page))
 	}
 	if notice != "" {
-		q.Set("notice", notice)
+		q.Set("notice", string(notice))
 	}
 	if len(q) == 0 {
 		return ""
@@ -135,7 +135,7 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		o, err := h.cfg.Brokers.CancelOrder(r.Context(), v.u.ID, id)
+		_, err = h.cfg.Brokers.CancelOrder(r.Context(), v.u.ID, id)
 		if errs, ok := formErrors(err); ok {
 			h.showOrders(v, refusedStatus(err), page{Errors: errs}, id)
 			return
@@ -145,7 +145,7 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		status, n := ordersQuery(r)
-		http.Redirect(w, r, ordersPath(status, n, "Cancelled the order to "+string(o.Side)+" "+o.Quantity.String()+" "+o.Symbol+"."),
+		http.Redirect(w, r, ordersPath(status, n, noticeOrderCancelled),
 			http.StatusSeeOther)
 	})
 }

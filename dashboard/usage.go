@@ -11,13 +11,14 @@ import (
 type usageData struct {
 	Plan  billing.Plan
 	Usage billing.CurrentUsage
-	// Connections is the user's active broker connections, which count
-	// against the plan's portfolios; -1 without the broker pages.
+	// Connections is the account's active broker connections, all its
+	// members', which count against the plan's portfolios; -1 without the
+	// broker pages.
 	Connections int
 }
 
 // usagePage shows the plan's limits beside this minute's and today's
-// requests, as the rate limiter counted them.
+// requests of the whole account, as the rate limiter counted them.
 func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 	h.withSession(w, r, func(v visit) {
 		st := billing.NewStore(h.db)
@@ -26,14 +27,19 @@ func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		use, err := h.cfg.Usage(r.Context(), v.u.ID, h.cfg.Now())
+		use, err := h.cfg.Usage(r.Context(), v.u.AccountID, h.cfg.Now())
 		if err != nil {
 			h.fail(w, err)
 			return
 		}
 		d := usageData{Plan: plan, Usage: use, Connections: -1}
 		if h.cfg.Brokers != nil {
-			if d.Connections, err = connect.NewStore(h.db).CountActive(r.Context(), v.u.ID); err != nil {
+			_, members, err := st.AccountOf(r.Context(), v.u.ID)
+			if err != nil {
+				h.fail(w, err)
+				return
+			}
+			if d.Connections, err = connect.NewStore(h.db).CountActiveOf(r.Context(), members); err != nil {
 				h.fail(w, err)
 				return
 			}

@@ -111,7 +111,7 @@ func TestDashboardWatchlists(t *testing.T) {
 			t.Fatalf("new watchlist:\n%s", mainOf(page))
 		}
 		_, page = v.post(list+"/assets", token, url.Values{"symbol": {"nope"}}, 400)
-		if !strings.Contains(page, `id="symbol-error"`) || !strings.Contains(page, "No asset has the symbol “NOPE”.") {
+		if !strings.Contains(page, `id="symbol-error"`) || !strings.Contains(page, "No asset has the symbol &#34;NOPE&#34;.") {
 			t.Errorf("add an unknown symbol:\n%s", mainOf(page))
 		}
 		for _, sym := range []string{"widg", "BARE"} {
@@ -211,7 +211,7 @@ func TestDashboardAlertsAndWebhooks(t *testing.T) {
 			t.Fatalf("alerts page:\n%s", mainOf(page))
 		}
 		_, page = v.post("/dashboard/alerts", token, url.Values{"symbol": {"NOPE"}, "name": {""}, "condition": {"sma(close) > 1"}}, 400)
-		for _, want := range []string{`id="symbol-error"`, "No asset has the symbol “NOPE”.", `id="name-error"`, `id="condition-error"`,
+		for _, want := range []string{`id="symbol-error"`, "No asset has the symbol &#34;NOPE&#34;.", `id="name-error"`, `id="condition-error"`,
 			"sma expects 2 arguments, got 1", `value="sma(close) &gt; 1"`} {
 			if !strings.Contains(page, want) {
 				t.Errorf("a bad alert: the page lacks %q:\n%s", want, mainOf(page))

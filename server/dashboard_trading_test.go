@@ -168,7 +168,7 @@ func TestDashboardOrders(t *testing.T) {
 			t.Fatalf("cancel: %d to %q", s, h.Get("Location"))
 		}
 		_, _, page = v.do(to.RequestURI(), nil)
-		if !strings.Contains(page, "Cancelled the order to buy 3 WIDG.") || strings.Contains(page, rest) || len(orderIDs(page)) != 18 {
+		if !strings.Contains(page, "Cancelled the order.") || strings.Contains(page, rest) || len(orderIDs(page)) != 18 {
 			t.Errorf("pending orders after cancelling one:\n%s", mainOf(page))
 		}
 		if o := ts.call(t, "GET", "/api/v1/brokers/orders/"+rest, key).object(t); o["status"] != "cancelled" {

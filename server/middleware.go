@@ -172,7 +172,7 @@ func clientAddress(r *http.Request) string {
 }
 
 // authenticate resolves the Bearer key to its principal and counts the
-// request against the owner's plan limits.
+// request against the plan limits of the owner's account.
 func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc {
 	return func(w http.ResponseWriter, req bunrouter.Request) error {
 		if !s.routeSet[routeKey{req.Method, req.Route()}] {
@@ -198,7 +198,8 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 		}
 
 		now := s.now()
-		use, err := s.limiter.Consume(ctx, p.UserID, p.Plan.Limits(), now)
+		// Counted per account: invited members share the plan's allowance.
+		use, err := s.limiter.Consume(ctx, p.AccountID, p.Plan.Limits(), now)
 		if err != nil {
 			return err
 		}

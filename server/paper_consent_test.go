@@ -51,6 +51,11 @@ func TestPaperConsentThroughServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The callback is never followed here: disconnecting frees the
+			// pending connection's slot (connect.MaxPending) for the next.
+			if r := ts.call(t, "DELETE", "/api/v1/brokers/connections/"+created.object(t)["id"].(string), key); r.status != 200 {
+				t.Fatalf("disconnect: %d %s", r.status, r.raw)
+			}
 			return page, form, rec.Result().Cookies()[0]
 		}
 		approve := func(t *testing.T, addr string) *httptest.ResponseRecorder {

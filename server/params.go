@@ -477,6 +477,10 @@ func (f *paramField) parse(raw string) (reflect.Value, error) {
 		x, ok = calendar.DateOf(t), err == nil
 	case kindJSON:
 		key, err := scanJSONObject(raw)
+		var ce *jsonControlError
+		if errors.As(err, &ce) {
+			return reflect.Value{}, invalidParam(f.name, "holds %s in the JSON string %s; remove it", ce.char, tradekit.Quote(ce.s))
+		}
 		if err == nil && key != nil {
 			return reflect.Value{}, invalidParam(f.name, "repeats the key %s: give each key once", tradekit.Quote(*key))
 		}
@@ -671,8 +675,29 @@ func pathParam(req bunrouter.Request, name string) string {
 // maxJSONDepth bounds the nesting of a JSON parameter.
 const maxJSONDepth = 16
 
+// jsonControlError reports a string of a JSON parameter, a key or a
+// value, that holds a control character or a byte that is not UTF-8
+// (written as an escape, \u0000, which the query's own check cannot see).
+type jsonControlError struct {
+	s    string // the string
+	char string // the character, described as badRune describes it
+}
+
+func (e *jsonControlError) Error() string { return "the JSON string holds " + e.char }
+
+// checkJSONString returns a *jsonControlError when s holds what badRune
+// refuses.
+func checkJSONString(s string) error {
+	if c, bad := badRune(s, false); bad {
+		return &jsonControlError{s: s, char: c}
+	}
+	return nil
+}
+
 // scanJSONObject reads s, which must be one JSON object, and returns the
 // first key repeated within an object at any depth, or nil when none is.
+// A key or a string value holding a control character is a
+// *jsonControlError.
 func scanJSONObject(s string) (*string, error) {
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.UseNumber()
@@ -700,6 +725,9 @@ func scanJSONMembers(dec *json.Decoder, depth int) (*string, error) {
 			return nil, err
 		}
 		key := t.(string) // the decoder returns an object's keys as strings
+		if err := checkJSONString(key); err != nil {
+			return nil, err
+		}
 		if seen[key] && dup == nil {
 			dup = &key
 		}
@@ -742,6 +770,9 @@ func scanJSONValue(dec *json.Decoder, depth int) (*string, error) {
 		}
 		_, err := dec.Token() // ']'
 		return dup, err
+	}
+	if s, ok := t.(string); ok {
+		return nil, checkJSONString(s)
 	}
 	return nil, nil
 }

@@ -225,6 +225,7 @@ func (s *Server) newAlerts(cfg alerts.Config) *alerts.Service {
 		p, err := s.billing.PlanOf(ctx, userID)
 		return p.Features.FormulaCost, err
 	}
+	cfg.Account = s.billing.AccountOf
 	cfg.Transport = &webhook.Client{AllowPrivate: s.cfg.AllowPrivateWebhooks}
 	cfg.Sealer = s.sealer
 	return alerts.New(s.db, cfg)

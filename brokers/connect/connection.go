@@ -17,6 +17,12 @@ const (
 	Disconnected = "disconnected" // ended by the user; the row stays for history
 )
 
+// MaxPending is how many connections a user may have waiting for their
+// authorization at once: pending, with an OAuth state neither used nor
+// expired (Config.StateTTL). A state that is used (the broker sent the
+// browser back, whatever the outcome) or that expires frees its slot.
+const MaxPending = 5
+
 // Sync statuses (spec 3).
 const (
 	Syncing   = "syncing"

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -17,6 +18,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // Connect starts a connection of the user to provider: it stores the
@@ -25,9 +27,11 @@ import (
 // challenge (and the user's email as login_hint for a provider with
 // SendLoginHint). redirectURL, where
 // the user's browser returns afterwards, must be an absolute http(s) URL.
-// A user with as many active connections as Config.PortfolioLimit allows
-// gets an error wrapping [tradekit.ErrForbidden] with details
-// {"limit": "portfolios"}.
+// An account whose members together have as many active connections as
+// Config.PortfolioLimit allows gets an error wrapping
+// [tradekit.ErrForbidden] with details {"limit": "portfolios"}; a user
+// with [MaxPending] connections waiting for authorization, one with
+// details {"limit": "pendingConnections"}.
 func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redirectURL string) (Connection, string, error) {
 	p, err := s.provider(provider)
 	if err != nil {
@@ -40,7 +44,8 @@ func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redir
 	if err != nil {
 		return Connection{}, "", err
 	}
-	if err := s.checkLimit(ctx, userID); err != nil {
+	limit, err := s.portfolioLimit(ctx, userID)
+	if err != nil {
 		return Connection{}, "", err
 	}
 	opts, err := s.authOptions(ctx, p, userID)
@@ -54,6 +59,14 @@ func (s *Service) Connect(ctx context.Context, userID uuid.UUID, provider, redir
 	st := oauthState{StateHash: hashToken(state), ConnectionID: c.ID, CodeVerifier: sealer.Seal(verifier, "verifier:"+c.ID.String()),
 		ExpiresAt: now.Add(s.cfg.StateTTL)}
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// Under the account's lock, so that concurrent connects of its
+		// members never pass either limit.
+		if err := limit.check(ctx, tx); err != nil {
+			return err
+		}
+		if err := checkWaiting(ctx, tx, userID, now); err != nil {
+			return err
+		}
 		if err := NewStore(tx).InsertConnection(ctx, &c); err != nil {
 			return err
 		}
@@ -82,14 +95,37 @@ func (s *Service) authOptions(ctx context.Context, p Provider, userID uuid.UUID)
 	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("login_hint", email)}, nil
 }
 
-// checkLimit returns a 403 when the user already has as many active
-// connections as the plan allows portfolios.
-func (s *Service) checkLimit(ctx context.Context, userID uuid.UUID) error {
+// portfolioLimit is what the plan's portfolio limit of a user needs: how
+// many the plan allows, the user's account and its members.
+type portfolioLimit struct {
+	max       int
+	accountID uuid.UUID
+	members   []uuid.UUID
+}
+
+// portfolioLimit reads the user's limit, before the transaction that
+// checks it (on SQLite, a query outside it would wait for it).
+func (s *Service) portfolioLimit(ctx context.Context, userID uuid.UUID) (portfolioLimit, error) {
 	maxPortfolios, err := s.cfg.PortfolioLimit(ctx, userID)
 	if err != nil {
-		return err
+		return portfolioLimit{}, err
 	}
-	n, err := NewStore(s.db).CountActive(ctx, userID)
+	accountID, members, err := s.cfg.Account(ctx, userID)
+	if err != nil {
+		return portfolioLimit{}, err
+	}
+	return portfolioLimit{max: maxPortfolios, accountID: accountID, members: members}, nil
+}
+
+// check takes the lock of the account in the transaction tx and returns
+// a 403 when its members together already have as many active
+// connections as the plan allows portfolios.
+func (l portfolioLimit) check(ctx context.Context, tx bun.Tx) error {
+	maxPortfolios := l.max
+	if err := database.Lock(ctx, tx, l.accountID); err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	n, err := NewStore(tx).CountActiveOf(ctx, l.members)
 	if err != nil {
 		return err
 	}
@@ -98,6 +134,23 @@ func (s *Service) checkLimit(ctx context.Context, userID uuid.UUID) error {
 			Msg: fmt.Sprintf("your plan allows %d portfolios and each connected account is one; "+
 				"disconnect one or move to a larger plan", maxPortfolios),
 			Details: map[string]any{"limit": "portfolios", "max": maxPortfolios}})
+	}
+	return nil
+}
+
+// checkWaiting returns a 403 when the user has MaxPending connections
+// waiting for authorization at now. Run it under the lock
+// [portfolioLimit.check] takes.
+func checkWaiting(ctx context.Context, tx bun.Tx, userID uuid.UUID, now time.Time) error {
+	n, first, err := NewStore(tx).waiting(ctx, userID, now)
+	if err != nil {
+		return err
+	}
+	if n >= MaxPending {
+		return fmt.Errorf("connect: %w", &tradekit.Error{Kind: tradekit.ErrForbidden,
+			Msg: fmt.Sprintf("you have %d broker connections waiting for authorization, the most allowed at once; "+
+				"finish or disconnect one, or wait until the oldest expires in %s", n, first.Sub(now).Round(time.Second)),
+			Details: map[string]any{"limit": "pendingConnections", "max": MaxPending}})
 	}
 	return nil
 }
@@ -173,17 +226,26 @@ func (s *Service) Callback(ctx context.Context, state, code, errCode, errDesc st
 	if err != nil {
 		return fail("read account: "+err.Error(), "the broker's account could not be read")
 	}
-	// The limit is checked again: two authorizations may have raced.
-	if err := s.checkLimit(ctx, c.UserID); err != nil {
-		if !errors.Is(err, tradekit.ErrForbidden) {
-			return "", err
-		}
-		return fail("portfolio limit", "your plan's portfolio limit is reached")
-	}
 	c.Status, c.AccountID, c.AccountName, c.LastError, c.UpdatedAt = Active, acct.ID, acct.Number, "", now
 	sealTokens(sealer, &c, tok)
-	if err := NewStore(s.db).updateConnection(ctx, &c, "status", "account_id", "account_name", "last_error", "updated_at",
-		"access_token", "refresh_token", "token_expiry"); err != nil {
+	// The limit is checked again, under the account's lock with the
+	// update: two authorizations of its members may have raced.
+	limit, err := s.portfolioLimit(ctx, c.UserID)
+	if err != nil {
+		return "", err
+	}
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := limit.check(ctx, tx); err != nil {
+			return err
+		}
+		return NewStore(tx).updateConnection(ctx, &c, "status", "account_id", "account_name", "last_error", "updated_at",
+			"access_token", "refresh_token", "token_expiry")
+	})
+	if errors.Is(err, tradekit.ErrForbidden) {
+		c.Status, c.AccountID, c.AccountName, c.AccessToken, c.RefreshToken, c.TokenExpiry = Pending, "", "", nil, nil, nil
+		return fail("portfolio limit", "your plan's portfolio limit is reached")
+	}
+	if err != nil {
 		return "", err
 	}
 	// The first sync starts at once, so that the portfolio is there

@@ -47,6 +47,11 @@ type Config struct {
 	// PortfolioLimit returns how many portfolios, thus active
 	// connections, the user's plan allows. Required.
 	PortfolioLimit func(ctx context.Context, userID uuid.UUID) (int, error)
+	// Account returns the id of the user's account and the ids of its
+	// members (the user included): the plan's portfolios count the
+	// active connections of all of them together. Default: every user is
+	// an account of their own.
+	Account func(ctx context.Context, userID uuid.UUID) (accountID uuid.UUID, members []uuid.UUID, err error)
 	// Unavailable names providers this server could offer once configured,
 	// with what to configure, e.g. {"alpaca": "set TRADEKIT_ALPACA_CLIENT_ID
 	// and TRADEKIT_ALPACA_CLIENT_SECRET"}.
@@ -119,6 +124,11 @@ func NewService(db *bun.DB, cfg Config) *Service {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 64
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: t}
+	}
+	if cfg.Account == nil {
+		cfg.Account = func(_ context.Context, userID uuid.UUID) (uuid.UUID, []uuid.UUID, error) {
+			return userID, []uuid.UUID{userID}, nil
+		}
 	}
 	if cfg.StateTTL <= 0 {
 		cfg.StateTTL = 10 * time.Minute

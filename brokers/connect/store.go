@@ -89,6 +89,38 @@ func (s *Store) CountActive(ctx context.Context, userID uuid.UUID) (int, error) 
 	return n, nil
 }
 
+// CountActiveOf returns the number of active connections of the users
+// with the given ids together: an account's members share its plan's
+// portfolios.
+func (s *Store) CountActiveOf(ctx context.Context, userIDs []uuid.UUID) (int, error) {
+	if len(userIDs) == 0 {
+		return 0, nil
+	}
+	n, err := s.db.NewSelect().Model((*Connection)(nil)).Where("user_id IN (?) AND status = ?", bun.In(userIDs), Active).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: count connections: %w", err)
+	}
+	return n, nil
+}
+
+// waiting returns how many of the user's connections wait for an
+// authorization at now (pending, with an OAuth state neither used nor
+// expired), and when the first of those states expires.
+func (s *Store) waiting(ctx context.Context, userID uuid.UUID, now time.Time) (int, time.Time, error) {
+	var row struct {
+		N     int       `bun:"n"`
+		First time.Time `bun:"first"`
+	}
+	err := s.db.NewRaw(`SELECT COUNT(*) AS n, COALESCE(MIN(st.expires_at), ?) AS first
+		FROM broker_connections AS c JOIN broker_oauth_states AS st ON st.connection_id = c.id
+		WHERE c.user_id = ? AND c.status = ? AND st.used_at IS NULL AND st.expires_at > ?`,
+		now, userID, Pending, now).Scan(ctx, &row)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("connect: count pending connections: %w", err)
+	}
+	return row.N, row.First, nil
+}
+
 // updateConnection writes the given columns of c.
 func (s *Store) updateConnection(ctx context.Context, c *Connection, columns ...string) error {
 	if _, err := s.db.NewUpdate().Model(c).Column(columns...).WherePK().Exec(ctx); err != nil {
