@@ -310,7 +310,7 @@ func (b *Broker) handleKeyRevoke(w http.ResponseWriter, r *http.Request) error {
 	id := r.PostForm.Get("key_id")
 	err = b.RevokeAPIKey(r.Context(), a.ID, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return b.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + id + " to revoke."})
+		return b.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + tradekit.Quote(id) + " to revoke."})
 	}
 	if err != nil {
 		return err
