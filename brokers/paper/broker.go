@@ -108,6 +108,10 @@ type Config struct {
 	// in a UTC clock hour; approvals beyond it answer 429 with
 	// Retry-After. [DefaultSignupLimit] when zero; negative: no limit.
 	SignupLimit int
+	// MaxOpenOrders is how many open orders (status new) an account may
+	// hold: a placement that would open more is refused with 403 and
+	// Alpaca's code 40310000. [DefaultMaxOpenOrders] when zero.
+	MaxOpenOrders int
 	// ClientAddress names the client of a request for SignupLimit: a
 	// server passes the address it counts clients by elsewhere (Tradekit's
 	// server: the IP address, or the /64 network of an IPv6 one). The host
@@ -126,6 +130,8 @@ const (
 	DefaultStreamPoll = 100 * time.Millisecond
 	// DefaultStreamKeepAlive is the default of Config.StreamKeepAlive.
 	DefaultStreamKeepAlive = 15 * time.Second
+	// DefaultMaxOpenOrders is the default of Config.MaxOpenOrders.
+	DefaultMaxOpenOrders = 1000
 )
 
 // defaultStartingCash is the cash of a new account when
@@ -185,6 +191,7 @@ type Broker struct {
 
 	key         []byte // signs the consent tokens
 	signupLimit int    // accounts per client address per hour; negative: no limit
+	maxOpen     int    // open orders per account
 	clientAddr  func(*http.Request) string
 }
 
@@ -197,7 +204,7 @@ type Broker struct {
 // decimal places, a Currency that is not three letters, a Prefix that does
 // not start with "/", a PublicURL that is not an absolute URL without a
 // query or a fragment, a negative AccessTTL, MatchInterval, StreamPoll
-// or StreamKeepAlive, a SlippageBps outside [0, 10000), a
+// or StreamKeepAlive, a negative MaxOpenOrders, a SlippageBps outside [0, 10000), a
 // negative Commission or one with more than 9 decimal places, or a
 // SigningKey shorter than 32 bytes.
 func New(db bun.IDB, cfg Config) *Broker {
@@ -223,6 +230,7 @@ func New(db bun.IDB, cfg Config) *Broker {
 
 		key:         cfg.SigningKey,
 		signupLimit: cfg.SignupLimit,
+		maxOpen:     cfg.MaxOpenOrders,
 		clientAddr:  cfg.ClientAddress,
 	}
 	b.closes = &lastCloses{version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
@@ -289,6 +297,12 @@ func New(db bun.IDB, cfg Config) *Broker {
 	}
 	if b.keepAlive == 0 {
 		b.keepAlive = DefaultStreamKeepAlive
+	}
+	switch {
+	case b.maxOpen < 0:
+		panic("paper: negative MaxOpenOrders")
+	case b.maxOpen == 0:
+		b.maxOpen = DefaultMaxOpenOrders
 	}
 	if b.now == nil {
 		b.now = time.Now

@@ -118,3 +118,57 @@ func TestNULRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestMaxOpenOrders checks that an account holds at most
+// Config.MaxOpenOrders open orders (DefaultMaxOpenOrders, 1,000, by
+// default; 20 here): the next answers 403 with Alpaca's code 40310000 and
+// is not stored; cancelling one frees its place; a bracket counts its
+// entry alone, its legs being held; and another account is not affected.
+func TestMaxOpenOrders(t *testing.T) {
+	t.Parallel()
+	if got := paper.New(nil, paper.Config{}).MaxOpen(); got != 1000 || paper.DefaultMaxOpenOrders != 1000 {
+		t.Errorf("the default cap of open orders: %d, want 1000", got)
+	}
+	const max = 20
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
+		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour, MaxOpenOrders: max})
+		alice, aliceID := e.connect(t)
+		bob, _ := e.connect(t)
+		ctx := context.Background()
+		rest := alpaca.OrderRequestJSON{Symbol: "ACME", Qty: dp("1"), Side: "buy", Type: "limit", LimitPrice: dp("1"), TimeInForce: "gtc"}
+		var first alpaca.OrderJSON
+		for i := range max {
+			o, err := e.b.Place(ctx, uuid.MustParse(aliceID), rest)
+			if err != nil {
+				t.Fatalf("order %d: %v", i+1, err)
+			}
+			if i == 0 {
+				first = o
+			}
+		}
+		body := `{"symbol":"ACME","qty":"1","side":"buy","type":"limit","limit_price":"1","time_in_force":"gtc"}`
+		resp, got := e.call(t, http.MethodPost, alice.AccessToken, "/v2/orders", body)
+		want := `{"code":40310000,"message":"too many open orders: an account holds at most 20 (it holds 20)"}`
+		if resp.StatusCode != http.StatusForbidden || got != want {
+			t.Fatalf("order %d: %d %s, want 403 %s", max+1, resp.StatusCode, got, want)
+		}
+		if n := count(t, db, "paper_orders"); n != max {
+			t.Errorf("%d orders stored, want %d", n, max)
+		}
+		if resp, got := e.call(t, http.MethodPost, bob.AccessToken, "/v2/orders", body); resp.StatusCode != http.StatusOK {
+			t.Errorf("bob's order: %d %s", resp.StatusCode, got)
+		}
+		if err := e.b.Cancel(ctx, uuid.MustParse(aliceID), uuid.MustParse(first.ID)); err != nil {
+			t.Fatal(err)
+		}
+		bracket := `{"symbol":"ACME","qty":"1","side":"buy","type":"limit","limit_price":"1","time_in_force":"gtc",` +
+			`"order_class":"bracket","take_profit":{"limit_price":"200"},"stop_loss":{"stop_price":"0.5"}}`
+		if resp, got := e.call(t, http.MethodPost, alice.AccessToken, "/v2/orders", bracket); resp.StatusCode != http.StatusOK {
+			t.Errorf("a bracket order once one is cancelled: %d %s", resp.StatusCode, got)
+		}
+		if resp, _ := e.call(t, http.MethodPost, alice.AccessToken, "/v2/orders", body); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("the next order: %d, want 403", resp.StatusCode)
+		}
+	})
+}

@@ -199,7 +199,7 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		// the latest close is kept in memory per version, else read
 		// through the transaction (a read through the pool could wait for
 		// a connection that this transaction's waiters hold).
-		l, err := readPlacement(ctx, tx, who, len(orders), o)
+		l, err := readPlacement(ctx, tx, who, len(orders), o, b.maxOpen)
 		if err != nil {
 			return err
 		}
@@ -216,6 +216,15 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		}
 		if l.Dup {
 			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
+		}
+		opening := 0
+		for _, x := range orders {
+			if x.Status == statusNew {
+				opening++
+			}
+		}
+		if l.OpenCount+opening > b.maxOpen {
+			return refused("too many open orders: an account holds at most %d (it holds %d)", b.maxOpen, l.OpenCount)
 		}
 		open := make([]order, len(l.Open))
 		for i, x := range l.Open {
