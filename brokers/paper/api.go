@@ -232,6 +232,9 @@ func (b *Broker) apiWith(auth func(*http.Request) (account, error), h func(http.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, err := auth(r)
 		if err == nil {
+			err = b.takeRequest(r.Context(), w, a)
+		}
+		if err == nil {
 			err = checkRequestNUL(r)
 			if err != nil {
 				if _, aerr := b.resolve(r.Context(), a); aerr != nil {

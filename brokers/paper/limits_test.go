@@ -1,13 +1,17 @@
 package paper_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	sdk "github.com/alpacahq/alpaca-trade-api-go/v3/alpaca"
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
@@ -169,6 +173,172 @@ func TestMaxOpenOrders(t *testing.T) {
 		}
 		if resp, _ := e.call(t, http.MethodPost, alice.AccessToken, "/v2/orders", body); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("the next order: %d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+// TestRateLimit checks the limit of DefaultRateLimit (200) requests a
+// UTC minute per account, Alpaca's: each answer carries
+// X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset; the
+// 201st, on any route and through any Broker on the database, answers
+// 429 {"code":42910000,"message":"rate limit exceeded"} with Retry-After,
+// and Alpaca's SDK gives up on it with that code after its retries;
+// another account is not affected, an invalid token still answers 401,
+// and the next minute starts afresh.
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
+		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e.clock.Set(t0.Add(10 * time.Second))
+		alice, _ := e.connect(t) // one request, GET /v2/account
+		bob, _ := e.connect(t)
+		reset := strconv.FormatInt(t0.Add(time.Minute).Unix(), 10)
+		for i := 2; i <= paper.DefaultRateLimit; i++ {
+			resp, body := e.call(t, http.MethodGet, alice.AccessToken, "/v2/clock", "")
+			h := resp.Header
+			if resp.StatusCode != http.StatusOK || h.Get("X-RateLimit-Limit") != "200" ||
+				h.Get("X-RateLimit-Remaining") != strconv.Itoa(paper.DefaultRateLimit-i) || h.Get("X-RateLimit-Reset") != reset {
+				t.Fatalf("request %d: %d, limit %q, remaining %q, reset %q, want 200, 200, %d, %s\n%s", i, resp.StatusCode,
+					h.Get("X-RateLimit-Limit"), h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), paper.DefaultRateLimit-i, reset, body)
+			}
+		}
+		const limited = `{"code":42910000,"message":"rate limit exceeded"}`
+		order := `{"symbol":"ACME","qty":"1","side":"buy","type":"limit","limit_price":"1","time_in_force":"gtc"}`
+		e2 := mustEnv(t, db, paper.Config{}) // another Broker on the database
+		e2.clock.Set(e.clock.Now())
+		for _, c := range []struct {
+			e                  *env
+			method, path, body string
+		}{{e, http.MethodGet, "/v2/account", ""}, {e, http.MethodPost, "/v2/orders", order}, {e2, http.MethodGet, "/v2/account", ""}} {
+			resp, body := c.e.call(t, c.method, alice.AccessToken, c.path, c.body)
+			if resp.StatusCode != http.StatusTooManyRequests || body != limited || resp.Header.Get("X-RateLimit-Remaining") != "0" ||
+				resp.Header.Get("X-RateLimit-Reset") != reset || resp.Header.Get("Retry-After") != "50" {
+				t.Errorf("%s %s over the limit: %d %s, remaining %q, reset %q, Retry-After %q; want 429 %s, 0, %s, 50",
+					c.method, c.path, resp.StatusCode, body, resp.Header.Get("X-RateLimit-Remaining"),
+					resp.Header.Get("X-RateLimit-Reset"), resp.Header.Get("Retry-After"), limited, reset)
+			}
+		}
+		if n := count(t, db, "paper_orders"); n != 0 {
+			t.Errorf("%d orders stored over the limit, want none", n)
+		}
+		c := sdk.NewClient(sdk.ClientOpts{OAuth: alice.AccessToken, BaseURL: e.srv.URL + "/paper", HTTPClient: e.srv.Client(),
+			RetryLimit: 1, RetryDelay: time.Millisecond})
+		var ae *sdk.APIError
+		if _, err := c.GetAccount(); !errors.As(err, &ae) || ae.StatusCode != http.StatusTooManyRequests || ae.Code != 42910000 {
+			t.Errorf("the SDK's GetAccount over the limit: %v, want its APIError 429 42910000", err)
+		}
+		if resp, body := e.call(t, http.MethodGet, bob.AccessToken, "/v2/account", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("bob's request: %d %s", resp.StatusCode, body)
+		}
+		e.revoke(t, alice.AccessToken)
+		if resp, body := e.call(t, http.MethodPost, alice.AccessToken, "/v2/orders", order); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("an order with the revoked token over the limit: %d %s, want 401", resp.StatusCode, body)
+		}
+		e.clock.Set(t0.Add(time.Minute))
+		if resp, body := e.call(t, http.MethodGet, bob.AccessToken, "/v2/account", ""); resp.StatusCode != http.StatusOK ||
+			resp.Header.Get("X-RateLimit-Remaining") != "199" {
+			t.Errorf("the next minute: %d, remaining %q\n%s", resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"), body)
+		}
+	})
+}
+
+// TestRateLimitOff checks that a negative Config.RateLimit turns the
+// limit off, and that a Config.RateLimit is the limit.
+func TestRateLimitOff(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		off := mustEnv(t, db, paper.Config{RateLimit: -1})
+		tok, _ := off.connect(t)
+		for i := range 3 {
+			if resp, _ := off.call(t, http.MethodGet, tok.AccessToken, "/v2/clock", ""); resp.StatusCode != http.StatusOK ||
+				resp.Header.Get("X-RateLimit-Limit") != "" {
+				t.Fatalf("request %d without a limit: %d, X-RateLimit-Limit %q", i, resp.StatusCode, resp.Header.Get("X-RateLimit-Limit"))
+			}
+		}
+		two := mustEnv(t, db, paper.Config{RateLimit: 2})
+		tok, _ = two.connect(t)
+		if resp, _ := two.call(t, http.MethodGet, tok.AccessToken, "/v2/clock", ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("request 2 of 2: %d", resp.StatusCode)
+		}
+		if resp, _ := two.call(t, http.MethodGet, tok.AccessToken, "/v2/clock", ""); resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("request 3 of 2: %d, want 429", resp.StatusCode)
+		}
+	})
+}
+
+// TestMaxStreams checks that one access token or API key holds at most
+// DefaultMaxStreams (10) trade-update streams at once: the 11th answers
+// 429 while 10 are open, another credential of the same account is not
+// affected, and a closed stream frees its slot.
+func TestMaxStreams(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		tok, accountID := e.connect(t)
+		k, secret, err := e.b.CreateAPIKey(context.Background(), uuid.MustParse(accountID), "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := func(headers map[string]string) *http.Response {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodGet, e.srv.URL+"/paper/v2/events/trades", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range headers {
+				req.Header.Set(k, v)
+			}
+			resp, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+		bearer := map[string]string{"Authorization": "Bearer " + tok.AccessToken}
+		var streams []*http.Response
+		for i := range paper.DefaultMaxStreams {
+			resp := open(bearer)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("stream %d: %s", i+1, resp.Status)
+			}
+			streams = append(streams, resp)
+		}
+		defer func() {
+			for _, s := range streams {
+				s.Body.Close()
+			}
+		}()
+		resp := open(bearer)
+		body := strings.TrimSpace(readBody(t, resp))
+		want := `{"code":42910000,"message":"too many trade-update streams: at most 10 at once per API key or access token"}`
+		if resp.StatusCode != http.StatusTooManyRequests || body != want {
+			t.Errorf("stream 11: %d %s, want 429 %s", resp.StatusCode, body, want)
+		}
+		keyed := open(map[string]string{"APCA-API-KEY-ID": k.ID, "APCA-API-SECRET-KEY": secret})
+		if keyed.StatusCode != http.StatusOK {
+			t.Errorf("a stream with the account's API key: %s", keyed.Status)
+		}
+		keyed.Body.Close()
+		streams[0].Body.Close()
+		streams = streams[1:]
+		// The server sees the client go when its next write fails: wait
+		// for the slot, at most a few keep-alives of the default.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			resp := open(bearer)
+			if resp.StatusCode == http.StatusOK {
+				if _, err := bufio.NewReader(resp.Body).Peek(0); err != nil {
+					t.Error(err)
+				}
+				streams = append(streams, resp)
+				break
+			}
+			resp.Body.Close()
+			if time.Now().After(deadline) {
+				t.Fatalf("a stream after one closed: %s, want 200 within 5 s", resp.Status)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 }
