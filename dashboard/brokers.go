@@ -169,7 +169,7 @@ func (h *Handler) paperAccount(w http.ResponseWriter, r *http.Request) {
 			back(v, "/dashboard/brokers/"+id.String(), "Only an active connection to the paper broker has an account page there.")
 			return
 		}
-		link, err := h.cfg.PaperSignIn(r.Context(), c.AccountID)
+		link, err := h.cfg.PaperSignIn(w, r, c.AccountID)
 		if err != nil {
 			h.fail(w, err)
 			return

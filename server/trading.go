@@ -133,13 +133,13 @@ func (s *Server) newTrading() {
 
 // paperSignIn returns a sign-in link to the paper broker's page of the
 // paper account with the id, for the dashboard's button on a paper
-// connection.
-func (s *Server) paperSignIn(ctx context.Context, accountID string) (string, error) {
+// connection, bound to the browser of r by a cookie set on w.
+func (s *Server) paperSignIn(w http.ResponseWriter, r *http.Request, accountID string) (string, error) {
 	id, err := uuid.Parse(accountID)
 	if err != nil {
 		return "", fmt.Errorf("server: paper account id %q: %w", accountID, err)
 	}
-	link, _, err := s.paper.SignInLink(ctx, id)
+	link, _, err := s.paper.SignInLink(w, r, id)
 	return link, err
 }
 

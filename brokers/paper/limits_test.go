@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -339,6 +341,55 @@ func TestMaxStreams(t *testing.T) {
 				t.Fatalf("a stream after one closed: %s, want 200 within 5 s", resp.Status)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// TestSignInLinkBoundToBrowser checks that a link of Broker.SignInLink
+// works only in the browser it was made for, the one that got its
+// cookie: an attacker's link opened by someone else answers 403, signs
+// them in to nothing and stays usable; in the browser with the cookie it
+// signs in, once.
+func TestSignInLinkBoundToBrowser(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		_, attackerAccount := e.connect(t)
+		// The attacker's browser asks for a link, as the dashboard's
+		// button does for it.
+		rec := httptest.NewRecorder()
+		link, _, err := e.b.SignInLink(rec, httptest.NewRequest(http.MethodPost, e.srv.URL+"/dashboard", nil), uuid.MustParse(attackerAccount))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cookies := rec.Result().Cookies()
+		if len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].Path != "/paper/account/sign-in" {
+			t.Fatalf("SignInLink's cookies: %+v, want one HttpOnly cookie for /paper/account/sign-in", cookies)
+		}
+
+		victim := e.browser(t)
+		resp, page := victim.get(e.srv.URL + link)
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(page, "made for another browser") {
+			t.Errorf("the attacker's link in the victim's browser: %s, want 403\n%s", resp.Status, page)
+		}
+		if resp, _ := victim.get(e.srv.URL + "/paper/account"); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the victim's account page after the link: %s, want 401 (signed in to nothing)", resp.Status)
+		}
+		forged := e.browser(t)
+		u, _ := url.Parse(e.srv.URL + "/paper/account/sign-in")
+		forged.c.Jar.SetCookies(u, []*http.Cookie{{Name: cookies[0].Name, Value: strings.Repeat("A", len(cookies[0].Value)), Path: "/paper/account/sign-in"}})
+		if resp, _ := forged.get(e.srv.URL + link); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("the link with another cookie: %s, want 403", resp.Status)
+		}
+
+		attacker := e.browser(t)
+		attacker.c.Jar.SetCookies(u, cookies)
+		resp, _ = attacker.get(e.srv.URL + link)
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/paper/account" {
+			t.Fatalf("the link in its own browser: %s to %q, want 303 to /paper/account", resp.Status, resp.Header.Get("Location"))
+		}
+		if resp, _ := attacker.get(e.srv.URL + link); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("the link used a second time: %s, want 403", resp.Status)
 		}
 	})
 }
