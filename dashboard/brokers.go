@@ -184,7 +184,7 @@ func (h *Handler) paperAccount(w http.ResponseWriter, r *http.Request) {
 			back(v, "/dashboard/brokers/"+id.String(), noticePaperOnly)
 			return
 		}
-		link, err := h.cfg.PaperSignIn(r.Context(), c.AccountID)
+		link, err := h.cfg.PaperSignIn(w, r, c.AccountID)
 		if err != nil {
 			h.fail(w, err)
 			return

@@ -98,11 +98,13 @@ type Config struct {
 	// Brokers serves the broker, orders and guardrails pages; nil leaves
 	// them out.
 	Brokers *connect.Service
-	// PaperSignIn returns a link that signs the browser in to the paper
-	// broker's page of the paper account with the broker's id, where its
-	// holder manages the account's API keys; the server passes its paper
-	// broker's [paper.Broker.SignInLink]. nil leaves the button out.
-	PaperSignIn func(ctx context.Context, accountID string) (string, error)
+	// PaperSignIn returns a link that signs the browser of the request in
+	// to the paper broker's page of the paper account with the broker's
+	// id, where its holder manages the account's API keys, and binds the
+	// link to that browser with a cookie it sets on the response; the
+	// server passes its paper broker's [paper.Broker.SignInLink]. nil
+	// leaves the button out.
+	PaperSignIn func(w http.ResponseWriter, r *http.Request, accountID string) (string, error)
 	// Copy serves the copy-trading pages; nil leaves them out.
 	Copy *copytrading.Service
 	// Alerts serves the watchlist, alert and webhook pages; nil leaves

@@ -22,7 +22,8 @@ var (
 // connection to the paper broker's account page, signed in, creates an
 // API key there and calls the paper broker's API with it, on both
 // databases; another user's connection, or a form without the
-// dashboard's CSRF token, goes nowhere.
+// dashboard's CSRF token, goes nowhere, and the sign-in link opened in
+// another browser signs in to nothing.
 func TestDashboardPaperKeys(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
@@ -53,6 +54,18 @@ func TestDashboardPaperKeys(t *testing.T) {
 			t.Fatalf("the button: %d to %q, want 303 to a sign-in link", status, link)
 		}
 
+		// In another browser (someone the link was sent to), the link
+		// signs in to nothing: it is bound to the browser that asked.
+		other := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := other.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 {
+			t.Fatalf("the sign-in link in another browser: %d, cookies %v, want 403 and no session", resp.StatusCode, resp.Cookies())
+		}
+
 		// At the paper broker, in the same browser: signed in to the
 		// connection's account.
 		status, h, _ = v.do(strings.TrimPrefix(link, ts.url), nil)
@@ -73,7 +86,7 @@ func TestDashboardPaperKeys(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, ts.url+"/paper/v2/account", nil)
 		req.Header.Set("APCA-API-KEY-ID", k[1])
 		req.Header.Set("APCA-API-SECRET-KEY", k[2])
-		resp, err := http.DefaultClient.Do(req)
+		resp, err = http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

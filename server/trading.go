@@ -49,6 +49,11 @@ type BrokersConfig struct {
 	// (an IP address, or an IPv6 /64) may open in a UTC clock hour.
 	// Default 10 ([paper.DefaultSignupLimit]); negative: no limit.
 	PaperSignupsPerHour int
+	// PaperRequestsPerMinute is how many requests one paper account may
+	// make to the paper broker's API in a UTC clock minute, Tradekit's own
+	// calls for the account's connection included, as at Alpaca. Default
+	// 200 ([paper.DefaultRateLimit]); negative: no limit.
+	PaperRequestsPerMinute int
 	// SyncInterval is how often active connections sync. Default 15
 	// minutes; negative: never on a schedule.
 	SyncInterval time.Duration
@@ -83,6 +88,7 @@ func (s *Server) newTrading() {
 		StartingCash: cfg.PaperCash, SlippageBps: cfg.PaperSlippageBps, Commission: cfg.PaperCommission,
 		Prefix: paperPrefix, PublicURL: strings.TrimRight(cfg.PublicURL, "/"), PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
 		SigningKey: paperSigningKey(cfg.SecretKey), SignupLimit: cfg.PaperSignupsPerHour, ClientAddress: clientAddress,
+		RateLimit: cfg.PaperRequestsPerMinute,
 	})
 	providers := []connect.Provider{{
 		Name:          "paper",
@@ -130,13 +136,13 @@ func (s *Server) newTrading() {
 
 // paperSignIn returns a sign-in link to the paper broker's page of the
 // paper account with the id, for the dashboard's button on a paper
-// connection.
-func (s *Server) paperSignIn(ctx context.Context, accountID string) (string, error) {
+// connection, bound to the browser of r by a cookie set on w.
+func (s *Server) paperSignIn(w http.ResponseWriter, r *http.Request, accountID string) (string, error) {
 	id, err := uuid.Parse(accountID)
 	if err != nil {
 		return "", fmt.Errorf("server: paper account id %q: %w", accountID, err)
 	}
-	link, _, err := s.paper.SignInLink(ctx, id)
+	link, _, err := s.paper.SignInLink(w, r, id)
 	return link, err
 }
 

@@ -1,9 +1,7 @@
 package paper
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -47,13 +45,13 @@ type configurationsPatch struct {
 // one that would change a field answers 422.
 func (b *Broker) handleConfigurationsUpdate(w http.ResponseWriter, r *http.Request, _ account) error {
 	var p configurationsPatch
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxOrderBody)).Decode(&p); err != nil {
-		return &tradekit.ParamError{Param: "body", Msg: "must be account configurations as JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	if err := decodeJSON(r.Body, &p, "account configurations"); err != nil {
+		return err
 	}
 	c := configurations
 	str := func(name string, got *string, want string) error {
 		if got != nil && *got != "" && *got != want {
-			return notSimulated("%s %s (it is %s)", name, *got, want)
+			return notSimulated("%s %s (it is %s)", name, tradekit.Quote(*got), want)
 		}
 		return nil
 	}
@@ -73,7 +71,7 @@ func (b *Broker) handleConfigurationsUpdate(w http.ResponseWriter, r *http.Reque
 		}
 	}
 	if p.MaxMarginMultiplier != nil && !p.MaxMarginMultiplier.Equal(c.MaxMarginMultiplier) {
-		return notSimulated("max_margin_multiplier %s (margin)", p.MaxMarginMultiplier)
+		return notSimulated("max_margin_multiplier %s (margin)", tradekit.Quote(p.MaxMarginMultiplier.String()))
 	}
 	return writeJSON(w, http.StatusOK, c)
 }

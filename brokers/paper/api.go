@@ -232,6 +232,17 @@ func (b *Broker) apiWith(auth func(*http.Request) (account, error), h func(http.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a, err := auth(r)
 		if err == nil {
+			err = b.takeRequest(r.Context(), w, a)
+		}
+		if err == nil {
+			err = checkRequestNUL(r)
+			if err != nil {
+				if _, aerr := b.resolve(r.Context(), a); aerr != nil {
+					err = aerr // an invalid token is a 401 whatever the request
+				}
+			}
+		}
+		if err == nil {
 			err = h(w, r, a)
 		}
 		if err == nil {

@@ -108,6 +108,22 @@ type Config struct {
 	// in a UTC clock hour; approvals beyond it answer 429 with
 	// Retry-After. [DefaultSignupLimit] when zero; negative: no limit.
 	SignupLimit int
+	// MaxOpenOrders is how many open orders (status new) an account may
+	// hold: a placement that would open more is refused with 403 and
+	// Alpaca's code 40310000. [DefaultMaxOpenOrders] when zero.
+	MaxOpenOrders int
+	// RateLimit is how many requests an account may make to the API (the
+	// routes under /v2 and POST /account/sign-in-links) in a UTC clock
+	// minute, counted in the database across Brokers; one more answers
+	// Alpaca's 429 {"code":42910000,"message":"rate limit exceeded"}.
+	// Every answer carries X-RateLimit-Limit, X-RateLimit-Remaining and
+	// X-RateLimit-Reset, as Alpaca's do. [DefaultRateLimit] when zero;
+	// negative: no limit.
+	RateLimit int
+	// MaxStreams is how many trade-update streams (GET /v2/events/trades)
+	// one API key or access token may hold open at once on this Broker;
+	// one more answers 429. [DefaultMaxStreams] when zero.
+	MaxStreams int
 	// ClientAddress names the client of a request for SignupLimit: a
 	// server passes the address it counts clients by elsewhere (Tradekit's
 	// server: the IP address, or the /64 network of an IPv6 one). The host
@@ -126,6 +142,12 @@ const (
 	DefaultStreamPoll = 100 * time.Millisecond
 	// DefaultStreamKeepAlive is the default of Config.StreamKeepAlive.
 	DefaultStreamKeepAlive = 15 * time.Second
+	// DefaultMaxOpenOrders is the default of Config.MaxOpenOrders.
+	DefaultMaxOpenOrders = 1000
+	// DefaultRateLimit is the default of Config.RateLimit, Alpaca's.
+	DefaultRateLimit = 200
+	// DefaultMaxStreams is the default of Config.MaxStreams.
+	DefaultMaxStreams = 10
 )
 
 // defaultStartingCash is the cash of a new account when
@@ -186,6 +208,11 @@ type Broker struct {
 
 	key         []byte // signs the consent tokens
 	signupLimit int    // accounts per client address per hour; negative: no limit
+	maxOpen     int    // open orders per account
+	rateLimit   int    // requests per account per minute; negative: no limit
+	maxStreams  int    // trade-update streams per credential
+	streamsMu   sync.Mutex
+	streams     map[string]int // open trade-update streams by [credential]
 	clientAddr  func(*http.Request) string
 }
 
@@ -198,7 +225,7 @@ type Broker struct {
 // decimal places, a Currency that is not three letters, a Prefix that does
 // not start with "/", a PublicURL that is not an absolute URL without a
 // query or a fragment, a negative AccessTTL, MatchInterval, StreamPoll
-// or StreamKeepAlive, a SlippageBps outside [0, 10000), a
+// or StreamKeepAlive, a negative MaxOpenOrders or MaxStreams, a SlippageBps outside [0, 10000), a
 // negative Commission or one with more than 9 decimal places, or a
 // SigningKey shorter than 32 bytes.
 func New(db bun.IDB, cfg Config) *Broker {
@@ -224,6 +251,10 @@ func New(db bun.IDB, cfg Config) *Broker {
 
 		key:         cfg.SigningKey,
 		signupLimit: cfg.SignupLimit,
+		maxOpen:     cfg.MaxOpenOrders,
+		rateLimit:   cfg.RateLimit,
+		maxStreams:  cfg.MaxStreams,
+		streams:     map[string]int{},
 		clientAddr:  cfg.ClientAddress,
 	}
 	b.closes = &lastCloses{version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
@@ -290,6 +321,21 @@ func New(db bun.IDB, cfg Config) *Broker {
 	}
 	if b.keepAlive == 0 {
 		b.keepAlive = DefaultStreamKeepAlive
+	}
+	switch {
+	case b.maxOpen < 0:
+		panic("paper: negative MaxOpenOrders")
+	case b.maxOpen == 0:
+		b.maxOpen = DefaultMaxOpenOrders
+	}
+	if b.rateLimit == 0 {
+		b.rateLimit = DefaultRateLimit
+	}
+	switch {
+	case b.maxStreams < 0:
+		panic("paper: negative MaxStreams")
+	case b.maxStreams == 0:
+		b.maxStreams = DefaultMaxStreams
 	}
 	if b.now == nil {
 		b.now = time.Now

@@ -102,7 +102,9 @@
 // /account/sign-in-links; never with an API key, so that a key cannot
 // make keys), or that the server running the broker makes with
 // [Broker.SignInLink] (Tradekit's dashboard does, from a paper
-// connection's page). Using the link starts a session of [SessionTTL] in
+// connection's page) for the browser asking, which alone may use it: a
+// cookie set with the link must come back with it, so that a link sent
+// to someone else signs them in to nothing. Using the link starts a session of [SessionTTL] in
 // an HttpOnly, SameSite=Lax cookie whose token is stored as its SHA-256;
 // every form of the page carries a CSRF token, an HMAC of the session
 // under Config.SigningKey. [Broker.CreateAPIKey], [Broker.APIKeys] and
@@ -268,6 +270,21 @@
 // on a stream that ends cleanly). Each write moves the connection's
 // write deadline ahead, so that a server's WriteTimeout does not cut a
 // long stream.
+//
+// # Limits
+//
+// As at Alpaca, an account may make Config.RateLimit requests to the API
+// in a UTC clock minute ([DefaultRateLimit], 200), counted in the
+// database so that every Broker on it counts together; every answer
+// carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset,
+// and one more answers 429 {"code":42910000,"message":"rate limit
+// exceeded"} with Retry-After, uncounted. An account holds at most
+// Config.MaxOpenOrders open orders ([DefaultMaxOpenOrders], 1,000): one
+// more answers 403 with code 40310000. An API key or access token holds
+// at most Config.MaxStreams trade-update streams open at once on a
+// Broker ([DefaultMaxStreams], 10): one more answers 429. Errors quote at
+// most 64 characters of a value sent ([tradekit.Quote]), and a NUL in a
+// parameter, the path or a string of a JSON body answers 422 naming it.
 //
 // # Errors
 //

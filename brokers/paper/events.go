@@ -362,6 +362,11 @@ func (b *Broker) handleTradeEvents(w http.ResponseWriter, r *http.Request, a acc
 	if err != nil {
 		return err
 	}
+	release, ok := b.openStream(credential(r))
+	if !ok {
+		return b.errTooManyStreams()
+	}
+	defer release()
 	ctx := r.Context()
 	s := &eventWriter{w: w, rc: http.NewResponseController(w)}
 	if f.bounded() {

@@ -7,3 +7,6 @@ func SetMatchBatch(n int) (restore func()) {
 	matchBatch = n
 	return func() { matchBatch = old }
 }
+
+// MaxOpen returns the broker's cap of open orders per account.
+func (b *Broker) MaxOpen() int { return b.maxOpen }

@@ -121,6 +121,9 @@ func (b *Broker) CreateAPIKey(ctx context.Context, accountID uuid.UUID, name str
 		return APIKey{}, "", fmt.Errorf("paper: %w", &tradekit.ParamError{Param: "name",
 			Msg: fmt.Sprintf("must be at most %d characters on one line", maxKeyName)})
 	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return APIKey{}, "", fmt.Errorf("paper: %w", &tradekit.ParamError{Param: "name", Msg: "must not contain a NUL character"})
+	}
 	secret := newKeySecret()
 	r := apiKeyRow{KeyID: newKeyID(), AccountID: accountID, Name: name, SecretHash: hashSecret(secret), CreatedAt: b.clock()}
 	err := b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

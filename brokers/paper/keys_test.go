@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -447,11 +448,12 @@ func TestSignInLinkPublicURL(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		e := mustEnv(t, db, paper.Config{PublicURL: "https://broker.example/"})
 		_, accountID := e.connect(t)
-		link, exp, err := e.b.SignInLink(context.Background(), uuid.MustParse(accountID))
+		r := httptest.NewRequest(http.MethodPost, "https://broker.example/dashboard", nil)
+		link, exp, err := e.b.SignInLink(httptest.NewRecorder(), r, uuid.MustParse(accountID))
 		if err != nil || !strings.HasPrefix(link, "https://broker.example/paper/account/sign-in?token=") || !exp.Equal(t0.Add(paper.SignInLinkTTL)) {
 			t.Errorf("SignInLink() = %s, %s, %v", link, exp, err)
 		}
-		if _, _, err := e.b.SignInLink(context.Background(), uuid.New()); !errors.Is(err, tradekit.ErrNotFound) {
+		if _, _, err := e.b.SignInLink(httptest.NewRecorder(), r, uuid.New()); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("SignInLink(no account): %v, want ErrNotFound", err)
 		}
 	})

@@ -2,13 +2,10 @@ package paper
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -202,7 +199,7 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		// the latest close is kept in memory per version, else read
 		// through the transaction (a read through the pool could wait for
 		// a connection that this transaction's waiters hold).
-		l, err := readPlacement(ctx, tx, who, len(orders), o)
+		l, err := readPlacement(ctx, tx, who, len(orders), o, b.maxOpen)
 		if err != nil {
 			return err
 		}
@@ -219,6 +216,15 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		}
 		if l.Dup {
 			return &apiError{http.StatusUnprocessableEntity, codeDuplicateClient, "client_order_id must be unique"}
+		}
+		opening := 0
+		for _, x := range orders {
+			if x.Status == statusNew {
+				opening++
+			}
+		}
+		if l.OpenCount+opening > b.maxOpen {
+			return refused("too many open orders: an account holds at most %d (it holds %d)", b.maxOpen, l.OpenCount)
 		}
 		open := make([]order, len(l.Open))
 		for i, x := range l.Open {
@@ -432,12 +438,15 @@ func (b *Broker) newOrder(ctx context.Context, accountID uuid.UUID, req alpaca.O
 
 // notTraded is the 422 of an order on a symbol no Tradekit asset has.
 func notTraded(symbol string) error {
-	return &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: no Tradekit asset has it", symbol)}
+	return &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: no Tradekit asset has it", tradekit.Quote(symbol))}
 }
 
 // draft checks req, which it reads alone, and returns the open order it
 // asks for, with its legs, but without its asset: see [Broker.price].
 func (b *Broker) draft(accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order, error) {
+	if err := checkNUL(req); err != nil {
+		return nil, err
+	}
 	symbol := marketdata.NormalizeSymbol(req.Symbol)
 	if symbol == "" {
 		return nil, &tradekit.ParamError{Param: "symbol", Msg: "is required"}
@@ -482,7 +491,7 @@ func (b *Broker) draft(accountID uuid.UUID, req alpaca.OrderRequestJSON) (*order
 // stored price.
 func price(o *order, assetID uuid.UUID, class string, last marketdata.Price, err error) (decimal.Decimal, error) {
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", o.Symbol)}
+		return decimal.Decimal{}, &tradekit.ParamError{Param: "symbol", Msg: fmt.Sprintf("%s is not traded here: it has no stored price", tradekit.Quote(o.Symbol))}
 	} else if err != nil {
 		return decimal.Decimal{}, err
 	}
@@ -959,9 +968,11 @@ const maxOrderBody = 64 << 10
 // handlePlace answers POST /v2/orders with the order placed.
 func (b *Broker) handlePlace(w http.ResponseWriter, r *http.Request, a account) error {
 	var req alpaca.OrderRequestJSON
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxOrderBody))
-	if err := dec.Decode(&req); err != nil {
-		return &tradekit.ParamError{Param: "body", Msg: "must be an order as JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	if err := decodeJSON(r.Body, &req, "an order"); err != nil {
+		if _, aerr := b.resolve(r.Context(), a); aerr != nil {
+			return aerr // an invalid token is a 401 whatever the body
+		}
+		return err
 	}
 	o, err := b.place(r.Context(), a, req)
 	if err != nil {
@@ -1138,8 +1149,8 @@ func (b *Broker) handleReplace(w http.ResponseWriter, r *http.Request, a account
 		return fmt.Errorf("paper: %w", tradekit.ErrNotFound)
 	}
 	var req alpaca.ReplaceRequestJSON
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxOrderBody)).Decode(&req); err != nil {
-		return &tradekit.ParamError{Param: "body", Msg: "must be an order replacement as JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	if err := decodeJSON(r.Body, &req, "an order replacement"); err != nil {
+		return err
 	}
 	o, err := b.Replace(r.Context(), a.ID, id, req)
 	if err != nil {

@@ -377,7 +377,7 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 		}
 		// The asset is read in the statement that locks the account.
 		unknownSymbol := strings.Replace(valid, "ACME", "NOPE", 1)
-		if st, body := post(alice.AccessToken, unknownSymbol); st != http.StatusUnprocessableEntity || !strings.Contains(body, "NOPE is not traded here: no Tradekit asset has it") {
+		if st, body := post(alice.AccessToken, unknownSymbol); st != http.StatusUnprocessableEntity || !strings.Contains(body, `\"NOPE\" is not traded here: no Tradekit asset has it`) {
 			t.Errorf("an order on an unknown symbol: %d %s, want 422 naming it", st, body)
 		}
 		if st, body := post(alice.AccessToken, `{"symbol":"OTO","qty":"1","side":"buy","type":"market","time_in_force":"day",`+

@@ -38,6 +38,7 @@ const (
 // keysScope the scope an access token needs to ask for a sign-in link.
 const (
 	sessionCookie = "paper_session"
+	signInCookie  = "paper_sign_in" // binds a sign-in link to the browser it was made for
 	keysScope     = "account:write"
 )
 
@@ -45,20 +46,51 @@ const (
 // sign, so that no other use of the key can produce one.
 const formLabel = "tradekit paper account form v1\x00"
 
-// SignInLink returns a link that signs a browser in to the account page
-// of the account, and when it expires: it works once, within
-// [SignInLinkTTL]. The link is Config.PublicURL, Config.Prefix and
+// SignInLink returns a link that signs the browser of the request r in
+// to the account page of the account, and when it expires: it works
+// once, within [SignInLinkTTL], and only in that browser. SignInLink sets
+// on w an HttpOnly cookie with a random value whose SHA-256 is stored
+// with the link; using the link without it answers 403 and leaves the
+// link usable, so that a link sent to someone else signs them in to
+// nothing. The cookie's Path is the sign-in link's, so the server
+// answering r must be reached at the host of the link (Config.PublicURL).
+// The link is Config.PublicURL, Config.Prefix and
 // "/account/sign-in?token=…", a path on the broker's host when PublicURL
 // is empty. Only the SHA-256 of its token is stored. The error wraps
 // [tradekit.ErrNotFound] when there is no such account.
-func (b *Broker) SignInLink(ctx context.Context, accountID uuid.UUID) (string, time.Time, error) {
+func (b *Broker) SignInLink(w http.ResponseWriter, r *http.Request, accountID uuid.UUID) (string, time.Time, error) {
+	binding := newSecret()
+	link, exp, err := b.signInLink(r.Context(), accountID, hashSecret(binding))
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name:     signInCookie,
+		Value:    binding,
+		Path:     b.prefix + "/account/sign-in",
+		MaxAge:   int(SignInLinkTTL / time.Second),
+		HttpOnly: true,
+		Secure:   r.TLS != nil || strings.HasPrefix(b.publicURL, "https:"),
+		SameSite: http.SameSiteLaxMode,
+	})
+	return link, exp, nil
+}
+
+// signInLink makes a sign-in link to the account page of the account,
+// bound to the browser whose binding cookie has the SHA-256 browser, or
+// to none when browser is "".
+func (b *Broker) signInLink(ctx context.Context, accountID uuid.UUID, browser string) (string, time.Time, error) {
 	if _, err := accountByID(ctx, b.db, accountID, false); err != nil {
 		return "", time.Time{}, err
 	}
 	now := b.clock()
 	tok, exp := newSecret(), now.Add(SignInLinkTTL)
-	_, err := b.db.NewRaw("INSERT INTO paper_sign_in_links (token_hash, account_id, expires_at) VALUES (?, ?, ?)",
-		hashSecret(tok), accountID, exp).Exec(ctx)
+	var bound *string
+	if browser != "" {
+		bound = &browser
+	}
+	_, err := b.db.NewRaw("INSERT INTO paper_sign_in_links (token_hash, account_id, expires_at, browser_hash) VALUES (?, ?, ?, ?)",
+		hashSecret(tok), accountID, exp, bound).Exec(ctx)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("paper: sign-in link: %w", err)
 	}
@@ -83,9 +115,12 @@ type signInLinkJSON struct {
 }
 
 // handleSignInLink answers POST /account/sign-in-links: a sign-in link to
-// the account page of the access token's account, with 201.
+// the account page of the access token's account, with 201. The
+// application asks for it from its server, not from its user's browser,
+// so the link is bound to no browser: it works in whichever opens it
+// first.
 func (b *Broker) handleSignInLink(w http.ResponseWriter, r *http.Request, a account) error {
-	u, exp, err := b.SignInLink(r.Context(), a.ID)
+	u, exp, err := b.signInLink(r.Context(), a.ID, "")
 	if err != nil {
 		return err
 	}
@@ -136,6 +171,10 @@ func (b *Broker) accountCookie(r *http.Request, value string, maxAge int) *http.
 // used.
 var errLinkUsed = &pageError{http.StatusForbidden, "This sign-in link has expired or was used already."}
 
+// errOtherBrowser is the page of a sign-in link opened in a browser other
+// than the one it was made for.
+var errOtherBrowser = &pageError{http.StatusForbidden, "This sign-in link was made for another browser. Open the account page from the application, in this browser."}
+
 // errSignedOut is the page of a request without a valid session.
 var errSignedOut = &pageError{http.StatusUnauthorized, "You are not signed in to a paper account, or your session has ended."}
 
@@ -149,14 +188,28 @@ func (b *Broker) handleSignIn(w http.ResponseWriter, r *http.Request) error {
 	}
 	now := b.clock()
 	session := newSecret()
+	browser := ""
+	if c, err := r.Cookie(signInCookie); err == nil && isSecret(c.Value) {
+		browser = hashSecret(c.Value)
+	}
 	err := b.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 		var ids []uuid.UUID
-		err := tx.NewRaw("DELETE FROM paper_sign_in_links WHERE token_hash = ? AND expires_at > ? RETURNING account_id",
-			hashSecret(q.Get("token")), now).Scan(ctx, &ids)
+		err := tx.NewRaw(`DELETE FROM paper_sign_in_links WHERE token_hash = ? AND expires_at > ?
+			AND (browser_hash IS NULL OR browser_hash = ?) RETURNING account_id`,
+			hashSecret(q.Get("token")), now, browser).Scan(ctx, &ids)
 		if err != nil {
 			return fmt.Errorf("paper: use sign-in link: %w", err)
 		}
 		if len(ids) != 1 {
+			var bound int
+			err := tx.NewRaw("SELECT count(*) FROM paper_sign_in_links WHERE token_hash = ? AND expires_at > ?",
+				hashSecret(q.Get("token")), now).Scan(ctx, &bound)
+			if err != nil {
+				return fmt.Errorf("paper: use sign-in link: %w", err)
+			}
+			if bound > 0 {
+				return errOtherBrowser
+			}
 			return errLinkUsed
 		}
 		_, err = tx.NewRaw("INSERT INTO paper_sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
@@ -170,6 +223,8 @@ func (b *Broker) handleSignIn(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	http.SetCookie(w, b.accountCookie(r, session, int(SessionTTL/time.Second)))
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: b.prefix + "/account/sign-in", MaxAge: -1, HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, b.prefix+"/account", http.StatusSeeOther)
@@ -310,7 +365,7 @@ func (b *Broker) handleKeyRevoke(w http.ResponseWriter, r *http.Request) error {
 	id := r.PostForm.Get("key_id")
 	err = b.RevokeAPIKey(r.Context(), a.ID, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return b.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + id + " to revoke."})
+		return b.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + tradekit.Quote(id) + " to revoke."})
 	}
 	if err != nil {
 		return err

@@ -275,6 +275,9 @@ type placement struct {
 	Open    []openOrder     `bun:"open,scanonly"`
 	Dup     bool            `bun:"dup,scanonly"`
 	Held    decimal.Decimal `bun:"held,scanonly"`
+	// OpenCount is the number of the account's open orders (status
+	// new), counted up to the broker's cap, by paper_orders_open_idx.
+	OpenCount int `bun:"open_count,scanonly"`
 }
 
 // placedAsset is the asset of [placement], as JSON.
@@ -309,16 +312,16 @@ func (x openOrder) order() order {
 // placement of o needs (see [placement]). On PostgreSQL both statements
 // go in one message (see [database.ExecWithNext]): the read runs once
 // the update holds the account's row, with a snapshot taken then, so it
-// sees what the placement before it committed. The errors are
-// lockAccount's.
-func readPlacement(ctx context.Context, db bun.IDB, who account, n int, o *order) (placement, error) {
+// sees what the placement before it committed. The open orders are
+// counted up to maxOpen. The errors are lockAccount's.
+func readPlacement(ctx context.Context, db bun.IDB, who account, n int, o *order, maxOpen int) (placement, error) {
 	key := who.key(o.SubmittedAt)
 	if err := seqQueries[by(who)].ExecWithNext(ctx, db, append([]any{n}, key...)...); err != nil {
 		return placement{}, accountErr(who, err)
 	}
 	var p placement
 	q := placementQueries[by(who)][o.Side == string(brokers.Sell)]
-	if err := q.Scan(ctx, db, &p, append(key, o.Symbol, o.ClientOrderID)...); err != nil {
+	if err := q.Scan(ctx, db, &p, append(key, o.Symbol, o.ClientOrderID, maxOpen)...); err != nil {
 		return placement{}, accountErr(who, err)
 	}
 	return p, nil
@@ -339,7 +342,8 @@ func seqQuery(byToken bool) *database.Prepared {
 
 // placementQueries are the read of readPlacement, by [by] and by whether
 // the order sells. The parameters are the account's [account.key], the
-// order's symbol and its client order id.
+// order's symbol, its client order id and the count at which counting
+// the open orders stops.
 var placementQueries = [2]map[bool]*database.Prepared{
 	{false: placementQuery(false, false), true: placementQuery(false, true)},
 	{false: placementQuery(true, false), true: placementQuery(true, true)},
@@ -353,13 +357,15 @@ func placementQuery(byToken, sell bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_placement_%t_%t", byToken, sell), func(db bun.IDB, params ...any) schema.QueryAppender {
 		q, params := accountWhere(db.NewSelect().TableExpr("paper_accounts AS a").ColumnExpr(database.Columns(reflect.TypeFor[account](), "a")),
 			byToken, "a.id", params)
-		symbol, clientOrderID := params[0], params[1]
+		symbol, clientOrderID, maxOpen := params[0], params[1], params[2]
 		asset, open := pgPlacedAsset, pgOpenOrders
 		if db.Dialect().Name() == dialect.SQLite {
 			asset, open = sqlitePlacedAsset, sqliteOpenOrders
 		}
 		q = q.ColumnExpr(asset+" AS asset", symbol).
-			ColumnExpr("EXISTS (SELECT 1 FROM paper_orders WHERE account_id = a.id AND client_order_id = ?) AS dup", clientOrderID)
+			ColumnExpr("EXISTS (SELECT 1 FROM paper_orders WHERE account_id = a.id AND client_order_id = ?) AS dup", clientOrderID).
+			ColumnExpr("(SELECT count(*) FROM (SELECT 1 FROM paper_orders WHERE account_id = a.id AND status = ? LIMIT ?) n) AS open_count",
+				statusNew, maxOpen)
 		if !sell {
 			return q.ColumnExpr(fmt.Sprintf(open, "")+" AS open", statusNew, brokers.Buy)
 		}

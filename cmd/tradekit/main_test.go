@@ -149,6 +149,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"keys", "delete", "--id", "42"}, "--id must be"},
 		{[]string{"serve", "--log-format", "xml"}, "--log-format"},
 		{[]string{"serve", "--paper-signups-per-hour", "-1"}, "--paper-signups-per-hour must be 0 (no limit) or more"},
+		{[]string{"serve", "--paper-requests-per-minute", "-1"}, "--paper-requests-per-minute must be 0 (no limit) or more"},
 		{[]string{"migrate", "extra"}, `unexpected argument "extra"`},
 		{[]string{"keys", "frob"}, `unknown subcommand "frob"`},
 		{[]string{"keys", "create", "--bogus"}, "keys create: flag provided but not defined: -bogus (see 'tradekit keys create -h')"},

@@ -23,7 +23,8 @@ import (
 func (e *env) serve(ctx context.Context, args []string) error {
 	fs, dsn := e.flags("serve", "[--addr HOST:PORT] [--public-url URL] [--db DSN] [--db-listen DSN] [--no-seed] [--allow-private-webhooks]\n"+
 		"               [--log-format text|json] [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
-		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--metrics | --metrics-addr HOST:PORT]\n"+
+		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--paper-requests-per-minute N]\n"+
+		"               [--metrics | --metrics-addr HOST:PORT]\n"+
 		"               [--exit-with-parent] [--db-replica DSN]... [--replica-max-lag DURATION]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM. Under go run, it also stops when go run\n"+
@@ -42,6 +43,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	paperCommission := fs.String("paper-commission", "0", "the paper broker's commission per filled order, in `USD`")
 	paperSignups := fs.Int("paper-signups-per-hour", paper.DefaultSignupLimit, "how many paper accounts one client address (an IP, or an IPv6 /64) may open\n"+
 		"in a UTC hour, `N`; 0 no limit (behind a reverse proxy every client is the proxy)")
+	paperRequests := fs.Int("paper-requests-per-minute", paper.DefaultRateLimit, "how many requests one paper account may make to the paper broker's API in a UTC\n"+
+		"minute, `N` (Alpaca's limit); 0 no limit")
 	logFormat := fs.String("log-format", "text", "the log `FORMAT`: text or json")
 	metrics := fs.Bool("metrics", false, "serve GET /metrics (Prometheus text format, no API key) on the API's listener")
 	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics alone on its own listener at `HOST:PORT` instead, e.g. one\n"+
@@ -95,6 +98,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	if *paperSignups < 0 {
 		return fmt.Errorf("serve: --paper-signups-per-hour must be 0 (no limit) or more, got %d", *paperSignups)
+	}
+	if *paperRequests < 0 {
+		return fmt.Errorf("serve: --paper-requests-per-minute must be 0 (no limit) or more, got %d", *paperRequests)
 	}
 	var h slog.Handler
 	switch *logFormat {
@@ -156,6 +162,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	brokers.PaperSignupsPerHour = *paperSignups
 	if *paperSignups == 0 {
 		brokers.PaperSignupsPerHour = -1 // server.BrokersConfig: negative is no limit
+	}
+	brokers.PaperRequestsPerMinute = *paperRequests
+	if *paperRequests == 0 {
+		brokers.PaperRequestsPerMinute = -1 // server.BrokersConfig: negative is no limit
 	}
 	brokers.SyncInterval = *syncInterval
 	if *syncInterval <= 0 {
