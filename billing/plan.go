@@ -28,6 +28,12 @@ type Features struct {
 	Watchlists           int `bun:"watchlists"`
 	Portfolios           int `bun:"portfolios"`
 	Alerts               int `bun:"alerts"`
+	// Backtests is how many strategies' backtest results an account
+	// keeps (one per member and strategy hash); a rerun of a kept
+	// strategy replaces its result.
+	Backtests int `bun:"backtests"`
+	// BacktestRuns is how many backtests an account runs at once.
+	BacktestRuns int `bun:"backtest_runs"`
 }
 
 // Limits returns the rate limits of the plan.

@@ -25,6 +25,8 @@ type featuresJSON struct {
 	Watchlists           int `json:"watchlists"`
 	Portfolios           int `json:"portfolios"`
 	Alerts               int `json:"alerts"`
+	Backtests            int `json:"backtests"`
+	BacktestRuns         int `json:"backtestRuns"`
 }
 
 func newPlanJSON(p billing.Plan) planJSON {
@@ -35,6 +37,7 @@ func newPlanJSON(p billing.Plan) planJSON {
 		Features: featuresJSON{
 			APIRequestsPerDay: f.APIRequestsPerDay, APIRequestsPerMinute: f.APIRequestsPerMinute,
 			Watchlists: f.Watchlists, Portfolios: f.Portfolios, Alerts: f.Alerts,
+			Backtests: f.Backtests, BacktestRuns: f.BacktestRuns,
 		},
 	}
 }
