@@ -43,11 +43,15 @@ func TestPlans(t *testing.T) {
 		Price                    decimal.Decimal
 		Features                 billing.Features
 	}
-	// The free and pro rows are section 8 of the API spec.
+	// The free and pro rows are section 8 of the API spec, plus the
+	// backtest bounds (CONTRACT.md, additions of 2026-11-29).
 	want := []row{
-		{"free", "USD", "month", decimal.RequireFromString("0"), billing.Features{APIRequestsPerDay: 1000, APIRequestsPerMinute: 30, Watchlists: 1, Portfolios: 1, Alerts: 5, FormulaCost: 2000}},
-		{"pro", "USD", "month", decimal.RequireFromString("29"), billing.Features{APIRequestsPerDay: 10000, APIRequestsPerMinute: 120, Watchlists: 10, Portfolios: 5, Alerts: 50, FormulaCost: 50000}},
-		{"business", "USD", "month", decimal.RequireFromString("99"), billing.Features{APIRequestsPerDay: 100000, APIRequestsPerMinute: 600, Watchlists: 50, Portfolios: 25, Alerts: 500, FormulaCost: 200000}},
+		{"free", "USD", "month", decimal.RequireFromString("0"), billing.Features{APIRequestsPerDay: 1000, APIRequestsPerMinute: 30, Watchlists: 1, Portfolios: 1, Alerts: 5,
+			FormulaCost: 2000, Backtests: 10, BacktestRuns: 1}},
+		{"pro", "USD", "month", decimal.RequireFromString("29"), billing.Features{APIRequestsPerDay: 10000, APIRequestsPerMinute: 120, Watchlists: 10, Portfolios: 5, Alerts: 50,
+			FormulaCost: 50000, Backtests: 100, BacktestRuns: 2}},
+		{"business", "USD", "month", decimal.RequireFromString("99"), billing.Features{APIRequestsPerDay: 100000, APIRequestsPerMinute: 600, Watchlists: 50, Portfolios: 25, Alerts: 500,
+			FormulaCost: 200000, Backtests: 1000, BacktestRuns: 4}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		plans, err := billing.NewStore(db).Plans(context.Background())

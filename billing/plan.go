@@ -32,6 +32,12 @@ type Features struct {
 	// formula the plan's users may give to an alert, a custom indicator or
 	// a backtest; 0 allows any.
 	FormulaCost int `bun:"formula_cost"`
+	// Backtests is how many strategies' backtest results an account
+	// keeps (one per member and strategy hash); a rerun of a kept
+	// strategy replaces its result.
+	Backtests int `bun:"backtests"`
+	// BacktestRuns is how many backtests an account runs at once.
+	BacktestRuns int `bun:"backtest_runs"`
 }
 
 // Limits returns the rate limits of the plan.

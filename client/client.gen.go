@@ -666,8 +666,11 @@ type Backtest struct {
 		Date   Date     `json:"date"`
 		Equity *float64 `json:"equity"`
 	} `json:"equity"`
-	Id    openapi_types.UUID `json:"id"`
-	Index *string            `json:"index"`
+
+	// EquityDays the days of the equity curves; equity lists every one unless there are more than 5,000, when it lists 5,000 spread evenly, the first and last included (absent from results stored before it existed)
+	EquityDays *int               `json:"equityDays,omitempty"`
+	Id         openapi_types.UUID `json:"id"`
+	Index      *string            `json:"index"`
 
 	// Stats A tearsheet; fractions, not percent. A figure that divides by zero is null.
 	Stats BacktestStats `json:"stats"`
@@ -679,8 +682,13 @@ type Backtest struct {
 	StrategyHash string `json:"strategyHash"`
 
 	// Symbols every asset of the universe
-	Symbols []string        `json:"symbols"`
-	Trades  []BacktestTrade `json:"trades"`
+	Symbols []string `json:"symbols"`
+
+	// Trades the trades, the last 1,000 when there are more (stats.trades counts every one)
+	Trades []BacktestTrade `json:"trades"`
+
+	// TradesTruncated the number of the first trades that trades leaves out (absent from results stored before it existed)
+	TradesTruncated *int `json:"tradesTruncated,omitempty"`
 }
 
 // BacktestStats A tearsheet; fractions, not percent. A figure that divides by zero is null.
@@ -1442,6 +1450,12 @@ type Plan struct {
 		Alerts               int `json:"alerts"`
 		ApiRequestsPerDay    int `json:"apiRequestsPerDay"`
 		ApiRequestsPerMinute int `json:"apiRequestsPerMinute"`
+
+		// BacktestRuns the backtests an account runs at once (beyond the spec)
+		BacktestRuns *int `json:"backtestRuns,omitempty"`
+
+		// Backtests the strategies whose backtest results an account keeps (beyond the spec)
+		Backtests *int `json:"backtests,omitempty"`
 
 		// FormulaCost The largest static cost of a formula (an alert's condition, a custom indicator, a backtest's entry or exit) the plan accepts; past it the answer is 400 VALIDATION_ERROR naming the parameter. 0 allows any cost. See docs/alerts.md.
 		FormulaCost int `json:"formulaCost"`
@@ -2553,12 +2567,27 @@ type ClientInterface interface {
 	// assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
 	// trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
 	// the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
-	// result's totalReturn and sharpeRatio.
+	// result's totalReturn and sharpeRatio. A rerun replaces the owner's result of the hash.
+	//
+	// Bounds: the equity curves list at most 5,000 days and the trades the last 1,000 (see
+	// equityDays and tradesTruncated). An account keeps the results of as many strategies as its
+	// plan's backtests feature: a new strategy past it is a 403 FORBIDDEN with details.limit
+	// "backtests" (a rerun of a kept one is not); delete one with DELETE /api/v1/backtests/{hash}.
+	// An account runs as many backtests at once as its plan's backtestRuns: one more is a 429
+	// RATE_LIMITED with Retry-After and details.limit "backtestRuns".
 	//
 	// Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
 	RunBacktest(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetBacktest The key owner's latest backtest of a strategy hash (beyond the spec).
+	// DeleteBacktest Delete the key owner's backtest of a strategy hash (beyond the spec).
+	//
+	// The result no longer counts against the plan's backtests feature. Another user's hash is a
+	// 404, as an unknown one is.
+	//
+	// Corresponds with DELETE /api/v1/backtests/{hash} (the `DeleteBacktest` operationId).
+	DeleteBacktest(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBacktest The key owner's backtest of a strategy hash (beyond the spec).
 	//
 	// Corresponds with GET /api/v1/backtests/{hash} (the `GetBacktest` operationId).
 	GetBacktest(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3099,7 +3128,14 @@ func (c *Client) GetAssetAIProfile(ctx context.Context, assetId AssetIdPath, par
 // assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
 // trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
 // the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
-// result's totalReturn and sharpeRatio.
+// result's totalReturn and sharpeRatio. A rerun replaces the owner's result of the hash.
+//
+// Bounds: the equity curves list at most 5,000 days and the trades the last 1,000 (see
+// equityDays and tradesTruncated). An account keeps the results of as many strategies as its
+// plan's backtests feature: a new strategy past it is a 403 FORBIDDEN with details.limit
+// "backtests" (a rerun of a kept one is not); delete one with DELETE /api/v1/backtests/{hash}.
+// An account runs as many backtests at once as its plan's backtestRuns: one more is a 429
+// RATE_LIMITED with Retry-After and details.limit "backtestRuns".
 //
 // Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
 func (c *Client) RunBacktest(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3114,7 +3150,25 @@ func (c *Client) RunBacktest(ctx context.Context, params *RunBacktestParams, req
 	return c.Client.Do(req)
 }
 
-// GetBacktest The key owner's latest backtest of a strategy hash (beyond the spec).
+// DeleteBacktest Delete the key owner's backtest of a strategy hash (beyond the spec).
+//
+// The result no longer counts against the plan's backtests feature. Another user's hash is a
+// 404, as an unknown one is.
+//
+// Corresponds with DELETE /api/v1/backtests/{hash} (the `DeleteBacktest` operationId).
+func (c *Client) DeleteBacktest(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteBacktestRequest(c.Server, hash)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBacktest The key owner's backtest of a strategy hash (beyond the spec).
 //
 // Corresponds with GET /api/v1/backtests/{hash} (the `GetBacktest` operationId).
 func (c *Client) GetBacktest(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4879,6 +4933,40 @@ func NewRunBacktestRequest(server string, params *RunBacktestParams) (*http.Requ
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteBacktestRequest constructs an http.Request for the DeleteBacktest method
+func NewDeleteBacktestRequest(server string, hash string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "hash", hash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/backtests/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9023,14 +9111,31 @@ type ClientWithResponsesInterface interface {
 	// assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
 	// trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
 	// the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
-	// result's totalReturn and sharpeRatio.
+	// result's totalReturn and sharpeRatio. A rerun replaces the owner's result of the hash.
+	//
+	// Bounds: the equity curves list at most 5,000 days and the trades the last 1,000 (see
+	// equityDays and tradesTruncated). An account keeps the results of as many strategies as its
+	// plan's backtests feature: a new strategy past it is a 403 FORBIDDEN with details.limit
+	// "backtests" (a rerun of a kept one is not); delete one with DELETE /api/v1/backtests/{hash}.
+	// An account runs as many backtests at once as its plan's backtestRuns: one more is a 429
+	// RATE_LIMITED with Retry-After and details.limit "backtestRuns".
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/v1/backtests (the `RunBacktest` operationId).
 	RunBacktestWithResponse(ctx context.Context, params *RunBacktestParams, reqEditors ...RequestEditorFn) (*RunBacktestResponse, error)
 
-	// GetBacktestWithResponse The key owner's latest backtest of a strategy hash (beyond the spec).
+	// DeleteBacktestWithResponse Delete the key owner's backtest of a strategy hash (beyond the spec).
+	//
+	// The result no longer counts against the plan's backtests feature. Another user's hash is a
+	// 404, as an unknown one is.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /api/v1/backtests/{hash} (the `DeleteBacktest` operationId).
+	DeleteBacktestWithResponse(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*DeleteBacktestResponse, error)
+
+	// GetBacktestWithResponse The key owner's backtest of a strategy hash (beyond the spec).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10568,6 +10673,146 @@ func (r RunBacktestResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RunBacktestResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteBacktestResponse200Headers the declared response headers of an HTTP 200 response for DeleteBacktest
+type DeleteBacktestResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// DeleteBacktestResponse429Headers the declared response headers of an HTTP 429 response for DeleteBacktest
+type DeleteBacktestResponse429Headers struct {
+	RetryAfter *int
+}
+
+// DeleteBacktestResponse503Headers the declared response headers of an HTTP 503 response for DeleteBacktest
+type DeleteBacktestResponse503Headers struct {
+	RetryAfter *int
+}
+
+type DeleteBacktestResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			// Status "deleted"
+			Status       string `json:"status"`
+			StrategyHash string `json:"strategyHash"`
+		} `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteBacktestResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteBacktestResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteBacktestResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteBacktestResponse) GetJSON200() *struct {
+	Data struct {
+		// Status "deleted"
+		Status       string `json:"status"`
+		StrategyHash string `json:"strategyHash"`
+	} `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteBacktestResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteBacktestResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteBacktestResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteBacktestResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r DeleteBacktestResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteBacktestResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r DeleteBacktestResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteBacktestResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteBacktestResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteBacktestResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteBacktestResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteBacktestResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteBacktestResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21509,7 +21754,14 @@ func (c *ClientWithResponses) GetAssetAIProfileWithResponse(ctx context.Context,
 // assets share one. Returns the tearsheet beside buy and hold, the equity curves and every
 // trade, and keeps the result under the key owner and the strategy hash (the SHA-256 of
 // the strategy's canonical JSON): a strategy the owner publishes with that hash shows the
-// result's totalReturn and sharpeRatio.
+// result's totalReturn and sharpeRatio. A rerun replaces the owner's result of the hash.
+//
+// Bounds: the equity curves list at most 5,000 days and the trades the last 1,000 (see
+// equityDays and tradesTruncated). An account keeps the results of as many strategies as its
+// plan's backtests feature: a new strategy past it is a 403 FORBIDDEN with details.limit
+// "backtests" (a rerun of a kept one is not); delete one with DELETE /api/v1/backtests/{hash}.
+// An account runs as many backtests at once as its plan's backtestRuns: one more is a 429
+// RATE_LIMITED with Retry-After and details.limit "backtestRuns".
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21522,7 +21774,23 @@ func (c *ClientWithResponses) RunBacktestWithResponse(ctx context.Context, param
 	return ParseRunBacktestResponse(rsp)
 }
 
-// GetBacktestWithResponse The key owner's latest backtest of a strategy hash (beyond the spec).
+// DeleteBacktestWithResponse Delete the key owner's backtest of a strategy hash (beyond the spec).
+//
+// The result no longer counts against the plan's backtests feature. Another user's hash is a
+// 404, as an unknown one is.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /api/v1/backtests/{hash} (the `DeleteBacktest` operationId).
+func (c *ClientWithResponses) DeleteBacktestWithResponse(ctx context.Context, hash string, reqEditors ...RequestEditorFn) (*DeleteBacktestResponse, error) {
+	rsp, err := c.DeleteBacktest(ctx, hash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteBacktestResponse(rsp)
+}
+
+// GetBacktestWithResponse The key owner's backtest of a strategy hash (beyond the spec).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23647,6 +23915,155 @@ func ParseRunBacktestResponse(rsp *http.Response) (*RunBacktestResponse, error) 
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RunBacktestResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteBacktestResponse parses an HTTP response from a DeleteBacktestWithResponse call
+func ParseDeleteBacktestResponse(rsp *http.Response) (*DeleteBacktestResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteBacktestResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				// Status "deleted"
+				Status       string `json:"status"`
+				StrategyHash string `json:"strategyHash"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteBacktestResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteBacktestResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteBacktestResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"context"
+	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bunrouter"
@@ -48,7 +52,9 @@ func (p *backtestParams) check() error {
 
 // handleBacktestRun serves POST /api/v1/backtests (beyond the spec): it
 // runs a strategy over stored assets, stores the result under the user
-// and the strategy hash, and returns it.
+// and the strategy hash (replacing the user's result of that hash), and
+// returns it. The plan bounds the strategies an account keeps (403) and
+// the backtests it runs at once (429 with Retry-After).
 func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request, p *backtestParams) error {
 	ctx, c := req.Context(), p.compiled
 	for _, f := range []struct{ param, src string }{{"entry", c.Entry}, {"exit", c.Exit}} {
@@ -56,36 +62,69 @@ func (s *Server) handleBacktestRun(w http.ResponseWriter, req bunrouter.Request,
 			return err
 		}
 	}
-	u := backtestdb.Universe{Index: p.Index}
+	o, err := s.backtestOwner(ctx)
+	if err != nil {
+		return err
+	}
+	r := backtestdb.Request{Strategy: p.compiled, Universe: backtestdb.Universe{Index: p.Index},
+		LoadConfig: backtestdb.LoadConfig{Unadjusted: !p.Adjusted}, Config: backtest.Config{Cash: p.Cash, From: p.From, To: p.To}}
 	if p.Symbols != "" {
-		u.Symbols = strings.Split(p.Symbols, ",")
+		r.Universe.Symbols = strings.Split(p.Symbols, ",")
 	}
-	cfg := backtest.Config{Cash: p.Cash, From: p.From, To: p.To}
-	loaded, err := backtestdb.Load(ctx, s.marketdb, u, backtestdb.LoadConfig{Unadjusted: !p.Adjusted})
+	rec, err := s.backtests.Run(ctx, o, r)
+	var busy *backtestdb.BusyError
+	if errors.As(err, &busy) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(busy.RetryAfter.Seconds()))))
+	}
 	if err != nil {
-		return err
-	}
-	rec, err := backtestdb.Run(ctx, c, u, loaded, cfg, principal(ctx).UserID, s.now())
-	if err != nil {
-		return err
-	}
-	if err := s.backtests.Save(ctx, &rec); err != nil {
 		return err
 	}
 	return s.writeRawData(w, []byte(rec.Document))
 }
 
-// backtestGetParams are the parameters of GET /api/v1/backtests/:hash.
-type backtestGetParams struct {
+// backtestOwner returns the key owner as a backtest's owner: their
+// account, its members and their plan's bounds (members share the plan).
+func (s *Server) backtestOwner(ctx context.Context) (backtestdb.Owner, error) {
+	p := principal(ctx)
+	u, err := s.billing.UserByID(ctx, p.UserID)
+	if err != nil {
+		return backtestdb.Owner{}, err
+	}
+	members, err := s.billing.Members(ctx, u.AccountID)
+	if err != nil {
+		return backtestdb.Owner{}, err
+	}
+	o := backtestdb.Owner{UserID: u.ID, AccountID: u.AccountID, MaxStored: p.Plan.Features.Backtests,
+		MaxRunning: p.Plan.Features.BacktestRuns}
+	for _, m := range members {
+		o.Members = append(o.Members, m.ID)
+	}
+	return o, nil
+}
+
+// backtestHashParams are the parameters of GET and DELETE
+// /api/v1/backtests/:hash.
+type backtestHashParams struct {
 	Hash string `path:"hash"`
 }
 
 // handleBacktestGet serves GET /api/v1/backtests/:hash (beyond the spec):
-// the user's latest result of the strategy hash.
-func (s *Server) handleBacktestGet(w http.ResponseWriter, req bunrouter.Request, p *backtestGetParams) error {
-	rec, err := s.backtests.Latest(req.Context(), principal(req.Context()).UserID, p.Hash)
+// the user's result of the strategy hash.
+func (s *Server) handleBacktestGet(w http.ResponseWriter, req bunrouter.Request, p *backtestHashParams) error {
+	rec, err := s.backtests.Result(req.Context(), principal(req.Context()).UserID, p.Hash)
 	if err != nil {
 		return err
 	}
 	return s.writeRawData(w, []byte(rec.Document))
+}
+
+// handleBacktestDelete serves DELETE /api/v1/backtests/:hash (beyond the
+// spec): it deletes the user's result of the strategy hash, which then no
+// longer counts against the plan's backtests. Another user's hash is a
+// 404, as an unknown one is.
+func (s *Server) handleBacktestDelete(w http.ResponseWriter, req bunrouter.Request, p *backtestHashParams) error {
+	if err := s.backtests.Delete(req.Context(), principal(req.Context()).UserID, p.Hash); err != nil {
+		return err
+	}
+	return s.writeData(w, map[string]string{"strategyHash": p.Hash, "status": "deleted"})
 }

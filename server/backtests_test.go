@@ -2,14 +2,19 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/backtest"
 	"github.com/tradekit/tradekit/backtest/backtestdb"
+	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
@@ -130,6 +135,140 @@ func TestBacktests(t *testing.T) {
 			if r.status != 400 || len(fields) != 1 || fields[0] != c.field {
 				t.Errorf("%v: %d %s, want 400 naming %s", c.kv, r.status, r.raw, c.field)
 			}
+		}
+	})
+}
+
+// TestBacktestBounds checks the plan's bounds on backtests through the
+// API, on both databases: a rerun replaces the owner's result; a free
+// account keeps 10 strategies, shared by its members, and a new one
+// past them is a 403 naming the limit while a rerun is not; DELETE frees
+// one, for its owner only; and a run while the account's one slot is
+// taken on another instance is a 429 with Retry-After.
+func TestBacktestBounds(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		set, err := demo.Generate(demo.Config{Start: calendar.NewDate(2026, 6, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+			return demo.Load(ctx, st, set)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
+		bst := billing.NewStore(db)
+		free, err := bst.Plan(ctx, "free")
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := billing.User{Email: "owner@example.com", Name: "Owner", PlanID: free.ID, IsAdmin: true}
+		member := billing.User{Email: "member@example.com", Name: "Member", PlanID: free.ID}
+		if err := bst.CreateUser(ctx, &owner, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		member.AccountID = owner.AccountID
+		if err := bst.CreateUser(ctx, &member, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		mustUserKey := func(u billing.User) string {
+			t.Helper()
+			_, key, err := bst.CreateKey(ctx, u.ID, "test", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return key
+		}
+		key, memberKey, other := mustUserKey(owner), mustUserKey(member), mustKey(t, db, "other@example.com", "free")
+		run := func(key string, i int) response {
+			t.Helper()
+			return send(t, h, "POST", "/api/v1/backtests?"+query("entry", fmt.Sprintf("close > %d", i), "exit", "close < 0", "symbols", "QNTC"), key)
+		}
+		rows := func() int {
+			t.Helper()
+			n, err := db.NewSelect().Table("backtests").Where("user_id = ?", owner.ID).Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+
+		// A rerun replaces the result.
+		first, again := run(key, 0), run(key, 0)
+		hash, _ := again.object(t)["strategyHash"].(string)
+		if first.status != 200 || again.status != 200 || again.object(t)["id"] == first.object(t)["id"] || rows() != 1 {
+			t.Fatalf("a run and its rerun: %d, %d, ids %v and %v, %d rows; want 200s, two ids, 1 row", first.status, again.status,
+				first.object(t)["id"], again.object(t)["id"], rows())
+		}
+		if r := send(t, h, "GET", "/api/v1/backtests/"+hash, key); r.status != 200 || r.raw != again.raw {
+			t.Errorf("GET after a rerun: %d, the rerun's document %t", r.status, r.raw == again.raw)
+		}
+
+		// The plan's 10 strategies, then 403; a rerun is still allowed.
+		for i := 1; i < 10; i++ {
+			if r := run(key, i); r.status != 200 {
+				t.Fatalf("strategy %d: %d %s", i, r.status, r.raw)
+			}
+		}
+		for name, k := range map[string]string{"the owner": key, "a member": memberKey} {
+			r := run(k, 10)
+			details, _ := r.body["error"].(map[string]any)["details"].(map[string]any)
+			if r.status != 403 || r.errorCode() != "FORBIDDEN" || details["limit"] != "backtests" || details["max"] != 10.0 {
+				t.Errorf("%s's 11th strategy of the account: %d %s, want 403 FORBIDDEN with details.limit backtests", name, r.status, r.raw)
+			}
+		}
+		if r := run(key, 3); r.status != 200 || rows() != 10 {
+			t.Errorf("a rerun at the limit: %d, %d rows; want 200, 10 rows", r.status, rows())
+		}
+		if r := run(other, 10); r.status != 200 {
+			t.Errorf("another account's run: %d %s", r.status, r.raw)
+		}
+
+		// DELETE: the owner's only.
+		for _, c := range []struct {
+			name, hash, key string
+			want            int
+		}{
+			{"another user's", hash, other, 404},
+			{"a member's of the owner's", hash, memberKey, 404},
+			{"unknown", strings.Repeat("0", 64), key, 404},
+			{"the owner's", hash, key, 200},
+			{"deleted already", hash, key, 404},
+		} {
+			r := send(t, h, "DELETE", "/api/v1/backtests/"+c.hash, c.key)
+			if r.status != c.want || (c.want == 200 && (r.object(t)["status"] != "deleted" || r.object(t)["strategyHash"] != hash)) {
+				t.Errorf("DELETE %s: %d %s, want %d", c.name, r.status, r.raw, c.want)
+			}
+		}
+		if r := send(t, h, "GET", "/api/v1/backtests/"+hash, key); r.status != 404 {
+			t.Errorf("GET after DELETE: %d, want 404", r.status)
+		}
+		if r := run(memberKey, 10); r.status != 200 {
+			t.Errorf("a member's new strategy after a DELETE freed one: %d %s", r.status, r.raw)
+		}
+
+		// The account's one slot, taken by a run on another instance (a
+		// lease it renews), refuses a run on this one, the member's too.
+		lease := map[string]any{"id": uuid.New(), "account_id": owner.AccountID, "user_id": owner.ID,
+			"expires_at": time.Now().UTC().Add(time.Hour)}
+		if _, err := db.NewInsert().Model(&lease).TableExpr("backtest_runs").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for name, c := range map[string]struct {
+			key string
+			i   int
+		}{"the owner": {key, 3}, "a member": {memberKey, 10}} { // reruns: no 403
+			r := run(c.key, c.i)
+			details, _ := r.body["error"].(map[string]any)["details"].(map[string]any)
+			if r.status != 429 || r.errorCode() != "RATE_LIMITED" || r.header.Get("Retry-After") != "5" || details["limit"] != "backtestRuns" {
+				t.Errorf("%s's run while the account's slot is taken: %d %q %s, want 429 RATE_LIMITED with Retry-After 5", name, r.status,
+					r.header.Get("Retry-After"), r.raw)
+			}
+		}
+		if r := run(other, 10); r.status != 200 {
+			t.Errorf("another account's run while this one's slot is taken: %d %s", r.status, r.raw)
 		}
 	})
 }

@@ -20,8 +20,10 @@ import (
 func benchKey(b *testing.B, db *bun.DB) (string, billing.Principal) {
 	b.Helper()
 	ctx := context.Background()
-	_, err := db.NewRaw(`INSERT INTO plans VALUES ('5b0c3f4e-2f43-4d36-9a5c-0000000000ff', 'bench', 'Bench', '0', 'USD',
-		'month', 2000000000, 2000000000, 0, 0, 0, 99, 0)`).Exec(ctx)
+	_, err := db.NewRaw(`INSERT INTO plans (id, slug, name, price, currency, interval, api_requests_per_day,
+		api_requests_per_minute, watchlists, portfolios, alerts, formula_cost, backtests, backtest_runs, sort_order)
+		VALUES ('5b0c3f4e-2f43-4d36-9a5c-0000000000ff', 'bench', 'Bench', '0', 'USD',
+		'month', 2000000000, 2000000000, 0, 0, 0, 0, 1000000, 1000, 99)`).Exec(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,6 +26,8 @@ type featuresJSON struct {
 	Portfolios           int `json:"portfolios"`
 	Alerts               int `json:"alerts"`
 	FormulaCost          int `json:"formulaCost"`
+	Backtests            int `json:"backtests"`
+	BacktestRuns         int `json:"backtestRuns"`
 }
 
 func newPlanJSON(p billing.Plan) planJSON {
@@ -36,6 +38,7 @@ func newPlanJSON(p billing.Plan) planJSON {
 		Features: featuresJSON{
 			APIRequestsPerDay: f.APIRequestsPerDay, APIRequestsPerMinute: f.APIRequestsPerMinute,
 			Watchlists: f.Watchlists, Portfolios: f.Portfolios, Alerts: f.Alerts, FormulaCost: f.FormulaCost,
+			Backtests: f.Backtests, BacktestRuns: f.BacktestRuns,
 		},
 	}
 }

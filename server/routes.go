@@ -71,6 +71,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/api/v1/indicators/custom", keyed, bind(s, s.handleCustomCreate)},
 		{"POST", "/api/v1/backtests", keyed, bind(s, s.handleBacktestRun)},
 		{"GET", "/api/v1/backtests/:hash", keyed, bind(s, s.handleBacktestGet)},
+		{"DELETE", "/api/v1/backtests/:hash", keyed, bind(s, s.handleBacktestDelete)},
 		{"PATCH", "/api/v1/indicators/custom/:id", keyed, bind(s, s.handleCustomUpdate)},
 		{"DELETE", "/api/v1/indicators/custom/:id", keyed, bind(s, s.handleCustomDelete)},
 		{"POST", "/api/v1/indicators/custom/:id/evaluate", keyed, bind(s, s.handleCustomEvaluate)},

@@ -115,14 +115,14 @@ type Server struct {
 	// The stores the handlers read and write through; built once by New,
 	// as the services are. No handler builds a store or runs SQL of its
 	// own (thin_test.go).
-	market    *marketdata.Reads // assets, prices, industries, indexes, exchanges: on a current replica if any
-	marketdb  *marketdata.Store // the same on the primary, for valuations and backtests
-	billing   *billing.Store    // plans, users, rate counters, sessions
-	trading   *connect.Store    // connections, sync logs, portfolios, orders
-	custom    *studies.Store    // custom indicators
-	backtests *backtestdb.Store // backtest results
-	profiles  *profiledb.Reads  // asset profiles, on a current replica if any
-	docs      *lru.Cache        // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
+	market    *marketdata.Reads   // assets, prices, industries, indexes, exchanges: on a current replica if any
+	marketdb  *marketdata.Store   // the same on the primary, for valuations and backtests
+	billing   *billing.Store      // plans, users, rate counters, sessions
+	trading   *connect.Store      // connections, sync logs, portfolios, orders
+	custom    *studies.Store      // custom indicators
+	backtests *backtestdb.Service // backtests run within the plans' bounds, and their results
+	profiles  *profiledb.Reads    // asset profiles, on a current replica if any
+	docs      *lru.Cache          // encoded answers: *priceDocument, *seriesDocument, gzipped bodies ([]byte)
 	metrics   *metrics
 	idPrefix  string
 	seq       atomic.Uint64
@@ -190,7 +190,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		billing:   billing.NewStore(db),
 		trading:   connect.NewStore(db),
 		custom:    studies.NewStore(db),
-		backtests: backtestdb.NewStore(db),
+		backtests: backtestdb.NewService(db, backtestdb.ServiceConfig{Now: cfg.Now}),
 		profiles:  profiledb.NewReads(cfg.Replicas.Read),
 	}
 	s.metrics.reg.MustRegister(replicaCollector{cfg.Replicas})

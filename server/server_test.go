@@ -116,11 +116,11 @@ func TestPlans(t *testing.T) {
 	// The free and pro plans are section 8 of the spec, number for number.
 	const want = `{"data":[
 	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000001","name":"Free","slug":"free","price":0,"currency":"USD","interval":"month",
-	  "features":{"apiRequestsPerDay":1000,"apiRequestsPerMinute":30,"watchlists":1,"portfolios":1,"alerts":5,"formulaCost":2000}},
+	  "features":{"apiRequestsPerDay":1000,"apiRequestsPerMinute":30,"watchlists":1,"portfolios":1,"alerts":5,"formulaCost":2000,"backtests":10,"backtestRuns":1}},
 	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000002","name":"Pro","slug":"pro","price":29,"currency":"USD","interval":"month",
-	  "features":{"apiRequestsPerDay":10000,"apiRequestsPerMinute":120,"watchlists":10,"portfolios":5,"alerts":50,"formulaCost":50000}},
+	  "features":{"apiRequestsPerDay":10000,"apiRequestsPerMinute":120,"watchlists":10,"portfolios":5,"alerts":50,"formulaCost":50000,"backtests":100,"backtestRuns":2}},
 	 {"id":"5b0c3f4e-2f43-4d36-9a5c-000000000003","name":"Business","slug":"business","price":99,"currency":"USD","interval":"month",
-	  "features":{"apiRequestsPerDay":100000,"apiRequestsPerMinute":600,"watchlists":50,"portfolios":25,"alerts":500,"formulaCost":200000}}]}`
+	  "features":{"apiRequestsPerDay":100000,"apiRequestsPerMinute":600,"watchlists":50,"portfolios":25,"alerts":500,"formulaCost":200000,"backtests":1000,"backtestRuns":4}}]}`
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		key := mustKey(t, db, "plans@example.com", "free")

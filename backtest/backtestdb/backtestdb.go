@@ -2,8 +2,10 @@
 // their results: [Load] builds a universe of stored assets (symbols, or
 // an index with its point-in-time members) with their prices and the
 // exchange calendar's sessions, [Run] runs a strategy over it into a
-// result as the API serves it, and [Store] keeps results by user and
-// strategy hash.
+// result as the API serves it, bounded in size (see [MaxEquityPoints]
+// and [MaxTrades]), [Store] keeps one result per user and strategy
+// hash, and [Service] runs backtests for an API's users within their
+// plan's bounds: results kept per account and backtests running at once.
 package backtestdb
 
 import (
@@ -169,34 +171,78 @@ type Record struct {
 	CreatedAt   time.Time `bun:"created_at"`
 }
 
-// Store keeps backtest results.
+// Store keeps backtest results: one per user and strategy hash.
 type Store struct{ db bun.IDB }
 
 // NewStore returns a Store on db.
 func NewStore(db bun.IDB) *Store { return &Store{db: db} }
 
-// Save stores r, giving it an id if it has none.
+// Save stores r, giving it an id if it has none. A result of the same
+// user and strategy hash stored before is replaced: its row takes r's id,
+// document, figures and time. Save counts nothing against a plan:
+// [Service.Run] does.
 func (s *Store) Save(ctx context.Context, r *Record) error {
 	if r.ID == uuid.Nil {
 		r.ID = uuid.New()
 	}
-	if _, err := s.db.NewInsert().Model(r).Exec(ctx); err != nil {
+	_, err := s.db.NewInsert().Model(r).
+		On("CONFLICT (user_id, strategy_hash) DO UPDATE").
+		Set("id = EXCLUDED.id, document = EXCLUDED.document, total_return = EXCLUDED.total_return").
+		Set("sharpe_ratio = EXCLUDED.sharpe_ratio, created_at = EXCLUDED.created_at").
+		Exec(ctx)
+	if err != nil {
 		return fmt.Errorf("backtestdb: save: %w", err)
 	}
 	return nil
 }
 
-// Latest returns the user's latest result of the strategy hash. The
-// error wraps [tradekit.ErrNotFound] when there is none.
-func (s *Store) Latest(ctx context.Context, userID uuid.UUID, hash string) (Record, error) {
+// Result returns the user's result of the strategy hash. The error wraps
+// [tradekit.ErrNotFound] when there is none.
+func (s *Store) Result(ctx context.Context, userID uuid.UUID, hash string) (Record, error) {
 	var r Record
-	err := s.db.NewSelect().Model(&r).Where("user_id = ? AND strategy_hash = ?", userID, hash).
-		OrderExpr("created_at DESC, id DESC").Limit(1).Scan(ctx)
+	err := s.db.NewSelect().Model(&r).Where("user_id = ? AND strategy_hash = ?", userID, hash).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Record{}, fmt.Errorf("backtestdb: %w", tradekit.Errorf(tradekit.ErrNotFound, "no backtest of the strategy %s", tradekit.Quote(hash)))
+		return Record{}, notFound(hash)
 	}
 	if err != nil {
-		return Record{}, fmt.Errorf("backtestdb: latest: %w", err)
+		return Record{}, fmt.Errorf("backtestdb: result: %w", err)
 	}
 	return r, nil
+}
+
+// Delete deletes the user's result of the strategy hash. The error wraps
+// [tradekit.ErrNotFound] when the user has none, another user's included.
+func (s *Store) Delete(ctx context.Context, userID uuid.UUID, hash string) error {
+	res, err := s.db.NewDelete().Model((*Record)(nil)).Where("user_id = ? AND strategy_hash = ?", userID, hash).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("backtestdb: delete: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound(hash)
+	}
+	return nil
+}
+
+// has reports whether the user has a result of the strategy hash.
+func (s *Store) has(ctx context.Context, userID uuid.UUID, hash string) (bool, error) {
+	ok, err := s.db.NewSelect().Model((*Record)(nil)).Where("user_id = ? AND strategy_hash = ?", userID, hash).Exists(ctx)
+	if err != nil {
+		return false, fmt.Errorf("backtestdb: find a result: %w", err)
+	}
+	return ok, nil
+}
+
+// count returns how many results the users keep.
+func (s *Store) count(ctx context.Context, users []uuid.UUID) (int, error) {
+	n, err := s.db.NewSelect().Model((*Record)(nil)).Where("user_id IN (?)", bun.In(users)).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("backtestdb: count results: %w", err)
+	}
+	return n, nil
+}
+
+// notFound is the error of a strategy hash of which the user keeps no
+// result.
+func notFound(hash string) error {
+	return fmt.Errorf("backtestdb: %w", tradekit.Errorf(tradekit.ErrNotFound, "no backtest of the strategy %s", tradekit.Quote(hash)))
 }

@@ -21,6 +21,12 @@ import (
 // and SharpeRatio are the strategy's (nil when not finite). Run's errors
 // are [backtest.Run]'s.
 // The server's POST /api/v1/backtests stores and serves what Run returns.
+//
+// The document is bounded whatever the run: its equity curves list at
+// most [MaxEquityPoints] days (a longer curve is sampled evenly, its
+// first and last days kept; equityDays counts them all) and its trades
+// the last [MaxTrades] (tradesTruncated counts the earlier ones left
+// out). The stats are computed on every day and every trade.
 func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg backtest.Config, userID uuid.UUID, now time.Time) (Record, error) {
 	cfg.Days = l.Days
 	res, err := backtest.Run(ctx, c, l.Assets, cfg)
@@ -35,7 +41,7 @@ func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg b
 		TotalReturn: finite(res.Stats.TotalReturn), SharpeRatio: finite(res.Stats.Sharpe)}
 	doc := document{ID: rec.ID.String(), StrategyHash: rec.StrategyHash, Strategy: c.Strategy, Symbols: []string{},
 		Adjusted: l.Adjusted, Cash: figure(cfg.Cash), Stats: newStats(res.Stats), Benchmark: newStats(hold.Stats),
-		Equity: make([]equityDay, len(res.Dates)), Trades: make([]trade, len(res.Trades)), CreatedAt: timestamp(rec.CreatedAt)}
+		EquityDays: len(res.Dates), CreatedAt: timestamp(rec.CreatedAt)}
 	for _, a := range l.Assets {
 		doc.Symbols = append(doc.Symbols, a.Symbol)
 	}
@@ -45,10 +51,18 @@ func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg b
 	if l.Calendar != "" {
 		doc.Calendar = &l.Calendar
 	}
-	for i, d := range res.Dates {
-		doc.Equity[i] = equityDay{Date: d, Equity: figure(res.Equity[i]), Benchmark: figure(hold.Equity[i])}
+	days := sample(len(res.Dates), MaxEquityPoints)
+	doc.Equity = make([]equityDay, len(days))
+	for k, i := range days {
+		doc.Equity[k] = equityDay{Date: res.Dates[i], Equity: figure(res.Equity[i]), Benchmark: figure(hold.Equity[i])}
 	}
-	for i, t := range res.Trades {
+	trades := res.Trades
+	if len(trades) > MaxTrades {
+		doc.TradesTruncated = len(trades) - MaxTrades
+		trades = trades[doc.TradesTruncated:]
+	}
+	doc.Trades = make([]trade, len(trades))
+	for i, t := range trades {
 		doc.Trades[i] = trade{Symbol: t.Symbol, EntryDate: t.EntryDate, ExitDate: t.ExitDate, EntryPrice: figure(t.EntryPrice),
 			ExitPrice: figure(t.ExitPrice), Quantity: figure(t.Quantity), Commission: figure(t.Commission), PnL: figure(t.PnL),
 			Return: figure(t.Return), Days: t.Bars, ExitReason: t.ExitReason}
@@ -59,6 +73,35 @@ func Run(ctx context.Context, c *backtest.Compiled, u Universe, l *Loaded, cfg b
 	}
 	rec.Document = string(b)
 	return rec, nil
+}
+
+// MaxEquityPoints is the most days a result's equity curves list: 20
+// years of daily closes, about 400 kB of JSON.
+const MaxEquityPoints = 5000
+
+// MaxTrades is the most trades a result lists, the last ones: about
+// 300 kB of JSON.
+const MaxTrades = 1000
+
+// sample returns the indexes of at most max of n days, spread evenly
+// over them, the first and the last included: every index when n <= max.
+// It panics if max < 2.
+//
+//	k * (n − 1) / (max − 1)   for k = 0 … max − 1, rounded to the nearest
+func sample(n, max int) []int {
+	if max < 2 {
+		panic("backtestdb: sample needs at least 2 points")
+	}
+	m := min(n, max)
+	out := make([]int, m)
+	for k := range out {
+		if n <= max {
+			out[k] = k
+			continue
+		}
+		out[k] = int((int64(k)*int64(n-1)*2 + int64(max-1)) / (int64(max-1) * 2))
+	}
+	return out
 }
 
 // finite returns &f, or nil when f is not finite.
@@ -157,6 +200,12 @@ type document struct {
 	Stats        stats             `json:"stats"`
 	Benchmark    stats             `json:"benchmark"`
 	Equity       []equityDay       `json:"equity"`
-	Trades       []trade           `json:"trades"`
-	CreatedAt    timestamp         `json:"createdAt"`
+	// EquityDays is the number of days of the curves; Equity lists them
+	// all unless there are more than [MaxEquityPoints].
+	EquityDays int     `json:"equityDays"`
+	Trades     []trade `json:"trades"`
+	// TradesTruncated is the number of the first trades Trades leaves
+	// out: it lists the last [MaxTrades].
+	TradesTruncated int       `json:"tradesTruncated"`
+	CreatedAt       timestamp `json:"createdAt"`
 }
