@@ -446,16 +446,30 @@ func TestOrderGuardrails(t *testing.T) {
 			t.Errorf("the paper broker holds %d orders, want the 2 accepted", n)
 		}
 
-		// The broker's own refusal: selling what the account does not
-		// hold passes the guardrails and is refused by the broker.
+		// Selling what the account does not hold, through a broker that
+		// cannot short, fails its own rule before the broker is called.
 		ts.patchGuardrails(t, alice, "maxDailyTrades", "1000")
 		r := ts.order(t, alice, "connectionId", conn, "assetId", tkixID.String(), "side", "sell", "type", "market", "quantity", "5")
+		d = rejectDetails(t, "sell beyond held", r)
+		if d["rule"] != "heldQuantity" || d["held"] != 0.0 || d["requested"] != 5.0 {
+			t.Errorf("sell beyond held: %s", r.raw)
+		}
+		if n := countRows(t, db, "paper_orders"); n != 2 {
+			t.Errorf("the paper broker holds %d orders, want the 2 accepted", n)
+		}
+
+		// The broker's own refusal: a buy within the guardrails, whose
+		// cost with an open buy of another asset's (a limit far below its
+		// price, 60% of the cash) is beyond the account's cash.
+		ts.order(t, alice, "connectionId", conn, "assetId", tkixID.String(), "side", "buy", "type", "limit", "quantity", "60000",
+			"limitPrice", "1").object(t)
+		r = ts.order(t, alice, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "1000")
 		d = rejectDetails(t, "broker refusal", r)
-		if d["rule"] != "broker" || !strings.Contains(fmt.Sprint(d["reason"]), "insufficient qty") {
+		if d["rule"] != "broker" || !strings.Contains(fmt.Sprint(d["reason"]), "insufficient buying power") {
 			t.Errorf("broker refusal: %s", r.raw)
 		}
 		o := ts.call(t, "GET", "/api/v1/brokers/orders/"+d["orderId"].(string), alice).object(t)
-		if o["status"] != "rejected" || !strings.Contains(fmt.Sprint(o["rejectReason"]), "insufficient qty") {
+		if o["status"] != "rejected" || !strings.Contains(fmt.Sprint(o["rejectReason"]), "insufficient buying power") {
 			t.Errorf("the refused order: %v", o)
 		}
 	})
@@ -469,7 +483,7 @@ func TestOrderPreview(t *testing.T) {
 		r := ts.order(t, alice, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "100",
 			"stopLossPrice", "55.25", "preview", "true", "clientOrderId", "looking")
 		p := r.object(t)
-		if p["preview"] != true || p["accepted"] != false || p["tradesToday"] != 1.0 || len(p["rules"].([]any)) != 5 {
+		if p["preview"] != true || p["accepted"] != false || p["tradesToday"] != 1.0 || len(p["rules"].([]any)) != 6 {
 			t.Errorf("preview: %s", r.raw)
 		}
 		for field, want := range map[string]string{"price": widgClose, "estimatedNotional": "5725", "positionAfter": "100",

@@ -20,6 +20,12 @@ import (
 	"github.com/tradekit/tradekit/dashboard"
 )
 
+// oauthScopes are the OAuth scopes Tradekit asks of a broker, Alpaca's:
+// trading, to place and cancel orders, and account:write, for the paper
+// broker's sign-in links to the account page. It reads no market data
+// through a broker, so it asks for no data scope.
+var oauthScopes = []string{"account:write", "trading"}
+
 // BrokersConfig configures broker connections and the built-in paper
 // broker. The zero value serves the paper broker, but connections need a
 // SecretKey.
@@ -92,7 +98,7 @@ func (s *Server) newTrading() {
 	})
 	providers := []connect.Provider{{
 		Name:          "paper",
-		OAuth:         alpaca.OAuthConfig("tradekit", secret, base+paperPrefix+"/oauth/authorize", base+paperPrefix+"/oauth/token", callback),
+		OAuth:         alpaca.OAuthConfig("tradekit", secret, base+paperPrefix+"/oauth/authorize", base+paperPrefix+"/oauth/token", callback, oauthScopes...),
 		APIURL:        base + paperPrefix,
 		RevokeURL:     base + paperPrefix + "/oauth/revoke",
 		SendLoginHint: true,
@@ -101,7 +107,7 @@ func (s *Server) newTrading() {
 	if a := cfg.Alpaca; a != nil {
 		providers = append(providers, connect.Provider{
 			Name:   "alpaca",
-			OAuth:  alpaca.OAuthConfig(a.ClientID, a.ClientSecret, or(a.AuthorizeURL, "https://app.alpaca.markets/oauth/authorize"), or(a.TokenURL, "https://api.alpaca.markets/oauth/token"), callback),
+			OAuth:  alpaca.OAuthConfig(a.ClientID, a.ClientSecret, or(a.AuthorizeURL, "https://app.alpaca.markets/oauth/authorize"), or(a.TokenURL, "https://api.alpaca.markets/oauth/token"), callback, oauthScopes...),
 			APIURL: or(a.APIURL, "https://paper-api.alpaca.markets"),
 			// A margin account may short; a cash account's broker refuses.
 			CanShort: true,

@@ -67,7 +67,12 @@
 // unknown token. Codes and tokens are stored only as SHA-256 hashes.
 //
 // The scopes a client may ask for are Alpaca's: account:write, trading
-// and data. Every access token reads its account whatever its scopes.
+// and data; the consent page says what each granted one allows. Every
+// access token reads its account whatever its scopes. Placing, replacing
+// and cancelling orders and closing positions need trading; changing the
+// account's configurations and asking for a sign-in link to its page
+// need account:write; a token without the scope a route needs answers
+// 403 (code 40310000). An API key, the owner's, holds every scope.
 //
 // # Third-party apps
 //

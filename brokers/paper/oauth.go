@@ -25,17 +25,61 @@ import (
 	"github.com/tradekit/tradekit"
 )
 
-// scopes lists the scopes a client may ask for, Alpaca's, in the order
-// the token endpoint reports them. Every token reads the account, its
-// positions, orders and history whatever its scopes; no endpoint needs
-// more yet.
-var scopes = []string{"account:write", "trading", "data"}
+// Alpaca's OAuth scopes. Every access token reads its account, positions,
+// orders and history whatever its scopes; trading places, replaces and
+// cancels orders and closes positions; account:write changes the
+// account's configurations and asks for sign-in links to its page; data
+// reads market data, of which the paper broker serves none but the
+// assets, clock and calendar, open to every token. An API key, the
+// account owner's own, holds them all.
+const (
+	scopeAccountWrite = "account:write"
+	scopeTrading      = "trading"
+	scopeData         = "data"
+)
+
+// scopes lists the scopes a client may ask for, in the order the token
+// endpoint reports them.
+var scopes = []string{scopeAccountWrite, scopeTrading, scopeData}
+
+// hasScope reports whether the space-separated scope list granted holds
+// sc.
+func hasScope(granted, sc string) bool { return slices.Contains(strings.Fields(granted), sc) }
+
+// errScope is the 403 of an access token without the scope sc.
+func errScope(sc string) error {
+	return &apiError{http.StatusForbidden, codeForbidden, "the access token was not granted the scope " + sc}
+}
+
+// scoped returns the authentication of a route that needs the scope sc
+// of an access token: [Broker.authenticate], which takes API keys as they
+// are, and for a token a 403 when it was not granted sc.
+func (b *Broker) scoped(sc string) func(*http.Request) (account, error) {
+	return func(r *http.Request) (account, error) {
+		if hasKeyHeaders(r) {
+			return b.authenticate(r)
+		}
+		a, err := b.bearer(r)
+		if err != nil {
+			return account{}, err
+		}
+		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		t, err := tokenByHash(r.Context(), b.db, hashSecret(tok))
+		if err != nil {
+			return account{}, err
+		}
+		if !hasScope(t.Scope, sc) {
+			return account{}, errScope(sc)
+		}
+		return a, nil
+	}
+}
 
 // scopeText describes each scope on the consent page.
 var scopeText = map[string]string{
-	"account:write": "change the account's settings",
-	"trading":       "place and cancel orders in the account",
-	"data":          "read market data",
+	scopeAccountWrite: "change the account's settings and open its account page",
+	scopeTrading:      "place, change and cancel orders, and close positions, in the account",
+	scopeData:         "read market data",
 }
 
 // csrfCookie names the cookie that binds a consent form to the browser

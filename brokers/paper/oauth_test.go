@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"golang.org/x/oauth2"
@@ -60,7 +61,7 @@ func TestOAuthFlow(t *testing.T) {
 			`<html lang="en">`,
 			"<h1>Connect Tradekit Test to a paper account</h1>",
 			"with 100,000.00 USD of play money",
-			"place and cancel orders in the account",
+			"place, change and cancel orders, and close positions, in the account",
 			"change the account&#39;s settings",
 			"You are sent back to 127.0.0.1:1.",
 			"<legend>Open a paper account with 100,000.00 USD of play money for Tradekit Test?</legend>",
@@ -986,6 +987,50 @@ func TestCodeRace(t *testing.T) {
 			if status := e.get(t, won[0].AccessToken, "/v2/account", &ej); status != http.StatusUnauthorized {
 				t.Errorf("the winner's token after the reuse: %d, want 401", status)
 			}
+		}
+	})
+}
+
+// TestScopesEnforced checks that an access token does what its scopes
+// grant and no more: without trading it reads the account and its orders
+// but neither places, replaces nor cancels orders nor closes positions
+// (403, Alpaca's 40310000); without account:write it changes no
+// configuration; with trading it places.
+func TestScopesEnforced(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
+		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e.conf.Scopes = []string{"data"}
+		readOnly, _ := e.connect(t)
+		order := `{"symbol":"ACME","qty":"1","side":"buy","type":"market","time_in_force":"day"}`
+		const forbidden = `{"code":40310000,"message":"the access token was not granted the scope trading"}`
+		for _, c := range []struct{ method, path, body, want string }{
+			{http.MethodPost, "/v2/orders", order, forbidden},
+			{http.MethodDelete, "/v2/orders", "", forbidden},
+			{http.MethodDelete, "/v2/orders/" + uuid.NewString(), "", forbidden},
+			{http.MethodPatch, "/v2/orders/" + uuid.NewString(), `{"qty":"2"}`, forbidden},
+			{http.MethodDelete, "/v2/positions", "", forbidden},
+			{http.MethodDelete, "/v2/positions/ACME", "", forbidden},
+			{http.MethodPatch, "/v2/account/configurations", `{"no_shorting":true}`,
+				`{"code":40310000,"message":"the access token was not granted the scope account:write"}`},
+		} {
+			resp, body := e.call(t, c.method, readOnly.AccessToken, c.path, c.body)
+			if resp.StatusCode != http.StatusForbidden || body != c.want {
+				t.Errorf("%s %s with scope data: %d %s, want 403 %s", c.method, c.path, resp.StatusCode, body, c.want)
+			}
+		}
+		if n := count(t, db, "paper_orders"); n != 0 {
+			t.Errorf("%d orders stored, want none", n)
+		}
+		var a alpaca.AccountJSON
+		if status := e.get(t, readOnly.AccessToken, "/v2/account", &a); status != http.StatusOK {
+			t.Errorf("GET /v2/account with scope data: %d, want 200", status)
+		}
+		e.conf.Scopes = []string{"trading"}
+		trader, _ := e.connect(t)
+		if resp, body := e.call(t, http.MethodPost, trader.AccessToken, "/v2/orders", order); resp.StatusCode != http.StatusOK {
+			t.Errorf("POST /v2/orders with scope trading: %d %s, want 200", resp.StatusCode, body)
 		}
 	})
 }

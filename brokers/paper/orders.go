@@ -203,6 +203,9 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		if err != nil {
 			return err
 		}
+		if l.Scope != nil && !hasScope(*l.Scope, scopeTrading) {
+			return errScope(scopeTrading)
+		}
 		if l.Asset == nil {
 			return notTraded(o.Symbol)
 		}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -34,12 +33,10 @@ const (
 	SessionTTL    = time.Hour
 )
 
-// sessionCookie names the cookie of an account page's session, and
-// keysScope the scope an access token needs to ask for a sign-in link.
+// sessionCookie names the cookie of an account page's session.
 const (
 	sessionCookie = "paper_session"
 	signInCookie  = "paper_sign_in" // binds a sign-in link to the browser it was made for
-	keysScope     = "account:write"
 )
 
 // formLabel starts every message that the account page's CSRF tokens
@@ -136,19 +133,7 @@ func (b *Broker) bearerWithKeysScope(r *http.Request) (account, error) {
 	if hasKeyHeaders(r) {
 		return account{}, errUnauthorized
 	}
-	a, err := b.bearer(r)
-	if err != nil {
-		return account{}, err
-	}
-	_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	t, err := tokenByHash(r.Context(), b.db, hashSecret(tok))
-	if err != nil {
-		return account{}, err
-	}
-	if !slices.Contains(strings.Fields(t.Scope), keysScope) {
-		return account{}, &apiError{http.StatusForbidden, codeForbidden, "the access token was not granted the scope " + keysScope}
-	}
-	return a, nil
+	return b.scoped(scopeAccountWrite)(r)
 }
 
 // accountCookie returns the session cookie with the given value and max

@@ -278,6 +278,9 @@ type placement struct {
 	// OpenCount is the number of the account's open orders (status
 	// new), counted up to the broker's cap, by paper_orders_open_idx.
 	OpenCount int `bun:"open_count,scanonly"`
+	// Scope is the scope of the access token that names the account; nil
+	// when none does (an API key, or Tradekit's own call).
+	Scope *string `bun:"scope,scanonly"`
 }
 
 // placedAsset is the asset of [placement], as JSON.
@@ -355,8 +358,12 @@ var placementQueries = [2]map[bool]*database.Prepared{
 // looked up by its unique index.
 func placementQuery(byToken, sell bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_placement_%t_%t", byToken, sell), func(db bun.IDB, params ...any) schema.QueryAppender {
+		hash := params[0]
 		q, params := accountWhere(db.NewSelect().TableExpr("paper_accounts AS a").ColumnExpr(database.Columns(reflect.TypeFor[account](), "a")),
 			byToken, "a.id", params)
+		if byToken {
+			q = q.ColumnExpr("(SELECT scope FROM paper_tokens WHERE token_hash = ?) AS scope", hash)
+		}
 		symbol, clientOrderID, maxOpen := params[0], params[1], params[2]
 		asset, open := pgPlacedAsset, pgOpenOrders
 		if db.Dialect().Name() == dialect.SQLite {
