@@ -11,7 +11,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/tradekit/tradekit/indicators/formula"
 	"github.com/tradekit/tradekit/internal/database"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 )
@@ -690,10 +690,10 @@ func alertWebhooks(ctx context.Context, db bun.IDB, firing []*alertFiring) (func
 func alertNotification(a Alert, f firingAt, now time.Time) Notification {
 	data, _ := json.Marshal(map[string]any{
 		"alertId": a.ID.String(), "assetId": a.AssetID.String(), "symbol": a.Symbol,
-		"date": f.date, "condition": a.Condition, "close": json.Number(strconv.FormatFloat(f.close, 'g', -1, 64)),
+		"date": f.date, "condition": a.Condition, "close": json.Number(jsonnum.AppendFloat(nil, f.close)),
 	})
 	msg := fmt.Sprintf("Alert %q: %s held for %s on %s (close %s)", a.Name, a.Condition, a.Symbol, f.date,
-		strconv.FormatFloat(f.close, 'f', -1, 64))
+		jsonnum.AppendFloat(nil, f.close))
 	return Notification{ID: uuid.New(), UserID: a.UserID, Kind: KindAlert, Message: msg, Data: string(data), CreatedAt: now}
 }
 

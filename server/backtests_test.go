@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/server"
@@ -75,7 +77,7 @@ func TestBacktests(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Hash() != hash || stats["totalReturn"] != res.Stats.TotalReturn || stats["sharpeRatio"] != res.Stats.Sharpe ||
+		if s.Hash() != hash || stats["totalReturn"] != written(res.Stats.TotalReturn) || stats["sharpeRatio"] != written(res.Stats.Sharpe) ||
 			len(got["equity"].([]any)) != len(res.Equity) || res.Stats.Trades == 0 {
 			t.Errorf("the API's result differs from the library's: hash %s / %s, total return %v / %v, Sharpe %v / %v, %d trades",
 				hash, s.Hash(), stats["totalReturn"], res.Stats.TotalReturn, stats["sharpeRatio"], res.Stats.Sharpe, res.Stats.Trades)
@@ -271,4 +273,11 @@ func TestBacktestBounds(t *testing.T) {
 			t.Errorf("another account's run while this one's slot is taken: %d %s", r.status, r.raw)
 		}
 	})
+}
+
+// written returns x as the API writes it, read back: at most 15
+// significant digits.
+func written(x float64) float64 {
+	v, _ := strconv.ParseFloat(string(jsonnum.AppendFloat(nil, x)), 64)
+	return v
 }

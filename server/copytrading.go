@@ -4,17 +4,17 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bunrouter"
 
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 )
 
-// fraction writes a float64 figure as a JSON number: the shortest text
-// that reads back as the same float64, and 0 for NaN or infinities,
+// fraction writes a float64 figure as a JSON number, with at most 15
+// significant digits ([jsonnum.AppendFloat]), and 0 for NaN or infinities,
 // which JSON cannot hold.
 type fraction float64
 
@@ -23,7 +23,7 @@ func (f fraction) MarshalJSON() ([]byte, error) {
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 		return []byte("0"), nil
 	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+	return jsonnum.AppendFloat(nil, float64(f)), nil
 }
 
 // leaderJSON is a leader as the leaders list shows one.

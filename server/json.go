@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/tradekit/tradekit/internal/jsonnum"
 )
 
 // dataBody is the envelope of a resource or an unpaginated list.
@@ -25,8 +27,17 @@ func (s *Server) writeData(w http.ResponseWriter, v any) error {
 }
 
 // writeRawData writes data, which must be valid JSON, in the {"data": …}
-// envelope with status 200, for hot paths that encode by hand.
+// envelope with status 200, for what is encoded already (a stored
+// document, say), its numbers written with at most 15 significant digits
+// ([jsonnum.Round]).
 func (s *Server) writeRawData(w http.ResponseWriter, data []byte) error {
+	return s.writeRaw(w, jsonnum.Round(data))
+}
+
+// writeRaw is [Server.writeRawData] of data whose numbers are written as
+// they should be already, by [jsonnum.AppendFloat]: the hot paths that
+// encode by hand.
+func (s *Server) writeRaw(w http.ResponseWriter, data []byte) error {
 	const head, tail = `{"data":`, "}\n"
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")
@@ -47,15 +58,16 @@ var bodies = sync.Pool{New: func() any { return new([]byte) }}
 // maxPooledBody is the largest buffer bodies keeps.
 const maxPooledBody = 4 << 20
 
-// writeAppended is [Server.writeRawData] of what appendData appends to an
-// empty buffer, a recycled one.
+// writeAppended is [Server.writeRaw] of what appendData appends to an
+// empty buffer, a recycled one: appendData writes floats with
+// [jsonnum.AppendFloat].
 func (s *Server) writeAppended(w http.ResponseWriter, appendData func([]byte) ([]byte, error)) error {
 	buf := bodies.Get().(*[]byte)
 	data, err := appendData((*buf)[:0])
 	if err != nil {
 		return err // the buffer, maybe grown out of sight, is left to the collector
 	}
-	err = s.writeRawData(w, data)
+	err = s.writeRaw(w, data)
 	if cap(data) <= maxPooledBody {
 		*buf = data
 		bodies.Put(buf)
@@ -63,6 +75,8 @@ func (s *Server) writeAppended(w http.ResponseWriter, appendData func([]byte) ([
 	return err
 }
 
+// writeJSON writes v as JSON with status, its numbers written with at
+// most 15 significant digits ([jsonnum.Round]).
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -73,10 +87,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		buf.Reset()
 		buf.WriteString(`{"error":{"code":"INTERNAL","message":"internal error"}}` + "\n")
 	}
+	body := jsonnum.Round(buf.Bytes()) // float64 fields have up to 17 digits
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(body)
 }
 
 // number writes a decimal as a JSON number, digit for digit, as the spec

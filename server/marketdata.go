@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -429,12 +430,14 @@ func appendPrice(b []byte, p marketdata.Price) []byte {
 	return append(b, '}')
 }
 
-// appendDecimal appends d as decimal.Decimal.String writes it, without
-// allocating when its coefficient fits in 18 digits.
+// appendDecimal appends d as decimal.Decimal.String writes it, or, past
+// 15 significant digits, rounded to them as every JSON number of the API
+// is ([jsonnum.AppendNumber]); without allocating when its coefficient
+// fits in 18 digits.
 func appendDecimal(b []byte, d decimal.Decimal) []byte {
 	exp := d.Exponent()
 	if exp > 0 || exp < -18 || d.NumDigits() > 18 {
-		return append(b, d.String()...)
+		return jsonnum.AppendNumber(b, d.String())
 	}
 	c := d.CoefficientInt64()
 	for exp < 0 && c != 0 && c%10 == 0 {
@@ -450,6 +453,9 @@ func appendDecimal(b []byte, d decimal.Decimal) []byte {
 	}
 	var buf [20]byte
 	digits := strconv.AppendInt(buf[:0], c, 10)
+	if len(digits) > jsonnum.Digits {
+		return jsonnum.AppendNumber(b, d.String())
+	}
 	frac := int(-exp)
 	switch {
 	case frac == 0:

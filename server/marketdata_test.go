@@ -17,6 +17,7 @@ import (
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/server"
 )
@@ -361,7 +362,9 @@ func TestMarketDataEndpoints(t *testing.T) {
 }
 
 // TestPriceDecimalsInJSON stores prices of many shapes and checks that the
-// list writes each exactly as decimal.Decimal.String does.
+// list writes each exactly as decimal.Decimal.String does, up to 15
+// significant digits, and rounded to them beyond (CONTRACT: every JSON
+// number has at most 15).
 func TestPriceDecimalsInJSON(t *testing.T) {
 	t.Parallel()
 	values := []string{"0.000000000000000001", "99999999999999999999.999999999999999999", "0.00001", "100", "120.5",
@@ -385,7 +388,7 @@ func TestPriceDecimalsInJSON(t *testing.T) {
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords}, db).Handler()
 		r := get(t, h, "/api/v1/market-data/prices/asset/"+a.ID.String(), mustKey(t, db, "dec@example.com", "business"))
 		for _, v := range values {
-			want := `"close":` + decimal.RequireFromString(v).String() + `,`
+			want := `"close":` + string(jsonnum.AppendNumber(nil, decimal.RequireFromString(v).String())) + `,`
 			if !strings.Contains(r.raw, want) {
 				t.Errorf("%s: no %s in %s", v, want, r.raw)
 			}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/tradekit/tradekit/api"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -86,6 +87,13 @@ func checkExchange(tb testing.TB, req *http.Request, status int, header http.Hea
 		if body, err = io.ReadAll(zr); err != nil {
 			tb.Errorf("openapi: %s %s: gzip body: %v", req.Method, req.URL, err)
 			return
+		}
+	}
+	// Every number of every answer has at most 15 significant digits
+	// (CONTRACT: no float noise).
+	if strings.HasPrefix(header.Get("Content-Type"), "application/json") {
+		if rounded := jsonnum.Round(body); !bytes.Equal(rounded, body) {
+			tb.Errorf("%s %s: a number has more than %d significant digits:\n%.2000s", req.Method, req.URL, jsonnum.Digits, body)
 		}
 	}
 	// The router matches on a URL with a path only, as the server sees it:

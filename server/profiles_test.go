@@ -15,6 +15,7 @@ import (
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
@@ -81,7 +82,7 @@ func profileFixture(tb testing.TB, db bun.IDB) (walkWant, walk2Want map[string]a
 		}
 		b, _ := json.Marshal(p)
 		var m map[string]any
-		json.Unmarshal(b, &m)
+		json.Unmarshal(jsonnum.Round(b), &m) // as the API writes numbers
 		m["assetId"], m["symbol"], m["updatedAt"] = id.String(), sym, "2026-11-22T10:00:00.000Z"
 		return m
 	}

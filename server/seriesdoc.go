@@ -2,9 +2,9 @@ package server
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/studies"
@@ -99,22 +99,11 @@ func appendPoint(b []byte, o studies.Output, i int) []byte {
 // isDefined reports whether x is a value: not NaN and not ±Inf.
 func isDefined(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// appendFloat appends x as encoding/json writes a float64 (the shortest
-// text that reads back as x), and an undefined value as null.
+// appendFloat appends x as [jsonnum.AppendFloat] writes it (at most 15
+// significant digits), and an undefined value as null.
 func appendFloat(b []byte, x float64) []byte {
 	if !isDefined(x) {
 		return append(b, "null"...)
 	}
-	format := byte('f')
-	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, x, format, -1, 64)
-	if format == 'e' { // e-07 → e-7, as encoding/json does
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
+	return jsonnum.AppendFloat(b, x)
 }

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/tradekit/tradekit/backtest"
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/internal/jsonnum"
 )
 
 // Run runs the strategy c over the loaded universe u, and its buy-and-hold
@@ -112,7 +112,8 @@ func finite(f float64) *float64 {
 	return &f
 }
 
-// figure is a backtest figure in a document: null when it is not finite
+// figure is a backtest figure in a document, with at most 15
+// significant digits ([jsonnum.AppendFloat]): null when it is not finite
 // (a ratio over zero).
 type figure float64
 
@@ -121,7 +122,7 @@ func (f figure) MarshalJSON() ([]byte, error) {
 	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 		return []byte("null"), nil
 	}
-	return strconv.AppendFloat(nil, float64(f), 'g', -1, 64), nil
+	return jsonnum.AppendFloat(nil, float64(f)), nil
 }
 
 // timestamp is a time in a document: UTC, to the millisecond, as the API
