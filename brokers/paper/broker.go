@@ -210,6 +210,7 @@ type Broker struct {
 	signupLimit int    // accounts per client address per hour; negative: no limit
 	maxOpen     int    // open orders per account
 	rateLimit   int    // requests per account per minute; negative: no limit
+	leases      rateLeases
 	maxStreams  int    // trade-update streams per credential
 	streamsMu   sync.Mutex
 	streams     map[string]int // open trade-update streams by [credential]
