@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -180,44 +179,19 @@ func (c *Client) Positions(ctx context.Context) ([]brokers.Position, error) {
 // within one second, since it cannot page past them.
 func (c *Client) Fills(ctx context.Context, after time.Time) ([]brokers.Fill, error) {
 	var fills []brokers.Fill
-	seen := make(map[string]bool)
-	cursor := after
-	for {
-		q := url.Values{
-			"status":    {"closed"},
-			"direction": {"asc"},
-			"limit":     {strconv.Itoa(ordersPageSize)},
+	err := c.eachOrder(ctx, "closed", after, func(o OrderJSON) error {
+		if !o.FilledQty.IsPositive() {
+			return nil
 		}
-		if !cursor.IsZero() {
-			q.Set("after", cursor.UTC().Format(time.RFC3339))
+		f, err := fill(o)
+		if err != nil {
+			return err
 		}
-		var page []OrderJSON
-		if err := c.get(ctx, "/v2/orders", q, &page); err != nil {
-			return nil, err
-		}
-		for _, o := range page {
-			if seen[o.ID] || !o.SubmittedAt.After(after) {
-				continue // a repeat, or within the second of after but not after it
-			}
-			seen[o.ID] = true
-			if !o.FilledQty.IsPositive() {
-				continue
-			}
-			f, err := fill(o)
-			if err != nil {
-				return nil, err
-			}
-			fills = append(fills, f)
-		}
-		if len(page) < ordersPageSize {
-			break
-		}
-		next := page[len(page)-1].SubmittedAt
-		if !next.Truncate(time.Second).After(cursor.Truncate(time.Second)) {
-			return nil, fmt.Errorf("alpaca: GET /v2/orders: %w: %d orders submitted within the second after %s; cannot page past them",
-				tradekit.ErrUnavailable, ordersPageSize, cursor.UTC().Format(time.RFC3339))
-		}
-		cursor = next
+		fills = append(fills, f)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(fills, func(a, b brokers.Fill) int { return a.Time.Compare(b.Time) })
 	return fills, nil

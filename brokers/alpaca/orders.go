@@ -102,11 +102,27 @@ func (c *Client) Order(ctx context.Context, id string) (brokers.OrderState, erro
 // brokers/connect reads a connection's pending orders with one call.
 func (c *Client) Orders(ctx context.Context, after time.Time) ([]brokers.OrderState, error) {
 	var out []brokers.OrderState
+	err := c.eachOrder(ctx, "all", after, func(o OrderJSON) error {
+		out = append(out, orderState(o))
+		return nil
+	})
+	return out, err
+}
+
+// eachOrder calls fn with each order of GET /v2/orders of the status
+// ("all", "closed") submitted after after (all of them when it is zero),
+// oldest submission first, 500 a page. The API filters by submission time
+// to the second, so each next page starts at the second of the previous
+// page's last submission, and the orders seen twice are dropped by id. It
+// fails, wrapping [tradekit.ErrUnavailable], if a whole page of orders was
+// submitted within one second, since it cannot page past them, and with
+// fn's error.
+func (c *Client) eachOrder(ctx context.Context, status string, after time.Time, fn func(OrderJSON) error) error {
 	seen := make(map[string]bool)
 	cursor := after
 	for {
 		q := url.Values{
-			"status":    {"all"},
+			"status":    {status},
 			"direction": {"asc"},
 			"limit":     {strconv.Itoa(ordersPageSize)},
 		}
@@ -115,21 +131,23 @@ func (c *Client) Orders(ctx context.Context, after time.Time) ([]brokers.OrderSt
 		}
 		var page []OrderJSON
 		if err := c.get(ctx, "/v2/orders", q, &page); err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range page {
 			if seen[o.ID] || !o.SubmittedAt.After(after) {
 				continue // a repeat, or within the second of after but not after it
 			}
 			seen[o.ID] = true
-			out = append(out, orderState(o))
+			if err := fn(o); err != nil {
+				return err
+			}
 		}
 		if len(page) < ordersPageSize {
-			return out, nil
+			return nil
 		}
 		next := page[len(page)-1].SubmittedAt
 		if !next.Truncate(time.Second).After(cursor.Truncate(time.Second)) {
-			return nil, fmt.Errorf("alpaca: GET /v2/orders: %w: %d orders submitted within the second after %s; cannot page past them",
+			return fmt.Errorf("alpaca: GET /v2/orders: %w: %d orders submitted within the second after %s; cannot page past them",
 				tradekit.ErrUnavailable, ordersPageSize, cursor.UTC().Format(time.RFC3339))
 		}
 		cursor = next
