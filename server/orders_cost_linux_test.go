@@ -2,13 +2,8 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -53,15 +48,15 @@ func BenchmarkOrderCost(b *testing.B) {
 		order() // warm the connections
 		const settle = 100 * time.Millisecond
 		time.Sleep(settle)
-		backends := func() map[int]time.Duration { return backendCPU(b, db) }
-		pg0, go0, n0 := backends(), processCPU(), statements.Load()
+		backends := func() map[int]time.Duration { return dbtest.BackendCPU(b, db) }
+		pg0, go0, n0 := backends(), dbtest.ProcessCPU(), statements.Load()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			order()
 		}
 		b.StopTimer()
 		time.Sleep(settle) // the last fills, read back and recorded
-		goCPU, n := processCPU()-go0, statements.Load()-n0
+		goCPU, n := dbtest.ProcessCPU()-go0, statements.Load()-n0
 		per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 		b.ReportMetric(float64(n)/float64(b.N), "statements/order")
 		b.ReportMetric(per(goCPU), "go-cpu-ms/order")
@@ -84,37 +79,4 @@ func (h countQueries) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) contex
 // AfterQuery implements bun.QueryHook.
 func (h countQueries) AfterQuery(context.Context, *bun.QueryEvent) { h.n.Add(1) }
 
-// processCPU returns the CPU time this process has used, user and
-// system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
-// backendCPU returns the CPU time used so far by each PostgreSQL backend
-// connected to db's database, by pid, from /proc/PID/schedstat (the
-// server must run on this machine, as dbtest's does).
-func backendCPU(b *testing.B, db *bun.DB) map[int]time.Duration {
-	b.Helper()
-	if db.Dialect().Name() != dialect.PG {
-		return nil
-	}
-	var pids []int
-	if err := db.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(context.Background(), &pids); err != nil {
-		b.Fatal(err)
-	}
-	out := make(map[int]time.Duration, len(pids))
-	for _, pid := range pids {
-		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
-		if err != nil {
-			continue // ended meanwhile
-		}
-		ns, err := strconv.ParseInt(strings.Fields(string(s))[0], 10, 64)
-		if err != nil {
-			b.Fatalf("/proc/%d/schedstat: %v", pid, err)
-		}
-		out[pid] = time.Duration(ns)
-	}
-	return out
-}

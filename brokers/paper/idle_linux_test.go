@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -70,10 +67,10 @@ func TestIdleMatcherCPU(t *testing.T) {
 		e.clock.Add(time.Minute) // as a server sees orders placed a while ago
 		go e.b.Run(ctx)
 		time.Sleep(warmUp)
-		pg0, go0, t0 := pgBackendCPU(t, db), selfCPU(), time.Now()
+		pg0, go0, t0 := dbtest.BackendCPU(t, db), dbtest.ProcessCPU(), time.Now()
 		time.Sleep(window)
-		goCPU, pgCPU, wall := selfCPU()-go0, time.Duration(0), time.Since(t0)
-		for pid, c := range pgBackendCPU(t, db) {
+		goCPU, pgCPU, wall := dbtest.ProcessCPU()-go0, time.Duration(0), time.Since(t0)
+		for pid, c := range dbtest.BackendCPU(t, db) {
 			pgCPU += c - pg0[pid]
 		}
 		t.Logf("%s: %d resting orders, %s: process CPU %.2f%% of a core (%s)", db.Dialect().Name(), accounts*perAccount,
@@ -84,36 +81,4 @@ func TestIdleMatcherCPU(t *testing.T) {
 	})
 }
 
-// selfCPU returns the user and system CPU time this process used so far.
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
-// pgBackendCPU returns the CPU time used so far by each PostgreSQL
-// backend connected to db's database, by pid, from /proc/PID/schedstat
-// (dbtest's server runs on this machine); nil on SQLite.
-func pgBackendCPU(t *testing.T, db *bun.DB) map[int]time.Duration {
-	t.Helper()
-	if db.Dialect().Name() != dialect.PG {
-		return nil
-	}
-	var pids []int
-	if err := db.NewRaw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(context.Background(), &pids); err != nil {
-		t.Fatal(err)
-	}
-	out := make(map[int]time.Duration, len(pids))
-	for _, pid := range pids {
-		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
-		if err != nil {
-			continue // ended meanwhile
-		}
-		ns, err := strconv.ParseInt(strings.Fields(string(s))[0], 10, 64)
-		if err != nil {
-			t.Fatalf("/proc/%d/schedstat: %v", pid, err)
-		}
-		out[pid] = time.Duration(ns)
-	}
-	return out
-}
