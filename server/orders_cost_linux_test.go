@@ -78,5 +78,3 @@ func (h countQueries) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) contex
 
 // AfterQuery implements bun.QueryHook.
 func (h countQueries) AfterQuery(context.Context, *bun.QueryEvent) { h.n.Add(1) }
-
-

@@ -211,7 +211,7 @@ type Broker struct {
 	maxOpen     int    // open orders per account
 	rateLimit   int    // requests per account per minute; negative: no limit
 	leases      rateLeases
-	maxStreams  int    // trade-update streams per credential
+	maxStreams  int // trade-update streams per credential
 	streamsMu   sync.Mutex
 	streams     map[string]int // open trade-update streams by [credential]
 	clientAddr  func(*http.Request) string

@@ -80,5 +80,3 @@ func TestIdleMatcherCPU(t *testing.T) {
 		}
 	})
 }
-
-
