@@ -1370,7 +1370,7 @@ type Notification struct {
 	// Examples: 2026-11-24T14:30:00.000Z
 	CreatedAt Timestamp `json:"createdAt"`
 
-	// Data particulars of the kind, as strings: the ids it refers to (followId, leaderProfileId, fillId) and, for a copy (leader_trade with auto-sync on, copy_rejected), copyStatus (placed, skipped or rejected), copySide, copyQuantity, orderId and reason as they apply
+	// Data particulars of the kind: the ids it refers to (followId, leaderProfileId, fillId, as strings) and, for a copy (leader_trade with auto-sync on, copy_rejected), copyStatus (placed, skipped or rejected), copySide, copyQuantity (a number), orderId and reason as they apply
 	Data interface{} `json:"data"`
 
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
