@@ -2,10 +2,10 @@ package copytrading
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
