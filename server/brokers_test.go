@@ -388,6 +388,9 @@ func TestBrokerConnectionErrors(t *testing.T) {
 		if e, _ := r.body["error"].(map[string]any); r.status != 403 || r.errorCode() != "FORBIDDEN" || e["details"].(map[string]any)["limit"] != "portfolios" {
 			t.Errorf("over the portfolio limit: %d %s", r.status, r.raw)
 		}
+		if want := "your plan allows 1 portfolio and each connected account is one"; !strings.HasPrefix(r.errorMessage(), want) {
+			t.Errorf("over the portfolio limit: %q, want it to start with %q", r.errorMessage(), want)
+		}
 
 		// Another user's connection and portfolio are not found.
 		id := ok["id"].(string)
