@@ -2,6 +2,7 @@ package brokers
 
 import (
 	"fmt"
+	"strings"
 	"slices"
 	"strconv"
 	"time"
@@ -343,11 +344,20 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	if rc.OK {
 		rc.Actual = one
 	} else {
-		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types %q", tradekit.Quote(o.AssetType), g.AllowedAssetTypes)
+		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types: %s", tradekit.Quote(o.AssetType), typeList(g.AllowedAssetTypes))
 	}
 	r.add(rc)
 
 	return r, nil
+}
+
+// typeList lists asset types for a message as a person reads them:
+// "stock, etf"; "none" for an empty list.
+func typeList(types []string) string {
+	if len(types) == 0 {
+		return "none"
+	}
+	return strings.Join(types, ", ")
 }
 
 // add appends rc to r.Rules, and to r.Violations if it fails.
