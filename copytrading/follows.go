@@ -409,8 +409,21 @@ func notify(ctx context.Context, db bun.IDB, userID uuid.UUID, kind, message str
 // Notifications returns a page of the user's notifications, newest first,
 // and how many they have; with unread, only those not read.
 func (s *Service) Notifications(ctx context.Context, userID uuid.UUID, unread bool, page, limit int) ([]Notification, int, error) {
+	return s.NotificationsOfKinds(ctx, userID, nil, unread, page, limit)
+}
+
+// NotificationsOfKinds is [Service.Notifications] of the given kinds only
+// (nil: every kind), for a page that shows one subject's notifications:
+// [Kinds] for copy trading, the alerts package's kinds for alerts.
+func (s *Service) NotificationsOfKinds(ctx context.Context, userID uuid.UUID, kinds []string, unread bool, page, limit int) ([]Notification, int, error) {
 	list := []Notification{}
+	if kinds != nil && len(kinds) == 0 {
+		return list, 0, nil
+	}
 	q := s.db.NewSelect().Model(&list).Where("user_id = ?", userID)
+	if kinds != nil {
+		q = q.Where("kind IN (?)", bun.In(kinds))
+	}
 	if unread {
 		q = q.Where("read_at IS NULL")
 	}
