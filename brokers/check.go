@@ -351,15 +351,6 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	return r, nil
 }
 
-// typeList lists asset types for a message as a person reads them:
-// "stock, etf"; "none" for an empty list.
-func typeList(types []string) string {
-	if len(types) == 0 {
-		return "none"
-	}
-	return strings.Join(types, ", ")
-}
-
 // add appends rc to r.Rules, and to r.Violations if it fails.
 func (r *Result) add(rc RuleCheck) {
 	r.Rules = append(r.Rules, rc)
@@ -396,4 +387,13 @@ func withOpen(n int, side Side) string {
 		return " with its open " + what
 	}
 	return " with its " + strconv.Itoa(n) + " open " + what + "s"
+}
+
+// typeList lists asset types for a message as a person reads them:
+// "stock, etf"; "none" for an empty list.
+func typeList(types []string) string {
+	if len(types) == 0 {
+		return "none"
+	}
+	return strings.Join(types, ", ")
 }

@@ -401,11 +401,13 @@ func (h *Handler) showAlerts(v visit, status int, p page) {
 	h.show(v, status, "alerts", "Alerts", p)
 }
 
-// markAlertRead marks one of the Alerts page's notifications read.
+// markAlertRead marks one of the Alerts page's notifications read and
+// returns to the page; another user's is a 404.
 func (h *Handler) markAlertRead(w http.ResponseWriter, r *http.Request) {
-	h.action(w, r, func(uuid.UUID) string { return "/dashboard/alerts" }, func(v visit, id uuid.UUID) (string, error) {
-		_, err := h.cfg.Copy.MarkRead(r.Context(), v.u.ID, id)
-		return "", err
+	h.withID(w, r, func(v visit, id uuid.UUID) {
+		if _, err := h.cfg.Copy.MarkRead(r.Context(), v.u.ID, id); h.found(v, err) {
+			http.Redirect(w, r, "/dashboard/alerts", http.StatusSeeOther)
+		}
 	})
 }
 
