@@ -189,6 +189,25 @@ func TestWatchlists(t *testing.T) {
 	})
 }
 
+// TestPlanLimitSingular checks the free plan's refusal of a second
+// watchlist: it says "1 watchlist", not "1 watchlists" (issue 40).
+func TestPlanLimitSingular(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		svc, user := newService(db, alerts.Config{}), mustUser(t, db, "free")
+		if _, err := svc.CreateWatchlist(ctx, user, "first"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := svc.CreateWatchlist(ctx, user, "second")
+		const want = "your plan allows 1 watchlist; delete one or move to a larger plan"
+		var te *tradekit.Error
+		if !errors.As(err, &te) || te.Msg != want {
+			t.Errorf("second watchlist on the free plan: %v, want %q", err, want)
+		}
+	})
+}
+
 func TestPlanLimits(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {

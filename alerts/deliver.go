@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,9 +41,23 @@ func payloadOf(n Notification) string {
 	if !json.Valid(data) {
 		data = json.RawMessage("{}")
 	}
-	b, _ := json.Marshal(payload{ID: n.ID.String(), Kind: n.Kind, Message: n.Message, Data: data,
-		CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z")})
-	return string(b)
+	return string(marshal(payload{ID: n.ID.String(), Kind: n.Kind, Message: n.Message, Data: data,
+		CreatedAt: n.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z")}))
+}
+
+// marshal returns v as JSON without HTML escaping, as the API writes it
+// (GET /api/v1/notifications): "<", ">" and "&" stay as they are, never
+// \u003c, \u003e and \u0026, so a webhook body carries the same text as
+// the API. It has no trailing newline. What cannot be encoded (a NaN in
+// a json.Number) gives nil, as json.Marshal's ignored error gave before.
+func marshal(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // insertDeliveries writes a pending delivery of n to each webhook, due
@@ -434,7 +449,7 @@ func (s *Service) disable(ctx context.Context, c candidate, since time.Time, msg
 		if err != nil {
 			return fmt.Errorf("alerts: cancel the deliveries of webhook %s: %w", c.WebhookID, err)
 		}
-		data, _ := json.Marshal(map[string]string{"webhookId": c.WebhookID.String(), "url": c.URL,
+		data := marshal(map[string]string{"webhookId": c.WebhookID.String(), "url": c.URL,
 			"failingSince": since.UTC().Format("2006-01-02T15:04:05.000Z"), "lastError": msg})
 		n := Notification{ID: uuid.New(), UserID: c.OwnerID, Kind: KindWebhookDisabled, Data: string(data), CreatedAt: now,
 			Message: fmt.Sprintf("Webhook %s was disabled: its deliveries failed without a break since %s (last: %s). "+

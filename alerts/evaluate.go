@@ -688,7 +688,7 @@ func alertWebhooks(ctx context.Context, db bun.IDB, firing []*alertFiring) (func
 
 // alertNotification returns the notification of a's firing on the bar f.
 func alertNotification(a Alert, f firingAt, now time.Time) Notification {
-	data, _ := json.Marshal(map[string]any{
+	data := marshal(map[string]any{
 		"alertId": a.ID.String(), "assetId": a.AssetID.String(), "symbol": a.Symbol,
 		"date": f.date, "condition": a.Condition, "close": json.Number(jsonnum.AppendFloat(nil, f.close)),
 	})

@@ -157,6 +157,10 @@ const (
 	KindWebhookDisabled = "webhook_disabled" // a webhook disabled after failing for Config.DisableAfter
 )
 
+// Kinds lists the notification kinds of this package, the ones the
+// dashboard's Alerts page shows.
+func Kinds() []string { return []string{KindAlert, KindWebhookDisabled} }
+
 // Notification is a row of the notifications table that package
 // copytrading also writes: the message a user reads at GET
 // /api/v1/notifications and that webhooks carry.

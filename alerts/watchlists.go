@@ -35,10 +35,15 @@ func checkName(param, name string) error {
 }
 
 // limitError is the 403 of a plan's count limit: details {"limit": what,
-// "max": max}.
+// "max": max}. what is a plural ("watchlists"); the message says "1
+// watchlist" when max is 1.
 func limitError(what string, max int) error {
+	noun := what
+	if max == 1 {
+		noun = strings.TrimSuffix(what, "s")
+	}
 	return &tradekit.Error{Kind: tradekit.ErrForbidden,
-		Msg:     fmt.Sprintf("your plan allows %d %s; delete one or move to a larger plan", max, what),
+		Msg:     fmt.Sprintf("your plan allows %d %s; delete one or move to a larger plan", max, noun),
 		Details: map[string]any{"limit": what, "max": max}}
 }
 

@@ -39,6 +39,7 @@ type receiver struct {
 	mu       sync.Mutex
 	requests int
 	bodies   []map[string]any
+	raw      []string // the accepted bodies as sent
 	badSigs  int
 	ids      []string
 }
@@ -66,6 +67,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	var m map[string]any
 	json.Unmarshal(body, &m)
 	r.bodies = append(r.bodies, m)
+	r.raw = append(r.raw, string(body))
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -188,6 +190,49 @@ func TestWebhookDeliveryOfAlert(t *testing.T) {
 		}
 		if want := []string{alerts.DeliveryRetry, alerts.DeliveryRetry, alerts.DeliverySucceeded}; !slices.Equal(outcomes, want) {
 			t.Errorf("observed deliveries %v, want %v", outcomes, want)
+		}
+	})
+}
+
+// TestWebhookBodyNotHTMLEscaped checks that a webhook body keeps "<", ">"
+// and "&" as they are, as the API's GET /notifications writes them, and
+// that its data is the stored notification's, byte for byte: the API
+// serves those bytes, so both show the same text (issue 40, point 16).
+func TestWebhookBodyNotHTMLEscaped(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		f := newFixture(t, db, 5)
+		rcv := newReceiver(t, 0)
+		w := f.mustWebhook(t, rcv)
+		if _, err := f.svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "a<b> & c",
+			Condition: "close > 100", WebhookID: &w.ID, Once: true}); err != nil {
+			t.Fatal(err)
+		}
+		f.save(t, 150)
+		if n := evaluate(t, f.svc); n != 1 {
+			t.Fatalf("%d firings, want 1", n)
+		}
+		deliverAll(t, f.svc, func() bool { _, _, b := rcv.stats(); return len(b) == 1 })
+		rcv.mu.Lock()
+		body := rcv.raw[0]
+		rcv.mu.Unlock()
+		for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+			if strings.Contains(body, esc) {
+				t.Errorf("the body escapes HTML (%s): %s", esc, body)
+			}
+		}
+		var n alerts.Notification
+		if err := db.NewSelect().Model(&n).Where("user_id = ?", f.user).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{`"message":"Alert \"a<b> & c\": close > 100 held for ALRT`, `"data":` + n.Data + `,`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("the body lacks %s:\n%s", want, body)
+			}
+		}
+		if !strings.Contains(n.Data, `"condition":"close > 100"`) {
+			t.Errorf("stored data %s, want the condition unescaped", n.Data)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package brokers
 
 import (
 	"fmt"
+	"strings"
 	"slices"
 	"strconv"
 	"time"
@@ -350,7 +351,7 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 	if rc.OK {
 		rc.Actual = one
 	} else {
-		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types %q", tradekit.Quote(o.AssetType), g.AllowedAssetTypes)
+		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types: %s", tradekit.Quote(o.AssetType), typeList(g.AllowedAssetTypes))
 	}
 	r.add(rc)
 
@@ -421,4 +422,13 @@ func withOpen(n int, side Side) string {
 		return " with its open " + what
 	}
 	return " with its " + strconv.Itoa(n) + " open " + what + "s"
+}
+
+// typeList lists asset types for a message as a person reads them:
+// "stock, etf"; "none" for an empty list.
+func typeList(types []string) string {
+	if len(types) == 0 {
+		return "none"
+	}
+	return strings.Join(types, ", ")
 }

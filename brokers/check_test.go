@@ -218,6 +218,30 @@ func TestCheckRules(t *testing.T) {
 	}
 }
 
+// TestAllowedAssetTypesMessage checks that the rejection names the
+// allowed types as a person reads them ("stock, etf"), not as Go prints a
+// slice (["stock" "etf"]), since the API and the dashboard show it.
+func TestAllowedAssetTypesMessage(t *testing.T) {
+	for _, tt := range []struct {
+		allowed []string
+		want    string
+	}{
+		{[]string{"etf", "crypto"}, `asset type "stock" is not among the allowed types: etf, crypto`},
+		{[]string{"etf"}, `asset type "stock" is not among the allowed types: etf`},
+		{nil, `asset type "stock" is not among the allowed types: none`},
+	} {
+		g := noLimits()
+		g.AllowedAssetTypes = tt.allowed
+		r, err := Check(buy("1"), g, ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Violations) != 1 || r.Violations[0].Message != tt.want {
+			t.Errorf("allowed %q: violations %+v, want the message %q", tt.allowed, r.Violations, tt.want)
+		}
+	}
+}
+
 func TestCheckFigures(t *testing.T) {
 	g := noLimits()
 	c := ctx(append([]Held{{Symbol: "AAPL", Quantity: dec("5"), Price: dec("98"), StopLossPrice: ptr("90")}}, mixed...)...)

@@ -19,25 +19,25 @@ import (
 
 // Defines values for AssetType.
 const (
-	Commodity AssetType = "commodity"
-	Crypto    AssetType = "crypto"
-	Etf       AssetType = "etf"
-	Fx        AssetType = "fx"
-	Stock     AssetType = "stock"
+	AssetTypeCommodity AssetType = "commodity"
+	AssetTypeCrypto    AssetType = "crypto"
+	AssetTypeEtf       AssetType = "etf"
+	AssetTypeFx        AssetType = "fx"
+	AssetTypeStock     AssetType = "stock"
 )
 
 // Valid indicates whether the value is a known member of the AssetType enum.
 func (e AssetType) Valid() bool {
 	switch e {
-	case Commodity:
+	case AssetTypeCommodity:
 		return true
-	case Crypto:
+	case AssetTypeCrypto:
 		return true
-	case Etf:
+	case AssetTypeEtf:
 		return true
-	case Fx:
+	case AssetTypeFx:
 		return true
-	case Stock:
+	case AssetTypeStock:
 		return true
 	default:
 		return false
@@ -509,6 +509,33 @@ func (e GetIndicatorSeriesParamsIndicator) Valid() bool {
 	case RSI:
 		return true
 	case SMA:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListAssetsParamsType.
+const (
+	ListAssetsParamsTypeCommodity ListAssetsParamsType = "commodity"
+	ListAssetsParamsTypeCrypto    ListAssetsParamsType = "crypto"
+	ListAssetsParamsTypeEtf       ListAssetsParamsType = "etf"
+	ListAssetsParamsTypeFx        ListAssetsParamsType = "fx"
+	ListAssetsParamsTypeStock     ListAssetsParamsType = "stock"
+)
+
+// Valid indicates whether the value is a known member of the ListAssetsParamsType enum.
+func (e ListAssetsParamsType) Valid() bool {
+	switch e {
+	case ListAssetsParamsTypeCommodity:
+		return true
+	case ListAssetsParamsTypeCrypto:
+		return true
+	case ListAssetsParamsTypeEtf:
+		return true
+	case ListAssetsParamsTypeFx:
+		return true
+	case ListAssetsParamsTypeStock:
 		return true
 	default:
 		return false
@@ -1351,7 +1378,7 @@ type Notification struct {
 	// Examples: 2026-11-24T14:30:00.000Z
 	CreatedAt Timestamp `json:"createdAt"`
 
-	// Data particulars of the kind, as strings: the ids it refers to (followId, leaderProfileId, fillId) and, for a copy (leader_trade with auto-sync on, copy_rejected), copyStatus (placed, skipped or rejected), copySide, copyQuantity, orderId and reason as they apply
+	// Data particulars of the kind: the ids it refers to (followId, leaderProfileId, fillId, as strings) and, for a copy (leader_trade with auto-sync on, copy_rejected), copyStatus (placed, skipped or rejected), copySide, copyQuantity (a number), orderId and reason as they apply
 	Data interface{} `json:"data"`
 
 	// Id Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
@@ -2205,6 +2232,21 @@ type ListBlogPostsParams struct {
 	Featured *bool `form:"featured,omitempty" json:"featured,omitempty"`
 }
 
+// ListAssetsParams defines parameters for ListAssets.
+type ListAssetsParams struct {
+	// Type Only the assets of this type.
+	Type *ListAssetsParamsType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Exchange Only the assets listed on this exchange, given by its symbol (any case, such as NYSE) or its id.
+	Exchange *string `form:"exchange,omitempty" json:"exchange,omitempty"`
+
+	// Q Only the assets whose symbol or name starts with this text, ignoring case (such as hel for HLXI or Helix Industrial Group); at most 100 characters.
+	Q *string `form:"q,omitempty" json:"q,omitempty"`
+}
+
+// ListAssetsParamsType defines parameters for ListAssets.
+type ListAssetsParamsType string
+
 // ListExchangeHolidaysParams defines parameters for ListExchangeHolidays.
 type ListExchangeHolidaysParams struct {
 	// Year The year; absent for the current year and the next.
@@ -2814,10 +2856,12 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/knowledge/glossary/terms/{slug} (the `GetGlossaryTerm` operationId).
 	GetGlossaryTerm(ctx context.Context, slug SlugPath, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListAssets Every asset.
+	// ListAssets Every asset, or those the optional filters select.
+	//
+	// Without parameters the list holds every asset, as the spec says. Each filter given narrows it, and they combine. An unknown type or exchange is a 400 naming the parameter.
 	//
 	// Corresponds with GET /api/v1/market-data/assets (the `ListAssets` operationId).
-	ListAssets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListAssets(ctx context.Context, params *ListAssetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetAssetBySymbol An asset by its ticker symbol (case-insensitive).
 	//
@@ -3815,11 +3859,13 @@ func (c *Client) GetGlossaryTerm(ctx context.Context, slug SlugPath, reqEditors 
 	return c.Client.Do(req)
 }
 
-// ListAssets Every asset.
+// ListAssets Every asset, or those the optional filters select.
+//
+// Without parameters the list holds every asset, as the spec says. Each filter given narrows it, and they combine. An unknown type or exchange is a 400 naming the parameter.
 //
 // Corresponds with GET /api/v1/market-data/assets (the `ListAssets` operationId).
-func (c *Client) ListAssets(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListAssetsRequest(c.Server)
+func (c *Client) ListAssets(ctx context.Context, params *ListAssetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAssetsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7342,7 +7388,7 @@ func NewGetGlossaryTermRequest(server string, slug SlugPath) (*http.Request, err
 }
 
 // NewListAssetsRequest constructs an http.Request for the ListAssets method
-func NewListAssetsRequest(server string) (*http.Request, error) {
+func NewListAssetsRequest(server string, params *ListAssetsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -7358,6 +7404,57 @@ func NewListAssetsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Exchange != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "exchange", *params.Exchange, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -9446,12 +9543,14 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/v1/knowledge/glossary/terms/{slug} (the `GetGlossaryTerm` operationId).
 	GetGlossaryTermWithResponse(ctx context.Context, slug SlugPath, reqEditors ...RequestEditorFn) (*GetGlossaryTermResponse, error)
 
-	// ListAssetsWithResponse Every asset.
+	// ListAssetsWithResponse Every asset, or those the optional filters select.
+	//
+	// Without parameters the list holds every asset, as the spec says. Each filter given narrows it, and they combine. An unknown type or exchange is a 400 naming the parameter.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/market-data/assets (the `ListAssets` operationId).
-	ListAssetsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAssetsResponse, error)
+	ListAssetsWithResponse(ctx context.Context, params *ListAssetsParams, reqEditors ...RequestEditorFn) (*ListAssetsResponse, error)
 
 	// GetAssetBySymbolWithResponse An asset by its ticker symbol (case-insensitive).
 	//
@@ -22353,13 +22452,15 @@ func (c *ClientWithResponses) GetGlossaryTermWithResponse(ctx context.Context, s
 	return ParseGetGlossaryTermResponse(rsp)
 }
 
-// ListAssetsWithResponse Every asset.
+// ListAssetsWithResponse Every asset, or those the optional filters select.
+//
+// Without parameters the list holds every asset, as the spec says. Each filter given narrows it, and they combine. An unknown type or exchange is a 400 naming the parameter.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/market-data/assets (the `ListAssets` operationId).
-func (c *ClientWithResponses) ListAssetsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListAssetsResponse, error) {
-	rsp, err := c.ListAssets(ctx, reqEditors...)
+func (c *ClientWithResponses) ListAssetsWithResponse(ctx context.Context, params *ListAssetsParams, reqEditors ...RequestEditorFn) (*ListAssetsResponse, error) {
+	rsp, err := c.ListAssets(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,7 @@ func TestClient(t *testing.T) {
 			t.Errorf("bad formula: %v (%#v)", err, e)
 		}
 		anon, _ := client.New(url, "tk_live_not-a-key", client.Options{})
-		_, err = client.Check(anon.ListAssetsWithResponse(ctx))
+		_, err = client.Check(anon.ListAssetsWithResponse(ctx, nil))
 		if !errors.As(err, &e) || e.Status != 401 || e.Code != "UNAUTHORIZED" {
 			t.Errorf("bad key: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -211,17 +212,19 @@ func mustNotes(tb testing.TB, s *copytrading.Service, user uuid.UUID) []note {
 }
 
 // mustNoteData returns the data of the user's notifications, newest
-// first.
-func mustNoteData(tb testing.TB, s *copytrading.Service, user uuid.UUID) []map[string]string {
+// first, numbers as json.Number.
+func mustNoteData(tb testing.TB, s *copytrading.Service, user uuid.UUID) []map[string]any {
 	tb.Helper()
 	list, _, err := s.Notifications(context.Background(), user, false, 1, 100)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	out := []map[string]string{}
+	out := []map[string]any{}
 	for _, n := range list {
-		var data map[string]string
-		if err := json.Unmarshal([]byte(n.Data), &data); err != nil {
+		var data map[string]any
+		dec := json.NewDecoder(strings.NewReader(n.Data))
+		dec.UseNumber()
+		if err := dec.Decode(&data); err != nil {
 			tb.Fatal(err)
 		}
 		out = append(out, data)
@@ -307,8 +310,8 @@ func testCopy(t *testing.T, db *bun.DB) {
 		if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user)); diff != "" {
 			t.Errorf("notifications mismatch (-want +got):\n%s", diff)
 		}
-		wantData := map[string]string{"followId": f.follow.ID.String(), "leaderProfileId": f.profile.String(), "fillId": f2,
-			"copyStatus": "placed", "copySide": "buy", "copyQuantity": "1", "orderId": o2.String()}
+		wantData := map[string]any{"followId": f.follow.ID.String(), "leaderProfileId": f.profile.String(), "fillId": f2,
+			"copyStatus": "placed", "copySide": "buy", "copyQuantity": json.Number("1"), "orderId": o2.String()}
 		if diff := cmp.Diff(wantData, mustNoteData(t, s, f.follower.user)[0]); diff != "" {
 			t.Errorf("notification data mismatch (-want +got):\n%s", diff)
 		}
@@ -584,8 +587,8 @@ func testCopy(t *testing.T, db *bun.DB) {
 			if diff := cmp.Diff(wantNotes, mustNotes(t, s, f.follower.user)); diff != "" {
 				t.Errorf("notifications mismatch (-want +got):\n%s", diff)
 			}
-			wantData := map[string]string{"followId": f.follow.ID.String(), "leaderProfileId": f.profile.String(), "fillId": f1,
-				"copyStatus": "rejected", "copySide": "buy", "copyQuantity": "2", "reason": tt.wantReason}
+			wantData := map[string]any{"followId": f.follow.ID.String(), "leaderProfileId": f.profile.String(), "fillId": f1,
+				"copyStatus": "rejected", "copySide": "buy", "copyQuantity": json.Number("2"), "reason": tt.wantReason}
 			if want.OrderID != nil {
 				wantData["orderId"] = want.OrderID.String()
 			}
@@ -726,7 +729,7 @@ func testCopy(t *testing.T, db *bun.DB) {
 				t.Errorf("notifications mismatch (-want +got):\n%s", diff)
 			}
 			for _, data := range mustNoteData(t, s, f.follower.user) {
-				if data["copyStatus"] != "" && (data["copyStatus"] != "skipped" || data["reason"] != tt.wantReason || data["copyQuantity"] != "") {
+				if data["copyStatus"] != nil && (data["copyStatus"] != "skipped" || data["reason"] != tt.wantReason || data["copyQuantity"] != nil) {
 					t.Errorf("notification data %v, want skipped with the reason and no quantity", data)
 				}
 			}

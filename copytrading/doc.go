@@ -68,7 +68,7 @@
 // <reason>" or "…; the copy, a market buy of 2 ACME, was rejected:
 // <reason>". The notification's data holds the ids (followId,
 // leaderProfileId, fillId) and the copy's copyStatus ("placed",
-// "skipped" or "rejected"), copySide, copyQuantity, orderId and reason as
+// "skipped" or "rejected"), copySide, copyQuantity (a JSON number), orderId and reason as
 // they apply. A rejected copy is notified on its own too
 // ([KindCopyRejected]), whatever the follow's notifications. Both ledgers are read as of the
 // fill: leaderBefore is the leader's position before it, as the leader's

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -310,7 +311,7 @@ func (s *Service) holding(ctx context.Context, w *work, f func() (bool, error)) 
 // too, with kind [KindCopyRejected], whatever the follow's notifications.
 func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	trade := fmt.Sprintf("%s (%s) %s %s %s at %s", w.DisplayName, w.Slug, pastTense(w.Side), w.Quantity, w.Symbol, w.Price)
-	data := map[string]string{"followId": w.ID.String(), "leaderProfileId": w.LeaderProfileID.String(), "fillId": w.FillID}
+	data := map[string]any{"followId": w.ID.String(), "leaderProfileId": w.LeaderProfileID.String(), "fillId": w.FillID}
 	if !w.AutoSync {
 		return true, s.finish(ctx, w, eventNotified, nil, "", s.notice(w, KindLeaderTrade, trade, data))
 	}
@@ -394,12 +395,13 @@ func (c copyNote) text() string {
 
 // data returns the notification data base with the copy's outcome:
 // copyStatus ("placed", "rejected" or "skipped"), and as they apply
-// copySide, copyQuantity, orderId and reason.
-func (c copyNote) data(base map[string]string) map[string]string {
+// copySide, copyQuantity (a JSON number, digit for digit), orderId and
+// reason.
+func (c copyNote) data(base map[string]any) map[string]any {
 	out := maps.Clone(base)
 	out["copyStatus"] = c.status
 	if c.status != eventSkipped {
-		out["copySide"], out["copyQuantity"] = string(c.side), c.quantity.String()
+		out["copySide"], out["copyQuantity"] = string(c.side), json.Number(c.quantity.String())
 	}
 	if c.orderID != nil {
 		out["orderId"] = c.orderID.String()
@@ -413,12 +415,12 @@ func (c copyNote) data(base map[string]string) map[string]string {
 // notice is a notification to write with a copy event.
 type notice struct {
 	kind, message string
-	data          map[string]string
+	data          map[string]any
 }
 
 // notice returns the notification of kind for w's follower, nil when the
 // follow has notifications off.
-func (s *Service) notice(w *work, kind, message string, data map[string]string) *notice {
+func (s *Service) notice(w *work, kind, message string, data map[string]any) *notice {
 	if !w.Notifications {
 		return nil
 	}
@@ -688,7 +690,7 @@ func (s *Service) checkStop(ctx context.Context, f *Follow) (bool, error) {
 			return nil // stopped already, maybe by another instance
 		}
 		return notify(ctx, tx, f.UserID, KindCopyStopped, "auto-sync stopped: "+reason, now,
-			map[string]string{"followId": f.ID.String(), "leaderProfileId": f.LeaderProfileID.String()})
+			map[string]any{"followId": f.ID.String(), "leaderProfileId": f.LeaderProfileID.String()})
 	})
 	if err != nil {
 		return false, err

@@ -1,6 +1,7 @@
 package copytrading
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -387,13 +388,18 @@ func (s *Service) checkPublished(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// notify stores a notification for the user.
-func notify(ctx context.Context, db bun.IDB, userID uuid.UUID, kind, message string, at time.Time, data map[string]string) error {
-	b, err := json.Marshal(data)
-	if err != nil {
+// notify stores a notification for the user. Its data is encoded as the
+// API writes JSON, without HTML escaping, so that GET /notifications and a
+// webhook show "<", ">" and "&" as they are.
+func notify(ctx context.Context, db bun.IDB, userID uuid.UUID, kind, message string, at time.Time, data map[string]any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(data); err != nil {
 		return fmt.Errorf("copytrading: encode a notification: %w", err)
 	}
-	n := Notification{ID: uuid.New(), UserID: userID, Kind: kind, Message: message, Data: string(b), CreatedAt: at}
+	n := Notification{ID: uuid.New(), UserID: userID, Kind: kind, Message: message,
+		Data: strings.TrimSuffix(b.String(), "\n"), CreatedAt: at}
 	if _, err := db.NewInsert().Model(&n).Exec(ctx); err != nil {
 		return fmt.Errorf("copytrading: notify: %w", err)
 	}
@@ -403,8 +409,21 @@ func notify(ctx context.Context, db bun.IDB, userID uuid.UUID, kind, message str
 // Notifications returns a page of the user's notifications, newest first,
 // and how many they have; with unread, only those not read.
 func (s *Service) Notifications(ctx context.Context, userID uuid.UUID, unread bool, page, limit int) ([]Notification, int, error) {
+	return s.NotificationsOfKinds(ctx, userID, nil, unread, page, limit)
+}
+
+// NotificationsOfKinds is [Service.Notifications] of the given kinds only
+// (nil: every kind), for a page that shows one subject's notifications:
+// [Kinds] for copy trading, the alerts package's kinds for alerts.
+func (s *Service) NotificationsOfKinds(ctx context.Context, userID uuid.UUID, kinds []string, unread bool, page, limit int) ([]Notification, int, error) {
 	list := []Notification{}
+	if kinds != nil && len(kinds) == 0 {
+		return list, 0, nil
+	}
 	q := s.db.NewSelect().Model(&list).Where("user_id = ?", userID)
+	if kinds != nil {
+		q = q.Where("kind IN (?)", bun.In(kinds))
+	}
 	if unread {
 		q = q.Where("read_at IS NULL")
 	}

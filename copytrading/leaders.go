@@ -194,7 +194,7 @@ func (s *Service) Unpublish(ctx context.Context, userID uuid.UUID) (Profile, err
 			msg := fmt.Sprintf("%s (%s) unpublished their leader profile; your follow has stopped: no more copies or trade notifications from it",
 				p.DisplayName, p.Slug)
 			if err := notify(ctx, tx, f.UserID, KindLeaderUnpublished, msg, now,
-				map[string]string{"leaderProfileId": p.ID.String(), "followId": f.ID.String()}); err != nil {
+				map[string]any{"leaderProfileId": p.ID.String(), "followId": f.ID.String()}); err != nil {
 				return err
 			}
 		}

@@ -98,6 +98,12 @@ const (
 	KindCopyStopped       = "copy_stopped"       // the copy stop-loss turned auto-sync off
 )
 
+// Kinds lists the notification kinds of copy trading, the ones the
+// dashboard's Copy trading page shows.
+func Kinds() []string {
+	return []string{KindLeaderTrade, KindLeaderUnpublished, KindCopyRejected, KindCopyStopped}
+}
+
 // Notification is a message for a user.
 type Notification struct {
 	bun.BaseModel `bun:"table:notifications"`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/alerts"
+	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/studies"
@@ -51,6 +52,9 @@ func (h *Handler) alertRoutes() {
 	h.mux.HandleFunc("POST /dashboard/alerts", h.createAlert)
 	h.mux.HandleFunc("GET /dashboard/alerts/{id}", h.alertPage)
 	h.mux.HandleFunc("POST /dashboard/alerts/{id}/delete", h.deleteAlert)
+	if h.cfg.Copy != nil { // the notifications' reader
+		h.mux.HandleFunc("POST /dashboard/alerts/notifications/{id}/read", h.markAlertRead)
+	}
 	h.mux.HandleFunc("GET /dashboard/webhooks", h.webhooksPage)
 	h.mux.HandleFunc("POST /dashboard/webhooks", h.createWebhook)
 	h.mux.HandleFunc("GET /dashboard/webhooks/{id}", h.deliveriesPage)
@@ -352,6 +356,11 @@ type alertsData struct {
 	Webhooks []alerts.Webhook
 	// HookURL maps the user's live webhooks to their URLs, for the list.
 	HookURL map[uuid.UUID]string
+	// Notifications are the latest of the alerts' own kinds
+	// ([alerts.Kinds]), nil without the copy-trading service that reads
+	// them; Unread counts those not read.
+	Notifications []copytrading.Notification
+	Unread        int
 }
 
 // alertsPage lists the user's alerts, with a form to create one.
@@ -377,8 +386,29 @@ func (h *Handler) showAlerts(v visit, status int, p page) {
 	for _, wh := range hooks {
 		d.HookURL[wh.ID] = wh.URL
 	}
+	if h.cfg.Copy != nil {
+		if d.Notifications, _, err = h.cfg.Copy.NotificationsOfKinds(ctx, v.u.ID, alerts.Kinds(), false, 1, notificationsShown); err != nil {
+			h.fail(v.w, err)
+			return
+		}
+		for _, n := range d.Notifications {
+			if n.ReadAt == nil {
+				d.Unread++
+			}
+		}
+	}
 	p.Data = d
 	h.show(v, status, "alerts", "Alerts", p)
+}
+
+// markAlertRead marks one of the Alerts page's notifications read and
+// returns to the page; another user's is a 404.
+func (h *Handler) markAlertRead(w http.ResponseWriter, r *http.Request) {
+	h.withID(w, r, func(v visit, id uuid.UUID) {
+		if _, err := h.cfg.Copy.MarkRead(r.Context(), v.u.ID, id); h.found(v, err) {
+			http.Redirect(w, r, "/dashboard/alerts", http.StatusSeeOther)
+		}
+	})
 }
 
 // createAlert creates an alert on the asset of a symbol.

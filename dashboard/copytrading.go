@@ -77,7 +77,7 @@ func (h *Handler) showCopy(v visit, status int, p page, errorFollow uuid.UUID) {
 			d.Connections = append(d.Connections, c)
 		}
 	}
-	if d.Notifications, _, err = h.cfg.Copy.Notifications(ctx, v.u.ID, false, 1, 20); err != nil {
+	if d.Notifications, _, err = h.cfg.Copy.NotificationsOfKinds(ctx, v.u.ID, copytrading.Kinds(), false, 1, notificationsShown); err != nil {
 		h.fail(v.w, err)
 		return
 	}
@@ -162,6 +162,10 @@ func (h *Handler) updateFollow(w http.ResponseWriter, r *http.Request) {
 		back(v, "/dashboard/copy-trading", noticeFollowSaved)
 	})
 }
+
+// notificationsShown is how many of the latest notifications the Copy
+// trading and Alerts pages show, each of its own kinds.
+const notificationsShown = 20
 
 // copyPath is where the copy-trading page's buttons return.
 func copyPath(uuid.UUID) string { return "/dashboard/copy-trading" }

@@ -15,6 +15,10 @@ type usageData struct {
 	// members', which count against the plan's portfolios; -1 without the
 	// broker pages.
 	Connections int
+	// Watchlists and Alerts are the user's watchlists and alerts, which
+	// count against the plan's limits of those names; -1 without the
+	// alerts pages.
+	Watchlists, Alerts int
 }
 
 // usagePage shows the plan's limits beside this minute's and today's
@@ -32,7 +36,20 @@ func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, err)
 			return
 		}
-		d := usageData{Plan: plan, Usage: use, Connections: -1}
+		d := usageData{Plan: plan, Usage: use, Connections: -1, Watchlists: -1, Alerts: -1}
+		if h.cfg.Alerts != nil {
+			lists, err := h.cfg.Alerts.Watchlists(r.Context(), v.u.ID)
+			if err != nil {
+				h.fail(w, err)
+				return
+			}
+			as, err := h.cfg.Alerts.Alerts(r.Context(), v.u.ID)
+			if err != nil {
+				h.fail(w, err)
+				return
+			}
+			d.Watchlists, d.Alerts = len(lists), len(as)
+		}
 		if h.cfg.Brokers != nil {
 			_, members, err := st.AccountOf(r.Context(), v.u.ID)
 			if err != nil {

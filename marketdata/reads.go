@@ -165,6 +165,11 @@ func (r *Reads) Assets(ctx context.Context) ([]Asset, error) {
 	return readOn(ctx, r, func(st *Store) ([]Asset, error) { return st.Assets(ctx) })
 }
 
+// FindAssets is [Store.FindAssets].
+func (r *Reads) FindAssets(ctx context.Context, f AssetFilter) ([]Asset, error) {
+	return readOn(ctx, r, func(st *Store) ([]Asset, error) { return st.FindAssets(ctx, f) })
+}
+
 // Asset is [Store.Asset].
 func (r *Reads) Asset(ctx context.Context, id uuid.UUID) (Asset, error) {
 	return readOn(ctx, r, func(st *Store) (Asset, error) { return st.Asset(ctx, id) })

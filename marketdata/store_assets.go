@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -21,6 +22,70 @@ func (s *Store) Assets(ctx context.Context) ([]Asset, error) {
 	var out []Asset
 	if err := s.db.NewRaw("SELECT "+assetColumns+" FROM assets ORDER BY symbol").Scan(ctx, &out); err != nil {
 		return nil, fmt.Errorf("marketdata: assets: %w", err)
+	}
+	return out, nil
+}
+
+// AssetFilter selects assets for [Store.FindAssets]. Its zero value
+// selects every asset; each field set narrows the selection.
+type AssetFilter struct {
+	// Type keeps assets of this type; "" keeps every type.
+	Type AssetType
+	// ExchangeID keeps the assets listed on this exchange; nil keeps all.
+	ExchangeID *uuid.UUID
+	// Prefix keeps the assets whose symbol or name starts with it,
+	// ignoring case (Unicode simple folding); "" keeps all.
+	Prefix string
+}
+
+// Match reports whether a passes every condition of f.
+func (f AssetFilter) Match(a Asset) bool {
+	if f.Type != "" && a.Type != f.Type {
+		return false
+	}
+	if f.ExchangeID != nil && a.ExchangeID != *f.ExchangeID {
+		return false
+	}
+	return f.Prefix == "" || hasPrefixFold(a.Symbol, f.Prefix) || hasPrefixFold(a.Name, f.Prefix)
+}
+
+// hasPrefixFold reports whether s starts with prefix, ignoring case: it
+// compares rune by rune with [strings.EqualFold]'s simple folding.
+func hasPrefixFold(s, prefix string) bool {
+	for _, p := range prefix {
+		if s == "" {
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		if r != p && !strings.EqualFold(string(r), string(p)) {
+			return false
+		}
+		s = s[size:]
+	}
+	return true
+}
+
+// FindAssets returns the assets that f selects, by symbol; the zero
+// filter gives what [Store.Assets] gives. Type and exchange narrow the
+// query; the prefix is matched in Go, so that case folds the same way on
+// SQLite and PostgreSQL.
+func (s *Store) FindAssets(ctx context.Context, f AssetFilter) ([]Asset, error) {
+	q := s.db.NewSelect().ColumnExpr(assetColumns).Table("assets").OrderExpr("symbol")
+	if f.Type != "" {
+		q = q.Where("type = ?", f.Type)
+	}
+	if f.ExchangeID != nil {
+		q = q.Where("exchange_id = ?", *f.ExchangeID)
+	}
+	var all []Asset
+	if err := q.Scan(ctx, &all); err != nil {
+		return nil, fmt.Errorf("marketdata: find assets: %w", err)
+	}
+	out := all[:0]
+	for _, a := range all {
+		if f.Match(a) {
+			out = append(out, a)
+		}
 	}
 	return out, nil
 }

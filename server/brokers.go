@@ -17,15 +17,27 @@ type providerJSON struct {
 	Configure *string `json:"configure"` // what to configure, when not available
 }
 
-// handleProviderList serves GET /api/v1/brokers/providers.
+// handleProviderList serves GET /api/v1/brokers/providers. A provider is
+// available when connecting to it can succeed: both need the secret key
+// that seals broker tokens (without it connecting answers 503, and both
+// say so in configure), and alpaca its OAuth app.
 func (s *Server) handleProviderList(w http.ResponseWriter, req bunrouter.Request) error {
-	out := []providerJSON{{Provider: "paper", Name: "Tradekit paper broker (built in)", Available: true}}
+	paper := providerJSON{Provider: "paper", Name: "Tradekit paper broker (built in)", Available: true}
 	alpaca := providerJSON{Provider: "alpaca", Name: "Alpaca", Available: s.cfg.Brokers.Alpaca != nil}
 	if !alpaca.Available {
 		how := alpacaConfigure
 		alpaca.Configure = &how
 	}
-	return s.writeData(w, append(out, alpaca))
+	if !s.connect.CanConnect() {
+		for _, p := range []*providerJSON{&paper, &alpaca} {
+			how := connect.NeedSecretKey
+			if p.Configure != nil {
+				how += "; and " + *p.Configure
+			}
+			p.Available, p.Configure = false, &how
+		}
+	}
+	return s.writeData(w, []providerJSON{paper, alpaca})
 }
 
 // connectionJSON is a connection as the API shows it.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
@@ -388,6 +389,9 @@ func TestBrokerConnectionErrors(t *testing.T) {
 		if e, _ := r.body["error"].(map[string]any); r.status != 403 || r.errorCode() != "FORBIDDEN" || e["details"].(map[string]any)["limit"] != "portfolios" {
 			t.Errorf("over the portfolio limit: %d %s", r.status, r.raw)
 		}
+		if want := "your plan allows 1 portfolio and each connected account is one"; !strings.HasPrefix(r.errorMessage(), want) {
+			t.Errorf("over the portfolio limit: %q, want it to start with %q", r.errorMessage(), want)
+		}
 
 		// Another user's connection and portfolio are not found.
 		id := ok["id"].(string)
@@ -425,7 +429,26 @@ func TestBrokerConnectionsNeedSecretKey(t *testing.T) {
 	if r.status != 503 || !strings.Contains(r.errorMessage(), "TRADEKIT_SECRET_KEY") {
 		t.Errorf("%d %s", r.status, r.raw)
 	}
+	// The providers list agrees with that 503: nothing is available, and
+	// each says why, with the 503's words (issue 40, point 9).
+	want := []map[string]any{
+		{"provider": "paper", "name": "Tradekit paper broker (built in)", "available": false,
+			"configure": r.errorMessage()},
+		{"provider": "alpaca", "name": "Alpaca", "available": false,
+			"configure": r.errorMessage() + "; and " + alpacaHow},
+	}
+	var got []map[string]any
+	for _, p := range send(t, h, "GET", "/api/v1/brokers/providers", key).body["data"].([]any) {
+		got = append(got, p.(map[string]any))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("providers without a secret key (-want +got):\n%s", diff)
+	}
 }
+
+// alpacaHow is what the providers list says makes alpaca available.
+const alpacaHow = "set TRADEKIT_ALPACA_CLIENT_ID and TRADEKIT_ALPACA_CLIENT_SECRET (an OAuth app registered at Alpaca " +
+	"with this server's callback URL)"
 
 // TestBrokerSyncSchedule checks the scheduled syncs, the refresh of an
 // expired access token during one, and the failing of a sync orphaned by

@@ -81,9 +81,10 @@ func TestCopyTradingAutoSync(t *testing.T) {
 		// quantity and its order.
 		copyID := copies[0]["id"].(string)
 		data, _ := n[0]["data"].(map[string]any)
+		quantity, isNumber := data["copyQuantity"].(float64) // a JSON number, not a string (issue 40)
 		if n[0]["kind"] != "leader_trade" || !strings.Contains(n[0]["message"].(string), "bought 100 WIDG") ||
 			!strings.Contains(n[0]["message"].(string), "; copied: a market buy of "+want.String()+" WIDG, order "+copyID) ||
-			data["orderId"] != copyID || data["copyQuantity"] != want.String() || data["copyStatus"] != "placed" {
+			data["orderId"] != copyID || !isNumber || !decimal.NewFromFloat(quantity).Equal(want) || data["copyStatus"] != "placed" {
 			t.Errorf("notification: %v", n[0])
 		}
 

@@ -103,7 +103,7 @@ func TestDashboardWatchlists(t *testing.T) {
 		}
 		list := "/dashboard/watchlists/" + m[1]
 		_, page = v.post("/dashboard/watchlists", token, url.Values{"name": {"Second"}}, 400)
-		if !strings.Contains(page, "Your plan allows 1 watchlists") || !strings.Contains(page, `value="Second"`) {
+		if !strings.Contains(page, "Your plan allows 1 watchlist;") || !strings.Contains(page, `value="Second"`) {
 			t.Errorf("a second watchlist on the free plan:\n%s", mainOf(page))
 		}
 

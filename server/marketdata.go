@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
@@ -183,13 +186,64 @@ func (s *Server) today() calendar.Date {
 
 // ---- 4.1 assets ----
 
-// handleAssetList serves GET /api/v1/market-data/assets.
-func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) error {
-	as, err := s.market.Assets(req.Context())
+// maxAssetQuery bounds the length, in characters, of the q parameter of
+// GET /api/v1/market-data/assets: no symbol or name is longer.
+const maxAssetQuery = 100
+
+// assetListParams are the optional filters of GET
+// /api/v1/market-data/assets (CONTRACT, additions of 2026-11-29); without
+// any, the list holds every asset, as the spec says.
+type assetListParams struct {
+	Type     marketdata.AssetType `query:"type" validate:"omitempty,oneof=stock etf fx crypto commodity"`
+	Exchange string               `query:"exchange" hint:"an exchange's symbol such as NYSE, or its id"`
+	Q        string               `query:"q" hint:"the start of a symbol or a name, such as hel"`
+}
+
+// check bounds q.
+func (p *assetListParams) check() error {
+	if n := utf8.RuneCountInString(p.Q); n > maxAssetQuery {
+		return invalidParam("q", "is %d characters long; at most %d are allowed", n, maxAssetQuery)
+	}
+	return nil
+}
+
+// handleAssetList serves GET /api/v1/market-data/assets?type=&exchange=&q=.
+// An exchange is named by its symbol (any case) or its id; one that does
+// not exist is a 400 naming exchange.
+func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request, p *assetListParams) error {
+	ctx := req.Context()
+	f := marketdata.AssetFilter{Type: p.Type, Prefix: p.Q}
+	if p.Exchange != "" {
+		e, err := s.exchangeByRef(ctx, p.Exchange)
+		if err != nil {
+			return err
+		}
+		f.ExchangeID = &e.ID
+	}
+	as, err := s.market.FindAssets(ctx, f)
 	if err != nil {
 		return err
 	}
 	return s.writeData(w, newAssetList(as, assetFields{exchangeID: true, isActive: true}))
+}
+
+// exchangeByRef returns the exchange that ref names, by id or by symbol;
+// an unknown one is a 400 naming exchange.
+func (s *Server) exchangeByRef(ctx context.Context, ref string) (marketdata.Exchange, error) {
+	var (
+		e   marketdata.Exchange
+		err error
+	)
+	if id, perr := uuid.Parse(ref); perr == nil && len(ref) == 36 {
+		e, err = s.market.Exchange(ctx, id)
+	} else {
+		e, err = s.market.ExchangeBySymbol(ctx, ref)
+	}
+	if errors.Is(err, tradekit.ErrNotFound) {
+		return e, invalidParam("exchange", "no exchange is named %s; GET /api/v1/market-data/exchanges lists them",
+			tradekit.Quote(ref))
+	}
+	return e, err
 }
 
 // handleAssetGet serves GET /api/v1/market-data/assets/:id.

@@ -472,6 +472,10 @@ func (f *paramField) parse(raw string) (reflect.Value, error) {
 	case kindUUID:
 		id, err := uuid.Parse(raw)
 		x, ok = id, err == nil && len(raw) == 36
+		if ok && id == uuid.Nil {
+			return reflect.Value{}, invalidParam(f.name, "is the nil UUID %s, which no resource has; give an id such as %s",
+				raw, uuidExample)
+		}
 	case kindDate:
 		t, err := time.Parse(dateLayout, raw)
 		x, ok = calendar.DateOf(t), err == nil

@@ -41,7 +41,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/v1/billing/plans", keyed, bindNone(s, s.handlePlanList)},
 
 		// Market data (spec 4.1–4.5).
-		{"GET", "/api/v1/market-data/assets", keyed, bindNone(s, s.handleAssetList)},
+		{"GET", "/api/v1/market-data/assets", keyed, bind(s, s.handleAssetList)},
 		{"GET", "/api/v1/market-data/assets/symbol/:symbol", keyed, bind(s, s.handleAssetBySymbol)},
 		{"GET", "/api/v1/market-data/assets/:id", keyed, bind(s, s.handleAssetGet)},
 		{"GET", "/api/v1/market-data/assets/:id/profile", keyed, bind(s, s.handleAssetProfile)},

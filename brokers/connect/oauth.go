@@ -131,8 +131,8 @@ func (l portfolioLimit) check(ctx context.Context, tx bun.Tx) error {
 	}
 	if n >= maxPortfolios {
 		return fmt.Errorf("connect: %w", &tradekit.Error{Kind: tradekit.ErrForbidden,
-			Msg: fmt.Sprintf("your plan allows %d portfolios and each connected account is one; "+
-				"disconnect one or move to a larger plan", maxPortfolios),
+			Msg: fmt.Sprintf("your plan allows %s and each connected account is one; "+
+				"disconnect one or move to a larger plan", plural(maxPortfolios, "portfolio")),
 			Details: map[string]any{"limit": "portfolios", "max": maxPortfolios}})
 	}
 	return nil
@@ -344,4 +344,13 @@ func withQuery(u string, kv ...string) string {
 	}
 	p.RawQuery = q.Encode()
 	return p.String()
+}
+
+// plural returns "1 portfolio", "2 portfolios": n and the noun, with an s
+// unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -180,11 +180,21 @@ func (s *Service) provider(name string) (Provider, error) {
 		Msg: fmt.Sprintf("unknown provider %s; this server accepts %v", tradekit.Quote(name), s.Providers())}
 }
 
+// NeedSecretKey is why no provider can be connected on a server without a
+// [Sealer]: the message of the 503 that connecting answers there, and the
+// reason the providers list gives.
+const NeedSecretKey = "broker connections need TRADEKIT_SECRET_KEY (base64 of 32 random bytes) on this server, to encrypt broker tokens"
+
+// CanConnect reports whether connections can be made on this server at
+// all: false without a [Sealer] (Config.Sealer), when [Service.Connect]
+// answers an error wrapping [tradekit.ErrUnavailable] with
+// [NeedSecretKey].
+func (s *Service) CanConnect() bool { return s.cfg.Sealer != nil }
+
 // sealer returns the Sealer, or an error saying how to configure one.
 func (s *Service) sealer() (*Sealer, error) {
 	if s.cfg.Sealer == nil {
-		return nil, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrUnavailable,
-			"broker connections need TRADEKIT_SECRET_KEY (base64 of 32 random bytes) on this server, to encrypt broker tokens"))
+		return nil, fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrUnavailable, NeedSecretKey))
 	}
 	return s.cfg.Sealer, nil
 }

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tradekit/tradekit/examples/internal/docblock"
 )
 
 // documentedCommands returns the argument lists of every
@@ -113,5 +116,40 @@ func TestDocumentedCommands(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// update rewrites the documented output with what the code prints.
+var update = flag.Bool("update", false, "rewrite the example's output in docs/library.md")
+
+// TestDocumentedOutput runs the example as docs/library.md shows it, with
+// no arguments, and compares what it prints with the output the page
+// shows, figure for figure, so that the page never shows numbers that the
+// deterministic demo data does not give (go test ./examples/backtest -run
+// DocumentedOutput -update rewrites them).
+func TestDocumentedOutput(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("generates the demo data set")
+	}
+	const doc, cmd = "../../docs/library.md", "go run ./examples/backtest"
+	png := filepath.Join(t.TempDir(), "backtest.png")
+	var out bytes.Buffer
+	if err := run([]string{"-png", png}, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.ReplaceAll(out.String(), png, "backtest.png") // the default -png
+	if *update {
+		if err := docblock.Replace(doc, cmd, got); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := docblock.After(doc, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("%s shows an output the example does not print:\n%s", doc, docblock.Diff(want, got))
 	}
 }

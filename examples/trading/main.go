@@ -3,14 +3,16 @@
 // what each call answers:
 //
 //	go run ./cmd/tradekit serve &                     # the demo data set, the paper broker
-//	KEY=$(go run ./cmd/tradekit keys create --email you@example.com --plan pro | tail -n 1)
+//	KEY=$(go run ./cmd/tradekit keys create --email you@example.com --name walkthrough --plan pro | tail -n 1)
 //	go run ./examples/trading -key "$KEY"
 //
 // It connects a paper account (approving the paper broker's consent page
 // as the user's browser would: a person does that in a browser), syncs
-// it, reads the portfolio, tightens a guardrail, previews and places a
-// market buy of a demo stock with a stop-loss, places a limit buy far
-// below the price and cancels it, lists the orders, and disconnects.
+// it, reads the portfolio, tightens a guardrail (at most 10 % of equity
+// in one position, from the default 20 %), previews and places a market
+// buy of a demo stock with a stop-loss and waits for its fill, places a
+// limit buy far below the price and cancels it, lists the orders, and
+// disconnects.
 //
 // Flags: -url (default http://127.0.0.1:8080), -key (default
 // $TRADEKIT_KEY), -symbol (default HLXI, a demo stock).
@@ -55,7 +57,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if *key == "" {
-		return errors.New("-key is required (or set TRADEKIT_KEY): tradekit keys create --email you@example.com")
+		return errors.New("-key is required (or set TRADEKIT_KEY): tradekit keys create --email you@example.com --name walkthrough --plan pro")
 	}
 	api := &client{base: strings.TrimRight(*base, "/"), key: *key, http: &http.Client{Timeout: 30 * time.Second}}
 	say := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
@@ -90,7 +92,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	say("portfolio: cash %s, equity %s", portfolios[0].Cash, portfolios[0].Equity)
 
 	var g struct{ MaxPositionSizePct json.Number }
-	if err := api.call(ctx, "PATCH", "/api/v1/brokers/guardrails", &g, "maxPositionSizePct", "25"); err != nil {
+	if err := api.call(ctx, "PATCH", "/api/v1/brokers/guardrails", &g, "maxPositionSizePct", maxPositionPct); err != nil {
 		return err
 	}
 	say("guardrails: at most %s%% of equity in one position", g.MaxPositionSizePct)
@@ -134,7 +136,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		append(order, "clientOrderId", "walkthrough-"+strconv.FormatInt(time.Now().UnixNano(), 36))...); err != nil {
 		return err
 	}
-	say("market buy %s: %s", placed.ID, placed.Status)
+	filled, err := api.filled(ctx, placed.ID)
+	if err != nil {
+		return err
+	}
+	say("market buy %s: %s, then %s at %s", placed.ID, placed.Status, filled.Status, filled.FilledPrice)
 
 	// A limit buy far below the price stays open: cancel it.
 	var limit struct{ ID, Status string }
@@ -162,6 +168,35 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	say("connection %s: %s", conn.ID, gone.Status)
 	return nil
+}
+
+// maxPositionPct is the guardrail the walkthrough sets: tighter than the
+// default 20 % of equity in one position.
+const maxPositionPct = "10"
+
+// filledOrder is an order as the walkthrough reads it back.
+type filledOrder struct {
+	Status      string
+	FilledPrice json.Number
+}
+
+// filled waits up to 10 s for the order to leave pending, and returns it;
+// an order that ends other than filled is an error.
+func (c *client) filled(ctx context.Context, id string) (filledOrder, error) {
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+		var o filledOrder
+		if err := c.call(ctx, "GET", "/api/v1/brokers/orders/"+id, &o); err != nil {
+			return o, err
+		}
+		switch o.Status {
+		case "pending":
+			continue
+		case "filled":
+			return o, nil
+		}
+		return o, fmt.Errorf("the market buy %s was %s", id, o.Status)
+	}
+	return filledOrder{}, fmt.Errorf("the market buy %s did not fill within 10 s", id)
 }
 
 // price formats p as an order price: two decimals.

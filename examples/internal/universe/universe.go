@@ -34,7 +34,8 @@ var demoSet = sync.OnceValues(func() (*demo.Set, error) { return demo.Generate(d
 
 // Demo returns a universe of the demo data set: the members of the index
 // (with their point-in-time membership) when index is not "", else the
-// symbols, comma-separated. Its prices are SYNTHETIC.
+// symbols, comma-separated. Its prices are SYNTHETIC, and back-adjusted
+// for the set's splits and dividends (marketdata.Adjust).
 func Demo(index, symbols string) (*Universe, error) {
 	set, err := demoSet()
 	if err != nil {
@@ -43,6 +44,16 @@ func Demo(index, symbols string) (*Universe, error) {
 	bars := map[uuid.UUID][]marketdata.Price{}
 	for _, p := range set.Prices {
 		bars[p.AssetID] = append(bars[p.AssetID], p)
+	}
+	// The set's prices are as traded: a split drops them by its ratio.
+	// Back-adjust them for the splits and dividends, as the API's
+	// backtests do by default (adjusted=true), so that a split is no loss.
+	actions := map[uuid.UUID][]marketdata.Action{}
+	for _, a := range set.Actions {
+		actions[a.AssetID] = append(actions[a.AssetID], a)
+	}
+	for id, as := range actions {
+		bars[id] = marketdata.Adjust(bars[id], as)
 	}
 	bySymbol := map[string]marketdata.Asset{}
 	for _, a := range set.Assets {
