@@ -160,7 +160,7 @@ func (s *Service) CreateAlert(ctx context.Context, userID uuid.UUID, in AlertInp
 	a := Alert{ID: uuid.New(), UserID: userID, AssetID: in.AssetID, Name: in.Name, Condition: in.Condition,
 		WebhookID: in.WebhookID, Once: in.Once, Status: Active, CheckedVersion: v.Version, CheckedThrough: through,
 		CreatedAt: now, UpdatedAt: now, Symbol: asset.Symbol}
-	err = s.insertCounted(ctx, userID, &a, "user_id IN (?) AND deleted_at IS NULL", "alerts", maxAlerts, "alerts")
+	err = s.insertCounted(ctx, userID, &a, alertsCounted, "alerts", maxAlerts, "alerts")
 	if err != nil {
 		return Alert{}, err
 	}
@@ -181,6 +181,28 @@ func (s *Service) DeleteAlert(ctx context.Context, userID, id uuid.UUID) error {
 		return notFound("alert %s not found", id)
 	}
 	return nil
+}
+
+// The rows the plan's limits count, of the members ? of an account.
+const (
+	alertsCounted     = "user_id IN (?) AND deleted_at IS NULL"
+	watchlistsCounted = "user_id IN (?)"
+)
+
+// Held returns how many watchlists and alerts the account of the user
+// holds, all its members' together, as the plan's limits count them.
+func (s *Service) Held(ctx context.Context, userID uuid.UUID) (watchlists, alerts int, err error) {
+	_, members, err := s.cfg.Account(ctx, userID)
+	if err != nil {
+		return 0, 0, err
+	}
+	if watchlists, err = s.db.NewSelect().Model((*Watchlist)(nil)).Where(watchlistsCounted, bun.In(members)).Count(ctx); err != nil {
+		return 0, 0, fmt.Errorf("alerts: count watchlists: %w", err)
+	}
+	if alerts, err = s.db.NewSelect().Model((*Alert)(nil)).Where(alertsCounted, bun.In(members)).Count(ctx); err != nil {
+		return 0, 0, fmt.Errorf("alerts: count alerts: %w", err)
+	}
+	return watchlists, alerts, nil
 }
 
 // insertCounted inserts row, in a transaction under the lock of the

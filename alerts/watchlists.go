@@ -125,7 +125,7 @@ func (s *Service) CreateWatchlist(ctx context.Context, userID uuid.UUID, name st
 	}
 	now := s.clock()
 	w := Watchlist{ID: uuid.New(), UserID: userID, Name: name, CreatedAt: now, UpdatedAt: now}
-	err = s.insertCounted(ctx, userID, &w, "user_id IN (?)", "watchlists", maxLists, "watchlists")
+	err = s.insertCounted(ctx, userID, &w, watchlistsCounted, "watchlists", maxLists, "watchlists")
 	if err != nil {
 		return Watchlist{}, err
 	}

@@ -15,9 +15,9 @@ type usageData struct {
 	// members', which count against the plan's portfolios; -1 without the
 	// broker pages.
 	Connections int
-	// Watchlists and Alerts are the user's watchlists and alerts, which
-	// count against the plan's limits of those names; -1 without the
-	// alerts pages.
+	// Watchlists and Alerts are the account's watchlists and alerts, all
+	// its members', which count against the plan's limits of those names;
+	// -1 without the alerts pages.
 	Watchlists, Alerts int
 }
 
@@ -38,17 +38,10 @@ func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 		}
 		d := usageData{Plan: plan, Usage: use, Connections: -1, Watchlists: -1, Alerts: -1}
 		if h.cfg.Alerts != nil {
-			lists, err := h.cfg.Alerts.Watchlists(r.Context(), v.u.ID)
-			if err != nil {
+			if d.Watchlists, d.Alerts, err = h.cfg.Alerts.Held(r.Context(), v.u.ID); err != nil {
 				h.fail(w, err)
 				return
 			}
-			as, err := h.cfg.Alerts.Alerts(r.Context(), v.u.ID)
-			if err != nil {
-				h.fail(w, err)
-				return
-			}
-			d.Watchlists, d.Alerts = len(lists), len(as)
 		}
 		if h.cfg.Brokers != nil {
 			_, members, err := st.AccountOf(r.Context(), v.u.ID)
