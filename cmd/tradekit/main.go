@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/internal/database"
 )
@@ -47,6 +48,7 @@ commands:
                build the analytics profiles of the assets whose prices changed (--all: every asset)
   db copy --from DSN --to DSN
                copy a whole database into an empty one, SQLite to PostgreSQL or back, checked by checksums
+  version      print the module version and VCS revision of this binary (also --version)
 
 Every command also takes --verbose: on an error, print the whole chain of its causes.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
@@ -121,7 +123,7 @@ func runMain(ctx context.Context, args []string, getenv func(string) string, std
 	if err == nil {
 		return 0
 	}
-	msg := err.Error()
+	msg := plain(err)
 	if e.verbose() {
 		msg = chain(err)
 	}
@@ -190,9 +192,10 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return e.help(e.usage())
 	case "-h", "-help", "--help":
 		return e.help(e.usage())
+	case "version", "-version", "--version":
+		return e.version(rest)
 	default:
-		fmt.Fprintln(e.stderr, e.usage())
-		return fmt.Errorf("unknown command %q", cmd)
+		return fmt.Errorf("unknown command %s; run 'tradekit help' for the list of commands", tradekit.Quote(cmd))
 	}
 }
 
