@@ -48,9 +48,10 @@ commands:
                build the analytics profiles of the assets whose prices changed (--all: every asset)
   db copy --from DSN --to DSN
                copy a whole database into an empty one, SQLite to PostgreSQL or back, checked by checksums
-  version      print the module version and VCS revision of this binary (also --version)
+  version      print the module version and VCS revision of this binary
 
 Every command also takes --verbose: on an error, print the whole chain of its causes.
+'tradekit --version' is 'tradekit version'.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
 
 // usageWidth is the width the list of serve's flags is wrapped at in

@@ -66,4 +66,3 @@ func versionLine(info *debug.BuildInfo, ok bool) string {
 	}
 	return fmt.Sprintf("tradekit %s (revision %s)", version, strings.Join(append([]string{revision}, extra...), ", "))
 }
-
