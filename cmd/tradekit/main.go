@@ -366,7 +366,8 @@ func openWith(ctx context.Context, dsn string, opts database.Options) (*bun.DB, 
 }
 
 func (e *env) migrate(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("migrate", "[--db DSN]", "Apply the pending database migrations, and nothing else.")
+	fs, dsn := e.flags("migrate", "[--db DSN] [--verbose]", "Apply the pending database migrations, and nothing else. It prints one line: how many\n"+
+		"migrations it applied and the schema's version; --verbose lists them.")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -379,9 +380,15 @@ func (e *env) migrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range applied {
-		fmt.Fprintln(e.stdout, "applied", name)
+	if e.verbose() {
+		for _, name := range applied {
+			fmt.Fprintln(e.stdout, "applied", name)
+		}
 	}
-	fmt.Fprintf(e.stdout, "database is up to date (%d migrations applied now)\n", len(applied))
+	version, err := database.Version(ctx, db)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "database is up to date at version %s (%s applied now)\n", version, plural(len(applied), "migration", "migrations"))
 	return nil
 }
