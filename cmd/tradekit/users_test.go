@@ -161,7 +161,7 @@ func TestAdminPathForExistingUser(t *testing.T) {
 		}
 		out, _, err = cliIn(t, env, "bob's password 12\n", "users", "create", "--email", "bob@example.com", "--account-of", "you@example.com")
 		all = append(all, out)
-		if err != nil || !strings.Contains(out, "plan pro, admin false") {
+		if err != nil || !strings.Contains(out, "on plan pro, member of the account of you@example.com (user ") {
 			t.Errorf("users create --account-of: %v\n%s", err, out)
 		}
 
