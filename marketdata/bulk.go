@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,29 @@ type BulkResult struct {
 	// Failed lists the files not imported, in input order, each with the
 	// reason (for a bad row, a *[ParseError] naming its line).
 	Failed []*FileError
+	// NonTradingRows is the number of rows imported that are dated on a
+	// day their asset's exchange holds no session by its calendar
+	// (weekends and holidays, as [ImportResult.NonTradingDays]), and
+	// NonTradingDays the earliest of them, at most 10, in date order.
+	// They are stored all the same; such dates are often a sign of a
+	// wrong exchange or date column.
+	NonTradingRows int
+	NonTradingDays []NonTradingDay
+	// NoVolumeFiles is the number of files imported that have no volume
+	// column (FX and crypto files often have none): their rows' volume is
+	// 0.
+	NoVolumeFiles int
+}
+
+// NonTradingDay is a row of a bulk import dated on a day its asset's
+// exchange does not trade.
+type NonTradingDay struct {
+	// Symbol is the asset's symbol.
+	Symbol string
+	// Exchange is the asset's exchange, whose calendar tells why.
+	Exchange Exchange
+	// Date is the row's date.
+	Date calendar.Date
 }
 
 // FileError is the failure of one input file of [ImportPricesBulk]: none
@@ -197,6 +221,9 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 	if err != nil {
 		return nil, &ParseError{Line: 1, Msg: "empty file: want a header row"}
 	}
+	if err := delimiterError(header); err != nil {
+		return nil, err
+	}
 	l := &bulkLayout{ncols: len(header), symbol: -1, date: -1, windowStart: -1,
 		open: -1, high: -1, low: -1, close: -1, volume: -1}
 	for i, h := range header {
@@ -229,7 +256,7 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 	for _, c := range []struct {
 		name string
 		i    int
-	}{{"open", l.open}, {"high", l.high}, {"low", l.low}, {"close", l.close}, {"volume", l.volume}} {
+	}{{"open", l.open}, {"high", l.high}, {"low", l.low}, {"close", l.close}} {
 		if c.i < 0 {
 			return nil, &ParseError{Line: 1, Msg: fmt.Sprintf("header has no %q column (columns: %s)", c.name, strings.Join(header, ", "))}
 		}
@@ -250,6 +277,9 @@ func parseHeader(line []byte, file *bulkFile) (*bulkLayout, error) {
 	}
 	return l, nil
 }
+
+// zeroVolume is the volume of the rows of a file without a volume column.
+var zeroVolume = []byte("0")
 
 // bulkBatch is the parsed form of a chunk of a file, ready to write.
 type bulkBatch struct {
@@ -391,7 +421,12 @@ func (p *bulkParser) parseChunk(l *bulkLayout, data []byte, first int) *bulkBatc
 				fast = false
 			}
 		}
-		vf := bytes.TrimSpace(fields[l.volume])
+		var vf []byte
+		if l.volume >= 0 { // else no volume column (FX, crypto): 0
+			vf = bytes.TrimSpace(fields[l.volume])
+		} else {
+			vf = zeroVolume
+		}
 		vol, err := strconv.ParseInt(string(vf), 10, 64)
 		if err != nil {
 			dv, derr := decimal.NewFromString(string(vf))
@@ -718,6 +753,22 @@ func (s *daySet) add(day int32) bool {
 	}
 	s.words[i] |= bit
 	return true
+}
+
+// union adds the days of o to s.
+func (s *daySet) union(o *daySet) {
+	o.each(func(day int32) { s.add(day) })
+}
+
+// each calls fn with every day of s, in ascending order.
+func (s *daySet) each(fn func(day int32)) {
+	for i, w := range s.words {
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			fn((s.base+int32(i))<<6 + int32(b))
+			w &= w - 1
+		}
+	}
 }
 
 // sortedSymbols returns the keys of m, sorted.

@@ -404,3 +404,48 @@ func TestImportPricesBulkBadFileOpensTransaction(t *testing.T) {
 		})
 	}
 }
+
+// TestBulkImportSnags checks what a newcomer's files meet in a bulk
+// import (issue 40, point 10): rows on exchange holidays are counted and
+// listed, a file without a volume column imports with volume 0 and is
+// counted, and a semicolon-separated file gets the same error as
+// ReadPricesCSV gives it.
+func TestBulkImportSnags(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		dir := writeFiles(t, map[string]string{
+			// 2026-01-19 is Martin Luther King Jr. Day, 2026-01-17 a Saturday.
+			"hol.csv": "symbol,date,open,high,low,close,volume\n" +
+				"HOLA,2026-01-16,1,2,0.5,1,5\nHOLA,2026-01-17,1,2,0.5,1,5\nHOLA,2026-01-19,1,2,0.5,1,5\nHOLA,2026-01-20,1,2,0.5,1,5\n" +
+				"HOLB,2026-01-19,1,2,0.5,1,5\n",
+			"FXA.csv": "date,open,high,low,close\n2026-01-20,1.1,1.2,1.0,1.15\n",
+		})
+		res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.NonTradingRows != 3 || res.NoVolumeFiles != 1 {
+			t.Errorf("NonTradingRows %d, NoVolumeFiles %d; want 3 and 1", res.NonTradingRows, res.NoVolumeFiles)
+		}
+		var got []string
+		for _, d := range res.NonTradingDays {
+			got = append(got, d.Symbol+" "+d.Date.String()+" "+d.Exchange.Symbol)
+		}
+		want := []string{"HOLA 2026-01-17 NYSE", "HOLA 2026-01-19 NYSE", "HOLB 2026-01-19 NYSE"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("NonTradingDays mismatch (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"2026-01-20 1.1 1.2 1 1.15 0"}, stored(t, db, "FXA")); diff != "" {
+			t.Errorf("FXA mismatch (-want +got):\n%s", diff)
+		}
+
+		semi := "date;open;high;low;close;volume\n2026-01-20;1;2;0.5;1;5\n"
+		_, readErr := marketdata.ReadPricesCSV(strings.NewReader(semi))
+		res, err = marketdata.ImportPricesBulk(ctx, db, writeFiles(t, map[string]string{"SEMI.csv": semi}), marketdata.BulkOptions{})
+		if err == nil || len(res.Failed) != 1 || readErr == nil || res.Failed[0].Err.Error() != readErr.Error() ||
+			!strings.Contains(readErr.Error(), `separated by ";"`) {
+			t.Errorf("semicolons: bulk %v, ReadPricesCSV %v; want one error naming the delimiter", err, readErr)
+		}
+	})
+}

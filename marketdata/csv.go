@@ -3,6 +3,7 @@ package marketdata
 import (
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/shopspring/decimal"
 
@@ -11,33 +12,58 @@ import (
 
 // ReadPricesCSV reads daily bars from CSV: a header row, then one bar per
 // line. Columns are matched by name, ignoring case, spaces and
-// underscores: date (YYYY-MM-DD), open, high, low, close, volume; other
-// columns, such as "Adj Close", are ignored. Every bar is checked with
-// [Price.Validate], and a date may appear only once.
+// underscores: date (YYYY-MM-DD), open, high, low, close and, optional,
+// volume (0 when the file has no such column, as FX and crypto files
+// often do); other columns, such as "Adj Close", are ignored. Every bar
+// is checked with [Price.Validate], and a date may appear only once.
+// [ParsePricesCSV] also tells whether the file had volumes.
 //
 // The first bad line stops the reading: the error is a *[ParseError]
 // naming the line (the header is line 1), and wraps [tradekit.ErrInvalid].
 // A file with no bar after the header is an error too (with no line).
 // The bars come back in file order, without ids or asset.
 func ReadPricesCSV(r io.Reader) ([]Price, error) {
-	recs, err := readRecords(r, CSV, "date", "open", "high", "low", "close", "volume")
+	p, err := ParsePricesCSV(r)
+	return p.Prices, err
+}
+
+// PricesCSV is a CSV file of daily bars, as [ParsePricesCSV] reads it.
+type PricesCSV struct {
+	// Prices are the bars, in file order, without ids or asset.
+	Prices []Price
+	// HasVolume tells whether the file has a volume column; without one,
+	// every bar's Volume is 0.
+	HasVolume bool
+}
+
+// ParsePricesCSV reads daily bars from CSV as [ReadPricesCSV] does, and
+// tells whether the file had a volume column. Its errors are those of
+// ReadPricesCSV.
+func ParsePricesCSV(r io.Reader) (PricesCSV, error) {
+	out, hasVolume, err := readPricesCSV(r)
+	return PricesCSV{Prices: out, HasVolume: hasVolume}, err
+}
+
+func readPricesCSV(r io.Reader) ([]Price, bool, error) {
+	recs, err := readRecords(r, CSV, "date", "open", "high", "low", "close")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	_, hasVolume := recs[0].fields["volume"]
 	out := make([]Price, 0, len(recs))
 	seen := make(map[calendar.Date]int, len(recs))
 	for _, rec := range recs {
 		p, err := parseBar(rec)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if first, ok := seen[p.Date]; ok {
-			return nil, rec.errorf("date %s repeats line %d", p.Date, first)
+			return nil, false, rec.errorf("date %s repeats line %d", p.Date, first)
 		}
 		seen[p.Date] = rec.line
 		out = append(out, p)
 	}
-	return out, nil
+	return out, hasVolume, nil
 }
 
 func parseBar(rec record) (Price, error) {
@@ -54,7 +80,11 @@ func parseBar(rec record) (Price, error) {
 			return Price{}, err
 		}
 	}
-	v := rec.get("volume")
+	v, ok := rec.fields["volume"]
+	if !ok {
+		v = "0" // no volume column
+	}
+	v = strings.TrimSpace(v)
 	if p.Volume, err = strconv.ParseInt(v, 10, 64); err != nil {
 		// Some sources write volumes as 1234.0: accept whole decimals.
 		d, derr := decimal.NewFromString(v)

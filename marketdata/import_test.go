@@ -189,3 +189,25 @@ func TestImportReferenceEmpty(t *testing.T) {
 		}
 	})
 }
+
+// TestParsePricesCSVWithoutVolume checks that a file without a volume
+// column reads with volume 0 and says so, and one with it says so too.
+func TestParsePricesCSVWithoutVolume(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		csv       string
+		hasVolume bool
+		volume    int64
+	}{
+		{"Date,Open,High,Low,Close\n2026-01-20,1.1,1.2,1.0,1.15\n", false, 0},
+		{"Date,Open,High,Low,Close,Volume\n2026-01-20,1.1,1.2,1.0,1.15,42\n", true, 42},
+	} {
+		p, err := marketdata.ParsePricesCSV(strings.NewReader(tt.csv))
+		if err != nil || p.HasVolume != tt.hasVolume || len(p.Prices) != 1 || p.Prices[0].Volume != tt.volume {
+			t.Errorf("ParsePricesCSV(%q) = %+v, %v; want HasVolume %v, volume %d", tt.csv, p, err, tt.hasVolume, tt.volume)
+		}
+	}
+	if _, err := marketdata.ReadPricesCSV(strings.NewReader("Date,Open,High,Low,Close,Volume\n2026-01-20,1.1,1.2,1.0,1.15,\n")); err == nil {
+		t.Error("an empty volume in a volume column was accepted")
+	}
+}

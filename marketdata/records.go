@@ -105,6 +105,9 @@ func readRecords(r io.Reader, f Format, required ...string) ([]record, error) {
 	if err != nil {
 		return nil, csvError(err)
 	}
+	if err := delimiterError(header); err != nil {
+		return nil, err
+	}
 	cols := make([]string, len(header))
 	have := map[string]bool{}
 	for i, h := range header {
@@ -141,6 +144,23 @@ func readRecords(r io.Reader, f Format, required ...string) ([]record, error) {
 		}
 		out = append(out, rec)
 	}
+}
+
+// delimiterError returns the error of a header row that is one field
+// holding semicolons or tabs: a file separated by something other than
+// commas, as spreadsheets in many locales save "CSV". Every import says
+// so in the same words, whatever its mode; nil for another header.
+func delimiterError(header []string) error {
+	if len(header) != 1 {
+		return nil
+	}
+	for _, d := range []string{";", "\t"} {
+		if strings.Contains(header[0], d) {
+			return &ParseError{Line: 1, Msg: fmt.Sprintf("the header %s is one column: the file seems separated by %q, "+
+				"not commas; save it as comma-separated CSV", tradekit.Quote(header[0]), d)}
+		}
+	}
+	return nil
 }
 
 func csvError(err error) error {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,7 +81,7 @@ func ImportPricesBulk(ctx context.Context, db *bun.DB, path string, opt BulkOpti
 		opt.CommitRows = 2_000_000
 	}
 	w := &bulkWriter{opt: opt, pg: db.Dialect().Name() == dialect.PG, assets: map[string]*bulkAsset{},
-		changed: map[uuid.UUID]bool{}, seen: map[uuid.UUID]bool{}}
+		changed: map[uuid.UUID]bool{}, seen: map[uuid.UUID]bool{}, runDays: map[uuid.UUID]*daySet{}}
 	var known []struct {
 		Symbol string    `bun:"symbol"`
 		ID     uuid.UUID `bun:"id"`
@@ -210,6 +211,9 @@ func ImportPricesBulk(ctx context.Context, db *bun.DB, path string, opt BulkOpti
 			res.Failed = append(res.Failed, &FileError{File: f.path, Err: ferr})
 		} else {
 			res.Files++
+			if f.layout != nil && f.layout.volume < 0 {
+				res.NoVolumeFiles++
+			}
 		}
 		if w.rows-w.committedRows >= int64(opt.CommitRows) {
 			if err := w.commit(ctx); err != nil {
@@ -227,10 +231,87 @@ func ImportPricesBulk(ctx context.Context, db *bun.DB, path string, opt BulkOpti
 	done = true
 	res.Rows, res.Assets, res.Created, res.Changed = w.rows, len(w.seen), w.created, w.changedTotal
 	res.From, res.To = w.from, w.to
+	if res.NonTradingRows, res.NonTradingDays, err = nonTradingDays(ctx, NewStore(w.conn), w.runDays); err != nil {
+		return res, err
+	}
 	if len(res.Failed) > 0 {
 		return res, fmt.Errorf("marketdata: %d of %d files not imported, first %w", len(res.Failed), len(files), res.Failed[0])
 	}
 	return res, nil
+}
+
+// maxNonTradingDays is how many rows dated on non-trading days a
+// [BulkResult] lists, the earliest.
+const maxNonTradingDays = 10
+
+// nonTradingDays returns the number of the days of days (asset id to the
+// days written for it) on which the asset's exchange does not trade by its
+// calendar, and the earliest [maxNonTradingDays] of them. Assets without
+// an exchange calendar count none.
+func nonTradingDays(ctx context.Context, st *Store, days map[uuid.UUID]*daySet) (int, []NonTradingDay, error) {
+	if len(days) == 0 {
+		return 0, nil, nil
+	}
+	var assets []struct {
+		ID         uuid.UUID `bun:"id"`
+		Symbol     string    `bun:"symbol"`
+		ExchangeID uuid.UUID `bun:"exchange_id"`
+	}
+	if err := st.db.NewRaw("SELECT id, symbol, exchange_id FROM assets").Scan(ctx, &assets); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, fmt.Errorf("marketdata: bulk import: %w", err)
+	}
+	type exchangeDays struct {
+		ex      Exchange
+		cal     *calendar.Calendar
+		ok      bool
+		trading map[int32]bool // by rowKey.day, as far as asked
+	}
+	exchanges := map[uuid.UUID]*exchangeDays{}
+	n := 0
+	var out []NonTradingDay
+	for _, a := range assets {
+		ds := days[a.ID]
+		if ds == nil {
+			continue
+		}
+		x := exchanges[a.ExchangeID]
+		if x == nil {
+			x = &exchangeDays{trading: map[int32]bool{}}
+			ex, err := st.Exchange(ctx, a.ExchangeID)
+			if err != nil && !errors.Is(err, tradekit.ErrNotFound) {
+				return 0, nil, err
+			}
+			x.ex = ex
+			x.cal, x.ok = ex.Calendar()
+			exchanges[a.ExchangeID] = x
+		}
+		if !x.ok {
+			continue
+		}
+		listed := 0
+		ds.each(func(day int32) {
+			trading, ok := x.trading[day]
+			if !ok {
+				trading = x.cal.IsTradingDay(dayEpoch.AddDays(int(day)))
+				x.trading[day] = trading
+			}
+			if trading {
+				return
+			}
+			n++
+			if listed < maxNonTradingDays { // days come in order: the asset's earliest
+				out = append(out, NonTradingDay{Symbol: a.Symbol, Exchange: x.ex, Date: dayEpoch.AddDays(int(day))})
+				listed++
+			}
+		})
+	}
+	slices.SortFunc(out, func(a, b NonTradingDay) int {
+		if c := a.Date.Compare(b.Date); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Symbol, b.Symbol)
+	})
+	return n, out[:min(len(out), maxNonTradingDays)], nil
 }
 
 // bulkAsset is what the writer knows of a symbol's asset.
@@ -277,6 +358,10 @@ type bulkWriter struct {
 	// the file releases.
 	tx         int
 	fileLocked []*bulkAsset
+	// fileAssets are the assets of the current file, whose days a written
+	// file adds to runDays, the days of each asset the run wrote.
+	fileAssets []*bulkAsset
+	runDays    map[uuid.UUID]*daySet
 	// txFiles counts the files written in the open transaction.
 	txFiles int
 	// triggersOn is set when the role may not turn the foreign-key
@@ -389,6 +474,7 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 	w.file++
 	w.fileRows = 0
 	w.fileLocked = w.fileLocked[:0]
+	w.fileAssets = w.fileAssets[:0]
 	// On SQLite a file that opens its transaction goes without a
 	// savepoint: if it fails, the transaction, which holds nothing else,
 	// is rolled back. Under a savepoint, SQLite writes each page that a
@@ -466,6 +552,14 @@ func (w *bulkWriter) writeFile(ctx context.Context, f *bulkFile, q <-chan chan *
 		}
 	}
 	w.txFiles++
+	for _, a := range w.fileAssets {
+		d := w.runDays[a.id]
+		if d == nil {
+			d = &daySet{}
+			w.runDays[a.id] = d
+		}
+		d.union(a.days)
+	}
 	for id := range changed {
 		w.changed[id] = true
 	}
@@ -520,6 +614,7 @@ func (w *bulkWriter) writeBatch(ctx context.Context, b *bulkBatch, created *[]st
 		}
 		if a.file != w.file {
 			a.file, a.days = w.file, &daySet{}
+			w.fileAssets = append(w.fileAssets, a)
 		}
 		assets[i] = a
 		seen[a.id] = true

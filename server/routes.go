@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/uptrace/bunrouter"
@@ -157,7 +158,13 @@ func (s *Server) router(routes []route) http.Handler {
 // own 405 misses a path whose parameter segment is followed by more
 // segments (bunrouter v1.0.23: GET /indicators/custom/:id/evaluate, which
 // only POST has, is a "not found"), so the routes are matched here.
+//
+// GET / (and HEAD /), which is no route of the API, is answered by
+// [Server.handleRoot].
 func (s *Server) handleNoRoute(w http.ResponseWriter, req bunrouter.Request) error {
+	if req.URL.Path == "/" && (req.Method == http.MethodGet || req.Method == http.MethodHead) {
+		return s.handleRoot(w, req)
+	}
 	path := req.URL.EscapedPath()
 	var allow []string
 	for _, rt := range s.routes {
@@ -171,6 +178,45 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, req bunrouter.Request) err
 	slices.Sort(allow)
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	return errorf(errMethodNotAllowed, "%s is not allowed on this path; it allows %s", clip(req.Method), strings.Join(allow, ", "))
+}
+
+// rootLinks is the answer of GET / to an API client: where the API, its
+// OpenAPI document and the dashboard are.
+type rootLinks struct {
+	API       string `json:"api"`
+	OpenAPI   string `json:"openapi"`
+	Dashboard string `json:"dashboard"`
+}
+
+// handleRoot answers GET /, the address people type first: a browser
+// (Accept naming text/html) is sent to the dashboard with 303 See Other;
+// any other client gets 200 and [rootLinks] in the data envelope, rather
+// than a 404.
+func (s *Server) handleRoot(w http.ResponseWriter, req bunrouter.Request) error {
+	if acceptsHTML(req.Header.Get("Accept")) {
+		http.Redirect(w, req.Request, "/dashboard/", http.StatusSeeOther)
+		return nil
+	}
+	return s.writeData(w, rootLinks{API: "/api/v1", OpenAPI: "/api/v1/openapi.json", Dashboard: "/dashboard/"})
+}
+
+// acceptsHTML reports whether an Accept header names text/html with a
+// quality above 0.
+func acceptsHTML(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		media, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(media), "text/html") {
+			continue
+		}
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				q, err := strconv.ParseFloat(v, 64)
+				return err == nil && q > 0
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // matchPath reports whether the escaped path matches the route pattern,

@@ -118,7 +118,7 @@ func TestDBCopyFlags(t *testing.T) {
 		{"same", []string{"--from", "x.db", "--to", "sqlite:x.db"}, "name the same database"},
 		{"db", []string{"--db", "x.db", "--from", "a.db", "--to", "b.db"}, "--db is not used"},
 		{"unreachable", []string{"--from", "postgres://u:hunter2@127.0.0.1:1/x?sslmode=disable", "--to", filepath.Join(dir, "t.db")}, "--from"},
-		{"missing", []string{"--from", filepath.Join(dir, "missing.db"), "--to", filepath.Join(dir, "t.db")}, "--from: stat"},
+		{"missing", []string{"--from", filepath.Join(dir, "missing.db"), "--to", filepath.Join(dir, "t.db")}, "--from: " + filepath.Join(dir, "missing.db") + ": no such file or directory"},
 		{"not migrated", []string{"--from", filepath.Join(dir, "empty.db"), "--to", filepath.Join(dir, "t.db")}, "not a migrated Tradekit database"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

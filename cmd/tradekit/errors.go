@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io/fs"
 	"strings"
 
 	"github.com/tradekit/tradekit"
@@ -40,8 +41,8 @@ func (e *cmdError) Unwrap() error { return e.err }
 // "param: msg" of a [*tradekit.ParamError] or the Msg of a
 // [*tradekit.Error]. Those two end a chain (they wrap only their kind),
 // so whichever is in it lies under every cmdError. An error with none of
-// them, such as a file the system cannot open, has no other message than
-// its own: userMessage returns err.Error().
+// them, such as a file the system cannot open, has no message but its
+// own: userMessage returns it cleaned by [plainText].
 func userMessage(err error) string {
 	var ce *cmdError
 	if errors.As(err, &ce) {
@@ -50,7 +51,80 @@ func userMessage(err error) string {
 	if msg := tradekit.Message(err); msg != "" {
 		return msg
 	}
-	return err.Error()
+	return plainText(err, false)
+}
+
+// plain returns the message of err, a command's error, as the CLI prints
+// it without --verbose: that of a [*cmdError] (see [userMessage]), else
+// err's own; in both cases cleaned by [plainText], which keeps the first
+// segment, the command's name.
+func plain(err error) string {
+	var ce *cmdError
+	if errors.As(err, &ce) && ce == err {
+		return plainText(errors.New(ce.Error()), true)
+	}
+	return plainText(err, true)
+}
+
+// packageNames are the names of the module's packages, which errors
+// start their messages with ("marketdata: …"); plainText drops them.
+// TestPackageNames checks the list against the source tree.
+var packageNames = map[string]bool{
+	"alerts": true, "alpaca": true, "api": true, "backtest": true, "backtestdb": true, "billing": true,
+	"brokers": true, "calendar": true, "client": true, "connect": true, "consent": true,
+	"copytrading": true, "dashboard": true, "database": true, "dbcopy": true, "dbtest": true, "demo": true,
+	"formula": true, "indicators": true, "knowledge": true, "lru": true, "marketdata": true, "ohlcv": true,
+	"paper": true, "profiledb": true, "profiles": true, "seal": true, "server": true, "studies": true,
+	"tradekit": true, "webhook": true,
+}
+
+// kindTexts are the messages of the error kinds of [tradekit], which
+// errors end with (": invalid argument") and plainText drops there.
+var kindTexts = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range []error{tradekit.ErrNotFound, tradekit.ErrInvalid, tradekit.ErrConflict, tradekit.ErrRejected,
+		tradekit.ErrUnauthorized, tradekit.ErrForbidden, tradekit.ErrRateLimited, tradekit.ErrUnavailable} {
+		m[k.Error()] = true
+	}
+	return m
+}()
+
+// plainText returns the message of err without what only a programmer
+// reads: the ": "-separated segments that are a package's name
+// ("marketdata", "paper", "database"), a last segment that is only an
+// error kind ("invalid argument"), the operation of a file error ("stat
+// PATH: …" reads "PATH: …") and a segment that repeats the one before.
+// keepFirst keeps the first segment whatever it is: the CLI's errors
+// start with the command's name, and "paper" or "profiles" is one.
+func plainText(err error, keepFirst bool) string {
+	msg := err.Error()
+	path := ""
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Err != nil {
+		path = pe.Path
+		msg = strings.Replace(msg, pe.Error(), pe.Path+": "+pe.Err.Error(), 1)
+	}
+	segs := strings.Split(msg, ": ")
+	out := make([]string, 0, len(segs))
+	for i, s := range segs {
+		first := i == 0 && keepFirst
+		switch {
+		case !first && packageNames[s]:
+			continue
+		case !first && i == len(segs)-1 && len(out) > 0 && kindTexts[s]:
+			continue
+		case len(out) > 0 && out[len(out)-1] == s:
+			continue
+		}
+		if !first && path != "" && i+1 < len(segs) && segs[i+1] == path && strings.HasSuffix(s, " "+path) {
+			continue // "create /tmp/x.db: /tmp/x.db: no such file": the path says it
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return msg
+	}
+	return strings.Join(out, ": ")
 }
 
 // chain returns the message of err with the whole chain of its causes, as

@@ -5,8 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/uuid"
@@ -32,6 +36,8 @@ func TestErrorsForUsers(t *testing.T) {
 	env := map[string]string{"TRADEKIT_DB": filepath.Join(t.TempDir(), "x.db")}
 	missing := uuid.NewString()
 	prices := writeFile(t, "p.csv", "date,open,high,low,close,volume\n2026-01-02,1,2,0.5,1,10\n")
+	missingFile := filepath.Join(t.TempDir(), "missing.csv")
+	missingDB := filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")
 	tests := []struct {
 		stdin string
 		args  []string
@@ -56,6 +62,23 @@ func TestErrorsForUsers(t *testing.T) {
 		{"", []string{"import", "prices", "--symbol", "X", "--file", prices, "--exchange", "ZZZ"},
 			"tradekit: import prices: " + prices + `: nothing imported: unknown exchange "ZZZ"`},
 		{"", []string{"migrate", "extra"}, `tradekit: migrate: unexpected argument "extra"`},
+		// No package prefix, no Go error kind, no "stat" (issue 40, point 7).
+		{"", []string{"import", "prices", "--file", missingFile},
+			"tradekit: import prices: " + missingFile + ": no such file or directory"},
+		{"", []string{"import", "prices", "--file", missingFile, "--verbose"},
+			"tradekit: import prices: " + missingFile + ": marketdata: stat " + missingFile + ": no such file or directory"},
+		{"", []string{"import", "prices", "--symbol", "X", "--file", missingFile},
+			"tradekit: import prices: " + missingFile + ": no such file or directory"},
+		{"", []string{"import", "prices", "--symbol", "X", "--file", prices, "--currency", "US"},
+			"tradekit: import prices: " + prices + `: nothing imported: asset X: currency "US" is not a 3-letter code`},
+		{"", []string{"import", "prices", "--symbol", "X", "--file", prices, "--currency", "US", "--verbose"},
+			"tradekit: import prices: " + prices + `: nothing imported: marketdata: asset X: currency "US" is not a 3-letter code: invalid argument`},
+		{"", []string{"paper", "apps", "delete", "--id", "nope"}, `tradekit: paper apps delete: app "nope" not found`},
+		{"", []string{"paper", "apps", "delete", "--id", "nope", "--verbose"}, `tradekit: paper apps delete: paper: app "nope" not found`},
+		{"", []string{"migrate", "--db", missingDB}, "tradekit: migrate: " + missingDB + ": no such file or directory"},
+		{"", []string{"migrate", "--db", missingDB, "--verbose"},
+			"tradekit: migrate: database: create " + missingDB + ": open " + missingDB + ": no such file or directory"},
+		{"", []string{"profiles"}, "tradekit: profiles: give a subcommand: build (see 'tradekit profiles -h')"},
 		{"", []string{"keys", "frob"}, `tradekit: keys: unknown subcommand "frob": want create, list or delete`},
 	}
 	for _, tt := range tests {
@@ -82,7 +105,7 @@ func TestWithCommand(t *testing.T) {
 		{fail("keys list", pkg), `keys list: user "x" not found`, `keys list: billing: user "x" not found`},
 		{fail("keys list", fail("--email", pkg)), `keys list: --email: user "x" not found`, `keys list: --email: billing: user "x" not found`},
 		{errors.New("keys list: --email is required"), "keys list: --email is required", "keys list: --email is required"},
-		{errors.New("database: ping: refused"), "keys list: database: ping: refused", "keys list: database: ping: refused"},
+		{errors.New("database: ping: refused"), "keys list: ping: refused", "keys list: database: ping: refused"},
 		{fmt.Errorf("--email: %w", &tradekit.ParamError{Param: "email", Msg: "is too long"}), "keys list: email: is too long",
 			"keys list: --email: email: is too long"},
 	}
@@ -122,8 +145,11 @@ func TestUserMessage(t *testing.T) {
 		{"nested cmdErrors", fail("users create", fail("--account-of", notFound)), `users create: --account-of: user "x" not found`},
 		{"a cmdError of a plain error", fmt.Errorf("outer: %w", fail("--file", errors.New("open p.csv: no such file"))),
 			"--file: open p.csv: no such file"},
-		{"a plain error", fmt.Errorf("database: %w", errors.New("ping: refused")), "database: ping: refused"},
-		{"a kind alone", fmt.Errorf("paper: %w", tradekit.ErrUnavailable), "paper: unavailable"},
+		{"a plain error", fmt.Errorf("database: %w", errors.New("ping: refused")), "ping: refused"},
+		{"a kind alone", fmt.Errorf("paper: %w", tradekit.ErrUnavailable), "unavailable"},
+		{"a kind at the end", fmt.Errorf("marketdata: asset X: currency %q: %w", "US", tradekit.ErrInvalid), `asset X: currency "US"`},
+		{"a file error", fmt.Errorf("database: create /tmp/x.db: %w", &fs.PathError{Op: "open", Path: "/tmp/x.db", Err: syscall.ENOENT}),
+			"/tmp/x.db: no such file or directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,5 +158,44 @@ func TestUserMessage(t *testing.T) {
 				t.Errorf("userMessage(%q) = %q, want %q", tt.err, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPackageNames checks that [packageNames] names every package of the
+// module, so that no new package's prefix reaches users.
+func TestPackageNames(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	seen := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "examples" || name == "scripts") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly)
+		if err != nil {
+			return err
+		}
+		if name := f.Name.Name; name != "main" && !seen[name] {
+			seen[name] = true
+			if !packageNames[name] {
+				t.Errorf("package %s (%s) is missing from packageNames", name, filepath.Dir(path))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 10 {
+		t.Fatalf("found only %d packages under %s", len(seen), root)
 	}
 }

@@ -91,6 +91,9 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	if *file == "" {
 		return errors.New("import prices: --file is required")
 	}
+	if *workers < 0 {
+		return fmt.Errorf("import prices: --workers must be 1 or more, or 0 for one per core; got %d", *workers)
+	}
 	if !marketdata.AssetType(*typ).IsValid() {
 		return fmt.Errorf("import prices: --type %q: want stock, etf, fx, crypto or commodity", *typ)
 	}
@@ -107,10 +110,11 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 		return fmt.Errorf("import prices: %w", err)
 	}
 	defer f.Close()
-	bars, err := marketdata.ReadPricesCSV(f)
+	parsed, err := marketdata.ParsePricesCSV(f)
 	if err != nil {
-		return fail("import prices: "+*file, err)
+		return fail("import prices: "+*file+": nothing imported", err)
 	}
+	bars := parsed.Prices
 	db, err := e.open(ctx, *dsn)
 	if err != nil {
 		return err
@@ -132,8 +136,11 @@ func (e *env) importPrices(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "imported %s for %s%s from %s to %s in %s\n", plural(res.Rows, "row", "rows"),
 		res.Asset.Symbol, created, res.From, res.To, time.Since(start).Round(time.Millisecond))
+	if !parsed.HasVolume {
+		fmt.Fprintf(e.stderr, "tradekit: note: %s has no volume column: its rows are imported with volume 0\n", *file)
+	}
 	e.warnNonTradingDays(res)
-	e.buildProfilesAfterImport(ctx, db)
+	e.buildProfilesAfterImport(ctx, db, func(sym string) bool { return sym == res.Asset.Symbol })
 	return nil
 }
 
@@ -207,6 +214,30 @@ func (e *env) warnNonTradingDays(res marketdata.ImportResult) {
 		plural(len(days), "row is", "rows are"), res.Exchange.Symbol, strings.Join(list, ", "))
 }
 
+// warnNonTradingDaysBulk prints one warning line to stderr when a bulk
+// import stored rows dated on days their asset's exchange does not
+// trade, as [env.warnNonTradingDays] does for one asset.
+func (e *env) warnNonTradingDaysBulk(res marketdata.BulkResult) {
+	if res.NonTradingRows == 0 {
+		return
+	}
+	list := make([]string, 0, maxListedDays+1)
+	for _, d := range res.NonTradingDays[:min(len(res.NonTradingDays), maxListedDays)] {
+		why := d.Date.Weekday().String()
+		if cal, ok := d.Exchange.Calendar(); ok {
+			if h, ok := cal.Holiday(d.Date); ok {
+				why = h.Name
+			}
+		}
+		list = append(list, fmt.Sprintf("%s %s (%s, %s)", d.Symbol, d.Date, why, d.Exchange.Symbol))
+	}
+	if res.NonTradingRows > len(list) {
+		list = append(list, "…")
+	}
+	fmt.Fprintf(e.stderr, "tradekit: warning: %s dated on days the asset's exchange does not trade, imported all the same: %s\n",
+		plural(res.NonTradingRows, "row is", "rows are"), strings.Join(list, ", "))
+}
+
 // plural returns n followed by one or many, as n asks: "1 row", "2 rows".
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -255,7 +286,7 @@ func (e *env) importActions(ctx context.Context, kind string, args []string) err
 	fmt.Fprintf(e.stdout, "imported %s\n", plural(n, strings.TrimSuffix(kind, "s"), kind))
 	// Profiles are computed from adjusted prices: saving actions bumped
 	// the price versions of the assets they changed, so this rebuilds
-	// those.
-	e.buildProfilesAfterImport(ctx, db)
+	// those. Actions make no asset shorter or longer: none is named.
+	e.buildProfilesAfterImport(ctx, db, nil)
 	return nil
 }

@@ -29,11 +29,18 @@ func (e *env) importPricesBulk(ctx context.Context, dsn, path string, workers in
 	}
 	res, err := marketdata.ImportPricesBulk(ctx, db, path, opt)
 	bar.clear()
-	for _, f := range res.Failed {
-		fmt.Fprintf(e.stderr, "tradekit: %s: nothing imported from this file: %v\n", f.File, f.Err)
-	}
 	if err != nil && len(res.Failed) == 0 {
 		return fmt.Errorf("import prices: %s: %w", path, err)
+	}
+	if res.Files == 0 && len(res.Failed) == 1 {
+		// One file, not imported: its error, once, as with --symbol.
+		return fail("import prices: "+res.Failed[0].File+": nothing imported", res.Failed[0].Err)
+	}
+	for _, f := range res.Failed {
+		fmt.Fprintf(e.stderr, "tradekit: %s: nothing imported from this file: %s\n", f.File, oneLine(userMessage(f.Err)))
+	}
+	if res.Files == 0 {
+		return fmt.Errorf("import prices: %s: none of the %d files imported (listed above)", path, len(res.Failed))
 	}
 	elapsed := time.Since(start)
 	newAssetsNote := ""
@@ -48,12 +55,20 @@ func (e *env) importPricesBulk(ctx context.Context, dsn, path string, workers in
 		plural(int(res.Rows), "row", "rows"), plural(res.Assets, "asset", "assets"), newAssetsNote,
 		plural(res.Files, "file", "files"), span, elapsed.Round(time.Millisecond),
 		humanRate(float64(res.Rows)/elapsed.Seconds()))
-	if res.Changed > 0 {
-		e.buildProfilesAfterImport(ctx, db)
+	if res.NoVolumeFiles > 0 {
+		fmt.Fprintf(e.stderr, "tradekit: note: %s no volume column: %s rows are imported with volume 0\n",
+			plural(res.NoVolumeFiles, "file has", "files have"), map[bool]string{true: "its", false: "their"}[res.NoVolumeFiles == 1])
 	}
-	if err != nil {
-		return fmt.Errorf("import prices: %d of %d files not imported (listed above), first %w",
-			len(res.Failed), len(res.Failed)+res.Files, res.Failed[0])
+	e.warnNonTradingDaysBulk(res)
+	if res.Changed > 0 {
+		created := make(map[string]bool, len(res.Created))
+		for _, s := range res.Created {
+			created[s] = true
+		}
+		e.buildProfilesAfterImport(ctx, db, func(sym string) bool { return created[sym] })
+	}
+	if len(res.Failed) > 0 {
+		return fmt.Errorf("import prices: %d of %d files not imported (listed above)", len(res.Failed), len(res.Failed)+res.Files)
 	}
 	return nil
 }

@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
+	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/database"
@@ -37,6 +39,17 @@ func storeOf(t *testing.T, dsn string) *marketdata.Store {
 	}
 	t.Cleanup(func() { db.Close() })
 	return marketdata.NewStore(db)
+}
+
+// storeDB opens the database of dsn for a test's own queries.
+func storeDB(t *testing.T, dsn string) *bun.DB {
+	t.Helper()
+	db, err := database.Open(context.Background(), dsn, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // bar is a price row as text, for comparisons.
@@ -128,9 +141,9 @@ func TestImportPricesBadRow(t *testing.T) {
 		{"null row", head + "2024-01-03,null,null,null,null,null\n", "line 3: "},
 		{"duplicate date", head + "2024-01-02,10,12,9,11,1\n", "line 3: date 2024-01-02 repeats line 2"},
 		{"missing field", head + "2024-01-03,10,12,9,11\n", "line 3: "},
-		{"missing column", "date,open,high,low,close\n2024-01-02,1,1,1,1\n", "line 1: header has no \"volume\" column"},
+		{"missing column", "date,open,high,low,volume\n2024-01-02,1,1,1,1\n", "line 1: header has no \"close\" column"},
 		{"empty file", "", "line 1: empty file"},
-		{"header only", "date,open,high,low,close,volume\n", "p.csv: no rows after the header row"},
+		{"header only", "date,open,high,low,close,volume\n", "p.csv: nothing imported: no rows after the header row"},
 		{"header and blank lines", "Date,Open,High,Low,Close,Adj Close,Volume\r\n\r\n\r\n", "no rows after the header row"},
 	}
 	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
@@ -373,8 +386,8 @@ func TestSeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(out, "SYNTHETIC") {
-			t.Errorf("seed output does not say the prices are synthetic: %q", out)
+		if want := "the demo data set is loaded already: nothing to do (its prices are SYNTHETIC)\n"; out != want {
+			t.Errorf("seed on a seeded database printed %q, want %q", out, want)
 		}
 		after, _ := st.LatestPrice(ctx, a.ID)
 		count2, _ := st.CountPrices(ctx, a.ID)
@@ -413,4 +426,95 @@ func TestImportPricesBulkCLI(t *testing.T) {
 			t.Errorf("CCC mismatch (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestImportSnags runs the imports a newcomer tries (issue 40, point 10)
+// and compares their stdout and stderr: the bulk form warns about rows on
+// exchange holidays as --symbol does; a semicolon-separated file gets one
+// error naming the delimiter, the same in every mode, and no summary of
+// nothing imported; a file without volumes imports with volume 0 and
+// says so once; --workers below 0 is refused.
+func TestImportSnags(t *testing.T) {
+	t.Parallel()
+	semi := "symbol;date;open;high;low;close;volume\nSEMI;2026-01-20;1;2;0.5;1;5\n"
+	semiHeader := `the header "symbol;date;open;high;low;close;volume" is one column: ` +
+		`the file seems separated by ";", not commas; save it as comma-separated CSV`
+	semiFile := writeFile(t, "semi.csv", semi)
+	semiDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(semiDir, "SEMI.csv"), []byte(semi), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		for _, tt := range []struct {
+			name        string
+			args        []string
+			path, named string // --file, and the file the error names
+		}{
+			{"--symbol", []string{"--symbol", "SEMI"}, semiFile, semiFile},
+			{"bulk file", nil, semiFile, semiFile},
+			{"bulk directory", nil, semiDir, filepath.Join(semiDir, "SEMI.csv")},
+		} {
+			stdout, stderr, status := cliMain(t, env, "", append([]string{"import", "prices", "--file", tt.path}, tt.args...)...)
+			want := "tradekit: import prices: " + tt.named + ": nothing imported: line 1: " + semiHeader + "\n"
+			if status != 1 || stdout != "" || stderr != want {
+				t.Errorf("%s: status %d, stdout %q, stderr %q; want 1, nothing and %q", tt.name, status, stdout, stderr, want)
+			}
+		}
+
+		// 2026-01-19 is Martin Luther King Jr. Day; no volume column.
+		hol := writeFile(t, "hol.csv", "symbol,date,open,high,low,close\nHOL,2026-01-19,1,2,0.5,1\nHOL,2026-01-20,1,2,0.5,1\n")
+		stdout, stderr, status := cliMain(t, env, "", "import", "prices", "--file", hol)
+		wantErr := []string{
+			"tradekit: note: 1 file has no volume column: its rows are imported with volume 0",
+			"tradekit: warning: 1 row is dated on days the asset's exchange does not trade, imported all the same: " +
+				"HOL 2026-01-19 (Martin Luther King Jr. Day, NYSE)",
+			"profiles: 0 built, 0 up to date, 1 too short for a profile (HOL: 2 daily bars, 253 needed); done in ",
+		}
+		if status != 0 || !strings.HasPrefix(stdout, "imported 2 rows for 1 asset (1 new) from 1 file from 2026-01-19 to 2026-01-20 in ") ||
+			!linesStartWith(stderr, wantErr) {
+			t.Errorf("bulk: status %d, stdout %q, stderr:\n%s\nwant lines starting with:\n%s", status, stdout, stderr, strings.Join(wantErr, "\n"))
+		}
+		one := writeFile(t, "fx.csv", "date,open,high,low,close\n2026-01-19,1.1,1.2,1.0,1.15\n")
+		_, stderr, status = cliMain(t, env, "", "import", "prices", "--symbol", "EURUSD", "--file", one)
+		wantErr = []string{
+			"tradekit: note: " + one + " has no volume column: its rows are imported with volume 0",
+			"tradekit: warning: 1 row is dated on days NYSE does not trade, imported all the same: 2026-01-19 (Martin Luther King Jr. Day)",
+			// HOL is short too, but not this import's: counted, not named.
+			"profiles: 0 built, 0 up to date, 2 too short for a profile (EURUSD: 1 daily bars, 253 needed, and 1 more that 'tradekit profiles build' lists); done in ",
+		}
+		if status != 0 || !linesStartWith(stderr, wantErr) {
+			t.Errorf("--symbol: status %d, stderr:\n%s\nwant lines starting with:\n%s", status, stderr, strings.Join(wantErr, "\n"))
+		}
+		for _, sym := range []string{"HOL", "EURUSD"} {
+			var vols []int64
+			if err := storeDB(t, dsn).NewRaw("SELECT p.volume FROM prices p JOIN assets a ON a.id = p.asset_id WHERE a.symbol = ?", sym).
+				Scan(context.Background(), &vols); err != nil {
+				t.Fatal(err)
+			}
+			if len(vols) == 0 || slices.ContainsFunc(vols, func(v int64) bool { return v != 0 }) {
+				t.Errorf("%s volumes %v, want zeros", sym, vols)
+			}
+		}
+
+		_, stderr, status = cliMain(t, env, "", "import", "prices", "--file", hol, "--workers", "-3")
+		if want := "tradekit: import prices: --workers must be 1 or more, or 0 for one per core; got -3\n"; status != 1 || stderr != want {
+			t.Errorf("--workers -3: status %d, stderr %q, want %q", status, stderr, want)
+		}
+	})
+}
+
+// linesStartWith reports whether text has as many lines as prefixes, each
+// starting with its prefix.
+func linesStartWith(text string, prefixes []string) bool {
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if len(lines) != len(prefixes) {
+		return false
+	}
+	for i, p := range prefixes {
+		if !strings.HasPrefix(lines[i], p) {
+			return false
+		}
+	}
+	return true
 }

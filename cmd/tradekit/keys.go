@@ -80,7 +80,7 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 			if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
 				return err
 			}
-			out = append(out, fmt.Sprintf("created user %s on plan %s, %s of its own account", u.Email, p.Slug, roleName(u.IsAdmin)))
+			out = append(out, createdUser(u, p, ""))
 			if !u.IsAdmin {
 				out = append(out, "note: a member cannot manage keys or members in the dashboard; make it an administrator with "+
 					setRoleCommand(u.Email, "admin"))

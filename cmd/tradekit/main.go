@@ -14,6 +14,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/internal/database"
 )
@@ -47,8 +48,10 @@ commands:
                build the analytics profiles of the assets whose prices changed (--all: every asset)
   db copy --from DSN --to DSN
                copy a whole database into an empty one, SQLite to PostgreSQL or back, checked by checksums
+  version      print the module version and VCS revision of this binary
 
 Every command also takes --verbose: on an error, print the whole chain of its causes.
+'tradekit --version' is 'tradekit version'.
 Run 'tradekit <command> -h' (or 'tradekit help <command>') for a command's flags.`
 
 // usageWidth is the width the list of serve's flags is wrapped at in
@@ -121,7 +124,7 @@ func runMain(ctx context.Context, args []string, getenv func(string) string, std
 	if err == nil {
 		return 0
 	}
-	msg := err.Error()
+	msg := plain(err)
 	if e.verbose() {
 		msg = chain(err)
 	}
@@ -190,9 +193,10 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return e.help(e.usage())
 	case "-h", "-help", "--help":
 		return e.help(e.usage())
+	case "version", "-version", "--version":
+		return e.version(rest)
 	default:
-		fmt.Fprintln(e.stderr, e.usage())
-		return fmt.Errorf("unknown command %q", cmd)
+		return fmt.Errorf("unknown command %s; run 'tradekit help' for the list of commands", tradekit.Quote(cmd))
 	}
 }
 
@@ -362,7 +366,8 @@ func openWith(ctx context.Context, dsn string, opts database.Options) (*bun.DB, 
 }
 
 func (e *env) migrate(ctx context.Context, args []string) error {
-	fs, dsn := e.flags("migrate", "[--db DSN]", "Apply the pending database migrations, and nothing else.")
+	fs, dsn := e.flags("migrate", "[--db DSN] [--verbose]", "Apply the pending database migrations, and nothing else. It prints one line: how many\n"+
+		"migrations it applied and the schema's version; --verbose lists them.")
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -375,9 +380,15 @@ func (e *env) migrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range applied {
-		fmt.Fprintln(e.stdout, "applied", name)
+	if e.verbose() {
+		for _, name := range applied {
+			fmt.Fprintln(e.stdout, "applied", name)
+		}
 	}
-	fmt.Fprintf(e.stdout, "database is up to date (%d migrations applied now)\n", len(applied))
+	version, err := database.Version(ctx, db)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "database is up to date at version %s (%s applied now)\n", version, plural(len(applied), "migration", "migrations"))
 	return nil
 }

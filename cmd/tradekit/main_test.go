@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -115,21 +116,46 @@ func TestEndToEnd(t *testing.T) {
 // TestDefaultDatabase checks that with no flag and no environment the
 // database is tradekit.db in the working directory.
 func TestDefaultDatabase(t *testing.T) {
-	t.Chdir(t.TempDir())
-	out, err := cli(t, nil, "migrate")
-	if err != nil {
-		t.Fatal(err)
+	// One line (issue 40, point 13): how many, and the version, the
+	// name of the latest migration file.
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "internal", "database", "migrations", "sqlite", "*.up.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no migration files: %v", err)
 	}
-	if !strings.Contains(out, "applied") {
-		t.Errorf("first migrate applied nothing:\n%s", out)
+	t.Chdir(t.TempDir())
+	version, _, _ := strings.Cut(filepath.Base(files[len(files)-1]), "_")
+	out, err := cli(t, nil, "migrate")
+	if want := fmt.Sprintf("database is up to date at version %s (%d migrations applied now)\n", version, len(files)); err != nil || out != want {
+		t.Errorf("first migrate: %v, %q; want %q", err, out, want)
 	}
 	if matches, _ := filepath.Glob("tradekit.db"); len(matches) != 1 {
 		t.Error("tradekit.db not created in the working directory")
 	}
-	out, err = cli(t, nil, "migrate")
-	if err != nil || !strings.Contains(out, "(0 migrations applied now)") {
-		t.Errorf("second migrate: %v\n%s", err, out)
+	out, err = cli(t, nil, "migrate", "--verbose")
+	if want := "database is up to date at version " + version + " (0 migrations applied now)\n"; err != nil || out != want {
+		t.Errorf("second migrate: %v, %q; want %q", err, out, want)
 	}
+	if err := os.Remove("tradekit.db"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = cli(t, nil, "migrate", "--verbose")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); err != nil || len(lines) != len(files)+1 || lines[0] != "applied "+func() string {
+		v, _, _ := strings.Cut(filepath.Base(files[0]), "_")
+		return v
+	}() {
+		t.Errorf("migrate --verbose: %v, want each migration listed:\n%s", err, out)
+	}
+}
+
+// repoRoot returns the root of the repository, two levels above this
+// package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 func TestErrors(t *testing.T) {

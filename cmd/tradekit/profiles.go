@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -41,8 +42,14 @@ func (e *env) profilesCmd(ctx context.Context, args []string) error {
 	if err := e.parse(fs, args[1:]); err != nil {
 		return err
 	}
+	// The summary goes to stdout; the build's progress lines only with
+	// --verbose, else its warnings alone, to stderr.
+	level := slog.LevelWarn
+	if e.verbose() {
+		level = slog.LevelInfo
+	}
 	cfg := profiledb.BuildConfig{All: *all, Unadjusted: *unadjusted, Workers: *workers,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, nil))}
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))}
 	if *shard != "" {
 		var err error
 		if cfg.Shard, cfg.Shards, err = parseShard(*shard); err != nil {
@@ -95,7 +102,7 @@ func buildProfilesInBackground(ctx context.Context, db *bun.DB, log *slog.Logger
 		case err != nil:
 			log.Error("profiles: build failed; run 'tradekit profiles build' to retry", "built", res.Built, "err", err)
 		default:
-			log.Info(res.String())
+			log.Info(buildSummary(res, nil))
 		}
 	}()
 	return func() {
@@ -107,12 +114,63 @@ func buildProfilesInBackground(ctx context.Context, db *bun.DB, log *slog.Logger
 // buildProfilesAfterImport rebuilds the profiles of the assets whose
 // prices changed, reporting on stderr (stdout keeps the import's one
 // summary line). A failure is reported but leaves the import standing.
-func (e *env) buildProfilesAfterImport(ctx context.Context, db *bun.DB) {
+// imported reports whether a symbol is one of this import's: only those
+// are named among the assets too short for a profile (see
+// [buildSummary]).
+func (e *env) buildProfilesAfterImport(ctx context.Context, db *bun.DB, imported func(symbol string) bool) {
 	res, err := buildProfiles(ctx, db, profiledb.BuildConfig{})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "tradekit: warning: the import stands, but building profiles failed "+
 			"(run 'tradekit profiles build'): %v\n", err)
 		return
 	}
-	fmt.Fprintln(e.stderr, res)
+	fmt.Fprintln(e.stderr, buildSummary(res, imported))
+}
+
+// maxListedShort is how many assets too short for a profile a summary
+// names.
+const maxListedShort = 5
+
+// buildSummary returns the one line that an import or serve's start-up
+// says of a profile build. Unlike res.String, which `tradekit profiles
+// build` prints, it names only the assets too short for a profile that
+// name (nil: none) picks, at most [maxListedShort] of them, and counts
+// the others: an asset that stays short would otherwise be listed again
+// at every import and every start.
+func buildSummary(res profiledb.BuildResult, name func(symbol string) bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "profiles: %d built, %d up to date", res.Built, res.UpToDate)
+	if res.OtherShards > 0 {
+		fmt.Fprintf(&b, ", %d in other shards", res.OtherShards)
+	}
+	if len(res.Short) > 0 {
+		fmt.Fprintf(&b, ", %d too short for a profile", len(res.Short))
+		var named []string
+		for _, s := range res.Short {
+			if name != nil && name(s.Symbol) {
+				named = append(named, s.Symbol+": "+s.Reason)
+			}
+		}
+		others := len(res.Short) - min(len(named), maxListedShort)
+		if len(named) > maxListedShort {
+			named = named[:maxListedShort]
+		}
+		switch {
+		case len(named) == 0:
+			b.WriteString(" ('tradekit profiles build' lists them)")
+		case others > 0:
+			fmt.Fprintf(&b, " (%s, and %d more that 'tradekit profiles build' lists)", strings.Join(named, ", "), others)
+		default:
+			fmt.Fprintf(&b, " (%s)", strings.Join(named, ", "))
+		}
+	}
+	if len(res.Failed) > 0 {
+		fmt.Fprintf(&b, ", %d failed (%s: %s", len(res.Failed), res.Failed[0].Symbol, res.Failed[0].Reason)
+		if len(res.Failed) > 1 {
+			b.WriteString(", …")
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, "; done in %s", res.Elapsed.Round(time.Millisecond))
+	return b.String()
 }

@@ -85,12 +85,18 @@ func TestProfilesBuild(t *testing.T) {
 		if !strings.HasPrefix(out, "profiles: 0 built, 3 up to date, 1 too short (SHRT: 50 daily bars, 253 needed); 4 assets in the universe") {
 			t.Errorf("incremental build after the imports: %q", out)
 		}
-		out, err = cli(t, env, "profiles", "build", "--all", "--workers", "1")
+		// The summary alone, one line on stdout; no log lines on stderr
+		// unless --verbose (issue 40, point 13).
+		out, stderr, err := cli2(t, env, "profiles", "build", "--all", "--workers", "1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(out, "profiles: 3 built, 0 up to date, 1 too short") {
-			t.Errorf("build --all: %q", out)
+		if !strings.HasPrefix(out, "profiles: 3 built, 0 up to date, 1 too short") || strings.Count(out, "\n") != 1 || stderr != "" {
+			t.Errorf("build --all: stdout %q, stderr %q; want the summary alone", out, stderr)
+		}
+		_, stderr, err = cli2(t, env, "profiles", "build", "--all", "--workers", "1", "--verbose")
+		if err != nil || !strings.Contains(stderr, `level=INFO msg="profiles: prices loaded"`) {
+			t.Errorf("build --all --verbose: %v, stderr %q; want the build's log", err, stderr)
 		}
 		built := 0
 		for _, shard := range []string{"0/2", "1/2"} {

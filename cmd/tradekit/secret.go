@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbcopy"
+	"github.com/tradekit/tradekit/internal/seal"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -30,8 +34,21 @@ const secretKeySize = 32
 // where it came from; so is a missing key file of a SQLite database that
 // holds some (a copy made without its .secret file): a new key would
 // open none of them.
+//
+// db need not be migrated: serve checks the key before it migrates and
+// seeds, and a table that does not exist yet holds no sealed value.
 func (e *env) secretKey(ctx context.Context, db bun.IDB, dsn string, log *slog.Logger) ([]byte, error) {
-	sample, sealed, err := dbcopy.FindSealed(ctx, db, sealedColumns())
+	tables, err := existingTables(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	var cols []seal.Column
+	for _, c := range sealedColumns() {
+		if tables[c.Table] {
+			cols = append(cols, c)
+		}
+	}
+	sample, sealed, err := dbcopy.FindSealed(ctx, db, cols)
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
@@ -63,6 +80,24 @@ func (e *env) secretKey(ctx context.Context, db bun.IDB, dsn string, log *slog.L
 			from, sample.Column.Table, sample.Column.Column)
 	}
 	return key, nil
+}
+
+// existingTables returns the names of the tables of db's schema: those
+// of the current schema on PostgreSQL, of the main database on SQLite.
+func existingTables(ctx context.Context, db bun.IDB) (map[string]bool, error) {
+	q := "SELECT name FROM sqlite_master WHERE type = 'table'"
+	if db.Dialect().Name() == dialect.PG {
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+	}
+	var names []string
+	if err := db.NewRaw(q).Scan(ctx, &names); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("list the tables: %w", err)
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m, nil
 }
 
 // newKeyFile writes a new random key into the file path (0600 whatever

@@ -30,6 +30,14 @@ func (e *env) seed(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	loaded, err := demo.IsLoaded(ctx, marketdata.NewStore(db))
+	if err != nil {
+		return err
+	}
+	if loaded {
+		fmt.Fprintln(e.stdout, "the demo data set is loaded already: nothing to do (its prices are SYNTHETIC)")
+		return nil
+	}
 	start := time.Now()
 	set, err := loadDemo(ctx, db)
 	if err != nil {

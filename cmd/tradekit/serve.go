@@ -2,17 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
@@ -112,7 +116,50 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("serve: --log-format must be text or json, got %q", *logFormat)
 	}
 	log := slog.New(h)
+	// The last line of a server that served: deferred first, so that it
+	// runs when everything deferred below has stopped and been waited for.
+	served := false
+	defer func() {
+		if served {
+			log.Info("stopped")
+		}
+	}()
+	// What can be checked is checked before the database is migrated and
+	// seeded, which takes seconds: the address, that its port is free,
+	// the public URL and the secret key.
+	if err := checkAddr("--addr", *addr); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	if *metricsAddr != "" {
+		if err := checkAddr("--metrics-addr", *metricsAddr); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	l, err := listen("--addr", *addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer l.Close()
+	var ml net.Listener
+	if *metricsAddr != "" {
+		if ml, err = listen("--metrics-addr", *metricsAddr); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer ml.Close()
+	}
 	if err := watchParent(fs, *exitWithParent, log); err != nil {
+		return err
+	}
+	db, err := database.Open(ctx, *dsn, database.Options{Timeout: apiTimeout, ListenDSN: *dbListen, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	brokers, err := e.brokersConfig(ctx, db, *dsn, *publicURL, l, log)
+	if err != nil {
+		return err
+	}
+	if _, err := database.Migrate(ctx, db); err != nil {
 		return err
 	}
 	if !*noSeed {
@@ -120,12 +167,6 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-
-	db, err := openWith(ctx, *dsn, database.Options{Timeout: apiTimeout, ListenDSN: *dbListen, Logger: log})
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	tp, stopTracing, err := e.tracing(ctx, log)
 	if err != nil {
 		return err
@@ -149,15 +190,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer build.Close()
-	l, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
 	defer buildProfilesInBackground(ctx, build, log)() // stopped and waited for before build closes
-	brokers, err := e.brokersConfig(ctx, db, *dsn, *publicURL, l, log)
-	if err != nil {
-		return err
-	}
 	brokers.PaperCash, brokers.PaperSlippageBps, brokers.PaperCommission = cash, slippage, commission
 	brokers.PaperSignupsPerHour = *paperSignups
 	if *paperSignups == 0 {
@@ -173,15 +206,49 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	}
 	srv := server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks,
 		Metrics: *metrics, TracerProvider: tp, Replicas: replicas}, db)
-	if *metricsAddr == "" {
+	log.Info("dashboard", "url", strings.TrimSuffix(brokers.PublicURL, "/")+"/dashboard/")
+	served = true
+	if ml == nil {
 		return srv.Serve(ctx, l)
-	}
-	ml, err := net.Listen("tcp", *metricsAddr)
-	if err != nil {
-		return fmt.Errorf("serve: --metrics-addr: %w", err)
 	}
 	return serveBoth(ctx, func(ctx context.Context) error { return srv.Serve(ctx, l) },
 		func(ctx context.Context) error { return serveMetrics(ctx, ml, srv.MetricsHandler(), log) })
+}
+
+// checkAddr checks that addr, the value of the flag name, is a listening
+// address, host:port with an empty host for every interface: "8095" or
+// "localhost" alone is the common slip, and Go's own error for it ("missing
+// port in address") says nothing of what to give.
+func checkAddr(name, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && port != "" {
+		n, perr := strconv.Atoi(port)
+		if perr != nil || n < 0 || n > 65535 {
+			if _, lerr := net.LookupPort("tcp", port); lerr != nil {
+				return fmt.Errorf("%s %s: the port %s is not a number from 0 to 65535", name, tradekit.Quote(addr), tradekit.Quote(port))
+			}
+		}
+		if strings.ContainsAny(host, " /") {
+			err = errors.New("bad host")
+		}
+	}
+	if err != nil || port == "" {
+		return fmt.Errorf("%s %s: give host:port, e.g. :8095 or 127.0.0.1:8095", name, tradekit.Quote(addr))
+	}
+	return nil
+}
+
+// listen listens on addr, the value of the flag name, saying so when
+// another process holds its port.
+func listen(name, addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("%s %s: the port is in use by another process (another tradekit serve?): stop it or give another port", name, tradekit.Quote(addr))
+	case err != nil:
+		return nil, fmt.Errorf("%s %s: %w", name, tradekit.Quote(addr), err)
+	}
+	return l, nil
 }
 
 // dsnList is the value of a repeatable DSN flag. Its first Set replaces
@@ -231,7 +298,8 @@ func serveBoth(ctx context.Context, api, metrics func(context.Context) error) er
 // On PostgreSQL without TRADEKIT_SECRET_KEY it is an error when active
 // connections hold tokens, or live webhooks signing secrets, sealed under
 // a key; with none, the server starts and refuses new connections and
-// webhooks saying what to set.
+// webhooks saying what to set. db need not be migrated yet (see
+// [env.secretKey]): serve calls it before it migrates and seeds.
 func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL string, l net.Listener, log *slog.Logger) (server.BrokersConfig, error) {
 	if publicURL == "" {
 		publicURL = "http://" + l.Addr().String()
@@ -245,16 +313,24 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 		return server.BrokersConfig{}, err
 	}
 	if key == nil {
-		n, err := db.NewSelect().Table("broker_connections").Where("status = 'active'").Count(ctx)
+		// db may not be migrated yet: a table it lacks holds nothing.
+		tables, err := existingTables(ctx, db)
 		if err != nil {
-			return server.BrokersConfig{}, fmt.Errorf("serve: count broker connections: %w", err)
+			return server.BrokersConfig{}, fmt.Errorf("serve: %w", err)
+		}
+		var n int
+		if tables["broker_connections"] {
+			if n, err = db.NewSelect().Table("broker_connections").Where("status = 'active'").Count(ctx); err != nil {
+				return server.BrokersConfig{}, fmt.Errorf("serve: count broker connections: %w", err)
+			}
 		}
 		if n > 0 {
 			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds active broker connections (%d) whose tokens are sealed with TRADEKIT_SECRET_KEY: set it", n)
 		}
-		n, err = db.NewSelect().Table("webhooks").Where("deleted_at IS NULL AND secret LIKE 'v1.%'").Count(ctx)
-		if err != nil {
-			return server.BrokersConfig{}, fmt.Errorf("serve: count webhooks: %w", err)
+		if tables["webhooks"] {
+			if n, err = db.NewSelect().Table("webhooks").Where("deleted_at IS NULL AND secret LIKE 'v1.%'").Count(ctx); err != nil {
+				return server.BrokersConfig{}, fmt.Errorf("serve: count webhooks: %w", err)
+			}
 		}
 		if n > 0 {
 			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds webhooks (%d) whose signing secrets are sealed with TRADEKIT_SECRET_KEY: set it", n)

@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -95,6 +99,78 @@ func TestServeWarnsAboutDemoData(t *testing.T) {
 			if n := warnings(log); n != 1 {
 				t.Errorf("serve %v on demo data: %d warnings about synthetic prices, want 1:\n%s", args, n, log)
 			}
+		}
+	})
+}
+
+// TestServeChecksBeforeMigrating checks that serve refuses a bad --addr,
+// a busy port and a bad secret key with a clear message before it
+// migrates or seeds the database (issue 40, point 12).
+func TestServeChecksBeforeMigrating(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"a port alone", nil, []string{"--addr", "8095"},
+			`tradekit: serve: --addr "8095": give host:port, e.g. :8095 or 127.0.0.1:8095`},
+		{"a host alone", nil, []string{"--addr", "localhost"},
+			`tradekit: serve: --addr "localhost": give host:port, e.g. :8095 or 127.0.0.1:8095`},
+		{"a bad port", nil, []string{"--addr", "127.0.0.1:99999"},
+			`tradekit: serve: --addr "127.0.0.1:99999": the port "99999" is not a number from 0 to 65535`},
+		{"a bad metrics address", nil, []string{"--metrics-addr", "9090"},
+			`tradekit: serve: --metrics-addr "9090": give host:port, e.g. :8095 or 127.0.0.1:8095`},
+		{"a busy port", nil, []string{"--addr", busy.Addr().String()},
+			`tradekit: serve: --addr "` + busy.Addr().String() + `": the port is in use by another process (another tradekit serve?): stop it or give another port`},
+		{"a bad key", map[string]string{"TRADEKIT_SECRET_KEY": "not base64"}, []string{"--addr", "127.0.0.1:0"},
+			"tradekit: serve: TRADEKIT_SECRET_KEY must be the base64 of 32 bytes (e.g. openssl rand -base64 32)"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, fmt.Sprintf("db%d.db", i))
+			_, stderr, status := cliMain(t, tt.env, "", append([]string{"serve", "--db", path}, tt.args...)...)
+			if status != 1 || stderr != tt.want+"\n" {
+				t.Errorf("status %d, stderr %q; want 1 and %q", status, stderr, tt.want)
+			}
+			if _, err := os.Stat(path); err != nil {
+				return // not even created
+			}
+			db, err := database.Open(context.Background(), path, database.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			tables, err := existingTables(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tables) > 0 {
+				t.Errorf("the database was migrated before the check: tables %v", tables)
+			}
+		})
+	}
+}
+
+// TestServeLogsDashboardAndStopped checks the start-up log's dashboard
+// URL and the final "stopped" line of a server stopped as by SIGTERM.
+func TestServeLogsDashboardAndStopped(t *testing.T) {
+	t.Parallel()
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		log := serveOnce(t, map[string]string{"TRADEKIT_DB": dsn}, "--no-seed")
+		lines := strings.Split(strings.TrimSpace(log), "\n")
+		if !strings.Contains(log, `msg=dashboard url=http://127.0.0.1:`) || !strings.Contains(log, "/dashboard/\n") {
+			t.Errorf("no dashboard URL in the log:\n%s", log)
+		}
+		if last := lines[len(lines)-1]; !strings.HasSuffix(last, "level=INFO msg=stopped") {
+			t.Errorf("last line %q, want msg=stopped; log:\n%s", last, log)
 		}
 	})
 }

@@ -83,6 +83,7 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 	defer db.Close()
 	var u billing.User
 	var p billing.Plan
+	var ofEmail string // the email of the user of --account-of, as stored
 	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		st := billing.NewStore(tx)
 		u = billing.User{Email: *email, Name: *name, IsAdmin: *admin, PasswordHash: &hash}
@@ -91,7 +92,7 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 			if err != nil {
 				return fail("--account-of", err)
 			}
-			u.AccountID, u.PlanID = of.AccountID, of.PlanID
+			u.AccountID, u.PlanID, ofEmail = of.AccountID, of.PlanID, of.Email
 			if p, err = st.PlanOf(ctx, of.ID); err != nil {
 				return err
 			}
@@ -110,8 +111,21 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 	if err != nil {
 		return fail("users create", err)
 	}
-	fmt.Fprintf(e.stdout, "created user %s (%s, account %s, plan %s, admin %t)\n", u.Email, u.ID, u.AccountID, p.Slug, u.IsAdmin)
+	fmt.Fprintln(e.stdout, createdUser(u, p, ofEmail))
 	return nil
+}
+
+// createdUser returns the line that users create and keys create print
+// for the new user u on plan p: both describe its role in the same words.
+// accountOf is the email of the user whose account u joined, "" for an
+// account of its own.
+func createdUser(u billing.User, p billing.Plan, accountOf string) string {
+	account := "its own account"
+	if accountOf != "" {
+		account = "the account of " + accountOf
+	}
+	return fmt.Sprintf("created user %s on plan %s, %s of %s (user %s, account %s)",
+		u.Email, p.Slug, roleName(u.IsAdmin), account, u.ID, u.AccountID)
 }
 
 // existingUser returns the error of users create for the email of a user

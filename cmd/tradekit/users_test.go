@@ -38,7 +38,7 @@ func TestUsers(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, _, err := cliIn(t, env, "first password here\n", "users", "create", "--email", "Ada@Example.com", "--admin", "--plan", "pro")
-		if err != nil || !strings.Contains(out, "created user ada@example.com") || !strings.Contains(out, "admin true") {
+		if err != nil || !strings.HasPrefix(out, "created user ada@example.com on plan pro, administrator of its own account (user ") {
 			t.Fatalf("users create: %v\n%s", err, out)
 		}
 		db := dbtest.MustOpen(t, dsn)
@@ -63,7 +63,7 @@ func TestUsers(t *testing.T) {
 			t.Fatalf("users create --account-of: %v", err)
 		}
 		ada, _ := billing.NewStore(db).UserByEmail(context.Background(), "ada@example.com")
-		if !strings.Contains(out, "account "+ada.AccountID.String()) || !strings.Contains(out, "admin false") {
+		if !strings.Contains(out, "account "+ada.AccountID.String()+")") || !strings.Contains(out, ", member of the account of ada@example.com (user ") {
 			t.Errorf("users create --account-of: want ada's account %s\n%s", ada.AccountID, out)
 		}
 		out, err = cli(t, env, "users", "list", "--account-of", "bob@example.com")
@@ -116,7 +116,7 @@ func TestAdminPathForExistingUser(t *testing.T) {
 
 		out, err := cli(t, env, "keys", "create", "--email", "you@example.com", "--name", "laptop", "--plan", "pro")
 		all = append(all, out)
-		if err != nil || !strings.Contains(out, "created user you@example.com on plan pro, member of its own account\n") ||
+		if err != nil || !strings.Contains(out, "created user you@example.com on plan pro, member of its own account (user ") ||
 			!strings.Contains(out, "'tradekit users set-role --email you@example.com --role admin'") {
 			t.Fatalf("keys create: %v\n%s", err, out)
 		}
@@ -161,7 +161,7 @@ func TestAdminPathForExistingUser(t *testing.T) {
 		}
 		out, _, err = cliIn(t, env, "bob's password 12\n", "users", "create", "--email", "bob@example.com", "--account-of", "you@example.com")
 		all = append(all, out)
-		if err != nil || !strings.Contains(out, "plan pro, admin false") {
+		if err != nil || !strings.Contains(out, "on plan pro, member of the account of you@example.com (user ") {
 			t.Errorf("users create --account-of: %v\n%s", err, out)
 		}
 
@@ -200,4 +200,39 @@ func TestUsersSetRoleErrors(t *testing.T) {
 			t.Errorf("%v: error %v, want %q", tt.args, err, tt.want)
 		}
 	}
+}
+
+// TestCreatedUserSameWords checks that users create and keys create
+// describe the role of the user they create in the same words (issue 40,
+// point 13).
+func TestCreatedUserSameWords(t *testing.T) {
+	t.Parallel()
+	hashing(t)
+	ids := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		env := map[string]string{"TRADEKIT_DB": dsn}
+		for _, admin := range []string{"--admin=true", "--admin=false"} {
+			byKeys, err := cli(t, env, "keys", "create", "--email", "k"+admin[8:]+"@example.com", "--name", "laptop", "--plan", "pro", admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byUsers, _, err := cliIn(t, env, "a long passphrase\n", "users", "create", "--email", "u"+admin[8:]+"@example.com", "--plan", "pro", admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := func(out, who string) string {
+				line, _, _ := strings.Cut(out, "\n")
+				return ids.ReplaceAllString(strings.Replace(line, who, "EMAIL", 1), "ID")
+			}
+			k, u := first(byKeys, "k"+admin[8:]+"@example.com"), first(byUsers, "u"+admin[8:]+"@example.com")
+			role := "member"
+			if admin == "--admin=true" {
+				role = "administrator"
+			}
+			want := "created user EMAIL on plan pro, " + role + " of its own account (user ID, account ID)"
+			if k != want || u != want {
+				t.Errorf("%s:\n keys create  %q\n users create %q\nwant %q", admin, k, u, want)
+			}
+		}
+	})
 }

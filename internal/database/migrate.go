@@ -2,7 +2,9 @@ package database
 
 import (
 	"context"
+	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 
@@ -58,4 +60,19 @@ func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
 		names = append(names, mig.Name)
 	}
 	return names, nil
+}
+
+// Version returns the schema version of db: the name of the latest
+// migration applied (e.g. "20261208100000_paper_tokens_rotated"), or ""
+// when none is.
+func Version(ctx context.Context, db *bun.DB) (string, error) {
+	var names []string
+	err := db.NewSelect().Table(MigrationsTable).Column("name").OrderExpr("name DESC").Limit(1).Scan(ctx, &names)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("database: schema version: %w", err)
+	}
+	if len(names) == 0 {
+		return "", nil
+	}
+	return names[0], nil
 }
