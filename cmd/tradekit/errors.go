@@ -73,7 +73,7 @@ var packageNames = map[string]bool{
 	"alerts": true, "alpaca": true, "api": true, "backtest": true, "backtestdb": true, "billing": true,
 	"brokers": true, "calendar": true, "client": true, "connect": true, "consent": true,
 	"copytrading": true, "dashboard": true, "database": true, "dbcopy": true, "dbtest": true, "demo": true,
-	"formula": true, "indicators": true, "knowledge": true, "lru": true, "marketdata": true, "ohlcv": true,
+	"formula": true, "indicators": true, "jsonnum": true, "knowledge": true, "lru": true, "marketdata": true, "ohlcv": true,
 	"paper": true, "profiledb": true, "profiles": true, "seal": true, "server": true, "studies": true,
 	"tradekit": true, "webhook": true,
 }

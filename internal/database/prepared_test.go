@@ -135,8 +135,11 @@ func TestPrepared(t *testing.T) {
 		if err := db.NewRaw("SELECT name FROM pg_prepared_statements ORDER BY name").Scan(ctx, &names); err != nil {
 			t.Fatal(err)
 		}
-		if len(names) != 3 && os.Getenv(dbtest.EnvPgBouncer) == "" { // PgBouncer 1.18's are unnamed
-			t.Errorf("the connection's prepared statements: %v, want one of each query", names)
+		// The read and the rename outside a transaction are prepared; a
+		// read in a transaction after its BEGIN may run as its function's
+		// call instead, once the function exists (see Tx).
+		if (len(names) < 2 || len(names) > 3) && os.Getenv(dbtest.EnvPgBouncer) == "" { // PgBouncer 1.18's are unnamed
+			t.Errorf("the connection's prepared statements: %v, want one of each query run prepared", names)
 		}
 	})
 }
