@@ -11,6 +11,7 @@ import (
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata/feed"
+	"github.com/tradekit/tradekit/marketdata/feed/alpacadata"
 	"github.com/tradekit/tradekit/marketdata/feed/massive"
 )
 
@@ -45,6 +46,9 @@ func (e *env) feedProvider(name string, perMinute int, observe func(time.Duratio
 	case "massive":
 		return massive.New(massive.Config{BaseURL: e.getenv("TRADEKIT_MASSIVE_URL"), APIKey: e.getenv("TRADEKIT_MASSIVE_API_KEY"),
 			PerMinute: perMinute, Observe: observe})
+	case "alpaca":
+		return alpacadata.New(alpacadata.Config{BaseURL: e.getenv("TRADEKIT_ALPACA_DATA_URL"), KeyID: e.getenv("TRADEKIT_ALPACA_KEY_ID"),
+			SecretKey: e.getenv("TRADEKIT_ALPACA_SECRET_KEY"), PerMinute: perMinute, Observe: observe})
 	case "":
 		return nil, fmt.Errorf("--provider is required: %s", feedProviders)
 	}

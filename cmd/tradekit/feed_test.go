@@ -80,3 +80,22 @@ func TestFeedRunCLIErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedRunAlpacaCLI runs `tradekit feed run --provider alpaca` against a
+// fake Alpaca: it updates the assets the database holds.
+func TestFeedRunAlpacaCLI(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		m := feedtest.NewMarket(3, calendar.NewDate(2026, 11, 23), calendar.NewDate(2026, 11, 30))
+		srv := feedtest.NewAlpaca(t, m)
+		env := map[string]string{"TRADEKIT_DB": dsn, "TRADEKIT_ALPACA_DATA_URL": srv.URL,
+			"TRADEKIT_ALPACA_KEY_ID": srv.Key, "TRADEKIT_ALPACA_SECRET_KEY": srv.Secret}
+		csv := writeFile(t, "assets.csv", "symbol,name,type,exchange,currency\nS0000,Zero,stock,NYSE,USD\nS0001,One,stock,NASDAQ,USD\n")
+		if _, err := cli(t, env, "import", "assets", "--file", csv); err != nil {
+			t.Fatal(err)
+		}
+		out, err := cli(t, env, "feed", "run", "--provider", "alpaca", "--from", "2026-11-23", "--to", "2026-11-30")
+		if err != nil || !strings.HasPrefix(out, "alpaca: 5 trading days from 2026-11-23 to 2026-11-30: 5 fetched, 0 already stored, 0 failed; 10 rows, 0 new assets") {
+			t.Errorf("feed run = %q, %v", out, err)
+		}
+	})
+}

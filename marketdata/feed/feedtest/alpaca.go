@@ -146,7 +146,7 @@ func (s *Server) alpacaActions(w http.ResponseWriter, q url.Values) {
 	for _, a := range sel[min(off, end):end] {
 		if a.Kind == marketdata.Split {
 			key, newRate, oldRate := "forward_splits", json.Number(a.Value.String()), json.Number("1")
-			if a.Value.LessThan(marketdata.Action{}.Value.Add(oneDecimal)) {
+			if a.Value.LessThan(oneDecimal) {
 				key, newRate, oldRate = "reverse_splits", "1", json.Number(oneDecimal.Div(a.Value).Round(6).String())
 			}
 			ca[key] = append(ca[key], map[string]any{"symbol": a.Symbol, "new_rate": newRate, "old_rate": oldRate,
