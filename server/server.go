@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/trace"
 
@@ -90,6 +91,9 @@ type Config struct {
 	// keys and anything that reads its own writes stay on the primary.
 	// Nil: every query goes to the database given to New.
 	Replicas *database.Replicas
+	// Collectors are more Prometheus collectors to serve with the
+	// server's metrics, such as the market-data feed's of serve --feed.
+	Collectors []prometheus.Collector
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
@@ -194,6 +198,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		profiles:  profiledb.NewReads(cfg.Replicas.Read),
 	}
 	s.metrics.reg.MustRegister(replicaCollector{cfg.Replicas})
+	s.metrics.reg.MustRegister(cfg.Collectors...)
 	s.newTrading()
 	s.docs = lru.New(cfg.CacheBytes)
 	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log,

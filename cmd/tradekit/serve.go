@@ -25,7 +25,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		"               [--log-format text|json] [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
 		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--paper-requests-per-minute N]\n"+
 		"               [--metrics | --metrics-addr HOST:PORT]\n"+
-		"               [--exit-with-parent] [--db-replica DSN]... [--replica-max-lag DURATION]",
+		"               [--exit-with-parent] [--db-replica DSN]... [--replica-max-lag DURATION]\n"+
+		"               [--feed massive|alpaca] [--feed-at HH:MM] [--feed-backfill DAYS]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM. Under go run, it also stops when go run\n"+
 			"exits (Linux); for a server in the background, build the binary: go build -o bin/tradekit ./cmd/tradekit.")
@@ -64,6 +65,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		"billing and keys stay on --db")
 	maxLag := fs.Duration("replica-max-lag", 5*time.Second, "how far behind the primary a replica may be and still answer reads, a `DURATION`;\n"+
 		"measured by WAL position every second, so an idle replica of an idle primary counts as current")
+	feedOpts := addFeedFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -149,6 +151,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer build.Close()
+	feeds, err := e.feedService(feedOpts, build, log)
+	if err != nil {
+		return err
+	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -172,7 +178,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
 	}
 	srv := server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks,
-		Metrics: *metrics, TracerProvider: tp, Replicas: replicas}, db)
+		Metrics: *metrics, TracerProvider: tp, Replicas: replicas, Collectors: feeds.collectors()}, db)
+	defer feeds.start(ctx)() // stopped and waited for before build closes
 	if *metricsAddr == "" {
 		return srv.Serve(ctx, l)
 	}
