@@ -235,3 +235,32 @@ func TestLease(t *testing.T) {
 		}
 	})
 }
+
+// TestRunEmptyDay: a session the provider has no bars for yet (an empty
+// grouped-daily answer) is not recorded as stored: the next run fetches it
+// once the provider has it.
+func TestRunEmptyDay(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		from, to := calendar.NewDate(2026, 11, 23), calendar.NewDate(2026, 11, 24)
+		m := feedtest.NewMarket(10, from, to)
+		late := m.Bars[to]
+		m.Bars[to] = nil
+		srv := feedtest.NewMassive(t, m)
+		r := &feed.Runner{DB: db, Provider: mustMassive(t, srv, nil)}
+		res, err := r.Run(ctx, from, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Failed) != 1 || res.Failed[0].Date != to || !strings.Contains(res.Failed[0].Error(), "no bars for this day") {
+			t.Fatalf("result = %s, failed %v; want %s failed with no bars", res, res.Failed, to)
+		}
+		for _, b := range late {
+			m.SetBar(to, b)
+		}
+		res, err = r.Run(ctx, from, to)
+		if err != nil || res.Fetched != 1 || res.Rows != 10 || len(res.Failed) != 0 {
+			t.Errorf("second run = %s, %v; want %s fetched", res, err, to)
+		}
+	})
+}

@@ -126,10 +126,16 @@ func (s *Scheduler) RunOnce(ctx context.Context, now time.Time) (res Result, hel
 	if err != nil || !held {
 		return res, held, err
 	}
-	defer st.Release(context.WithoutCancel(ctx), name, holder)
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	renewed := make(chan struct{})
+	defer func() {
+		// The renewal stops before the release, which it cannot undo.
+		cancel(nil)
+		<-renewed
+		st.Release(context.WithoutCancel(ctx), name, holder)
+	}()
 	go func() {
+		defer close(renewed)
 		t := time.NewTicker(ttl / 3)
 		defer t.Stop()
 		for {
