@@ -148,11 +148,18 @@ func (e *env) feedRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range res.Failed {
-		fmt.Fprintf(e.stderr, "tradekit: %s: not stored, the next run fetches it again: %v\n", f.Date, f.Err)
-		if feed.IsAuth(f.Err) {
-			break // the same refusal for every day: said once
+	// Each reason is said once, with the days it failed.
+	for i := 0; i < len(res.Failed); {
+		j := i + 1
+		for j < len(res.Failed) && res.Failed[j].Err.Error() == res.Failed[i].Err.Error() {
+			j++
 		}
+		days := res.Failed[i].Date.String()
+		if j-i > 1 {
+			days = fmt.Sprintf("%s to %s (%d days)", days, res.Failed[j-1].Date, j-i)
+		}
+		fmt.Fprintf(e.stderr, "tradekit: %s: not stored, the next run fetches it again: %v\n", days, res.Failed[i].Err)
+		i = j
 	}
 	fmt.Fprintf(e.stdout, "%s in %s\n", res, time.Since(start).Round(time.Millisecond))
 	if res.Changed > 0 {

@@ -99,3 +99,19 @@ func TestFeedRunAlpacaCLI(t *testing.T) {
 		}
 	})
 }
+
+// TestFeedRunAlpacaNoAssets: Alpaca with no US assets in the database
+// fails every day with one reason, said once.
+func TestFeedRunAlpacaNoAssets(t *testing.T) {
+	m := feedtest.NewMarket(3, calendar.NewDate(2026, 11, 23), calendar.NewDate(2026, 11, 30))
+	srv := feedtest.NewAlpaca(t, m)
+	env := map[string]string{"TRADEKIT_DB": dbtest.SQLiteDSN(t), "TRADEKIT_ALPACA_DATA_URL": srv.URL,
+		"TRADEKIT_ALPACA_KEY_ID": srv.Key, "TRADEKIT_ALPACA_SECRET_KEY": srv.Secret}
+	_, stderr, err := cli2(t, env, "feed", "run", "--provider", "alpaca", "--from", "2026-11-23", "--to", "2026-11-30")
+	if err == nil || strings.Count(stderr, "no symbols to ask for") != 1 || !strings.Contains(stderr, "2026-11-23 to 2026-11-30 (5 days)") {
+		t.Errorf("err = %v, stderr %q; want the reason once for the 5 days", err, stderr)
+	}
+	if n := len(srv.Requests("")); n != 0 {
+		t.Errorf("%d requests, want none", n)
+	}
+}

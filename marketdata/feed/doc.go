@@ -12,8 +12,11 @@
 // next run. [Store.Acquire] is the lease that lets one instance at a time
 // run a provider's daily feed.
 //
-//	p := massive.New(massive.Config{APIKey: key})
+//	p, err := massive.New(massive.Config{APIKey: key})
+//	…
 //	r := &feed.Runner{DB: db, Provider: p}
-//	res, err := r.Run(ctx, calendar.NewDate(2026, 11, 2), calendar.NewDate(2026, 11, 27))
-//	fmt.Println(res) // 19 days, 190000 rows, 12 new assets, 3 actions
+//	res, err := r.Run(ctx, calendar.NewDate(2026, 11, 2), calendar.NewDate(2026, 11, 30))
+//	…
+//	fmt.Println(res) // massive: 20 trading days from 2026-11-02 to 2026-11-30: 20 fetched, …
+//	if err := res.Err(); err != nil { … } // the days not stored, fetched again by the next run
 package feed

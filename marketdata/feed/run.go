@@ -163,7 +163,8 @@ func (r *Runner) now() time.Time {
 // [marketdata.Store.SaveActionsCount]. A day that fails (the provider's
 // error, no bars yet, a failed write) is recorded as failed and fetched
 // again by the next run; the others are kept. The provider refusing the
-// credentials stops the run: the remaining days fail with that one error.
+// credentials ([ErrAuth]) or the request ([tradekit.ErrInvalid]) stops the
+// run: the remaining days fail with that one error.
 //
 // Run returns the result and nil even when days failed (see
 // [Result.Err]); an error for a bad range (wrapping [tradekit.ErrInvalid])
@@ -313,9 +314,10 @@ func (r *Runner) run(ctx context.Context, todo []calendar.Date, res *Result) err
 		}
 		if err != nil {
 			res.Failed = append(res.Failed, &DayError{Date: day, Err: err})
-			if IsAuth(err) {
-				// Every later request would be refused too: the remaining
-				// days fail with this one error, reported once.
+			if IsAuth(err) || errors.Is(err, tradekit.ErrInvalid) {
+				// Every later request would be refused too (credentials,
+				// or a request the provider or the client finds invalid):
+				// the remaining days fail with this one error.
 				return dayFailure{err}
 			}
 			if ctx.Err() != nil {
