@@ -9,7 +9,6 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
-	"github.com/tradekit/tradekit/marketdata/feed"
 )
 
 // feedProviders are the providers GET /api/v1/market-data/feeds reports on.
@@ -68,7 +67,7 @@ func (s *Server) handleFeedList(w http.ResponseWriter, req bunrouter.Request) er
 	if !u.IsAdmin {
 		return fmt.Errorf("server: %w", tradekit.Errorf(tradekit.ErrForbidden, "only administrators' keys may read the feeds' status"))
 	}
-	st := feed.NewStore(s.db)
+	st := s.feeds
 	runs, err := st.Runs(ctx, "", feedRunsShown)
 	if err != nil {
 		return err

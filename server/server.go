@@ -28,6 +28,7 @@ import (
 	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/feed"
 	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -122,6 +123,7 @@ type Server struct {
 	market    *marketdata.Reads   // assets, prices, industries, indexes, exchanges: on a current replica if any
 	marketdb  *marketdata.Store   // the same on the primary, for valuations and backtests
 	billing   *billing.Store      // plans, users, rate counters, sessions
+	feeds     *feed.Store         // the market-data feeds' runs, days and next runs
 	trading   *connect.Store      // connections, sync logs, portfolios, orders
 	custom    *studies.Store      // custom indicators
 	backtests *backtestdb.Service // backtests run within the plans' bounds, and their results
@@ -191,6 +193,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		metrics:   newMetrics(db),
 		market:    reads,
 		marketdb:  marketdata.NewStore(db),
+		feeds:     feed.NewStore(db),
 		billing:   billing.NewStore(db),
 		trading:   connect.NewStore(db),
 		custom:    studies.NewStore(db),
