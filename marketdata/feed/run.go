@@ -296,7 +296,7 @@ func (r *Runner) run(ctx context.Context, todo []calendar.Date, res *Result) err
 	defer os.RemoveAll(dir)
 	res.dayRows = map[calendar.Date]int64{}
 	var fetched []calendar.Date
-	unknown := map[string]bool{}
+	unknown := map[string]string{} // a stored symbol not known yet → the provider's spelling
 	var bars int64
 	for i, day := range todo {
 		if ctx.Err() != nil {
@@ -362,9 +362,10 @@ func (r *Runner) run(ctx context.Context, todo []calendar.Date, res *Result) err
 }
 
 // writeDay writes the valid bars of day as CSV to path, notes the symbols
-// not in known, counts the refused bars in invalid, and returns the number
-// of rows written.
-func writeDay(path string, day calendar.Date, bars []Bar, known, unknown map[string]bool, invalid *int) (int64, error) {
+// not in known (with the provider's spelling: Massive writes a preferred
+// share KIMpL, which is stored as KIMPL), counts the refused bars in
+// invalid, and returns the number of rows written.
+func writeDay(path string, day calendar.Date, bars []Bar, known map[string]bool, unknown map[string]string, invalid *int) (int64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, fmt.Errorf("feed: %w", err)
@@ -383,7 +384,7 @@ func writeDay(path string, day calendar.Date, bars []Bar, known, unknown map[str
 		}
 		seen[sym] = true
 		if !known[sym] {
-			unknown[sym] = true
+			unknown[sym] = b.Symbol
 		}
 		w.WriteString(sym + "," + date + "," + b.Open.String() + "," + b.High.String() + "," + b.Low.String() + "," +
 			b.Close.String() + "," + strconv.FormatInt(b.Volume, 10) + "\n")
@@ -407,7 +408,7 @@ func writeDay(path string, day calendar.Date, bars []Bar, known, unknown map[str
 // provider's reference data, in one transaction. A symbol the provider's
 // reference does not know (or all of them, when it fails) gets an asset
 // named after it: a US stock in USD on NYSE, as `import prices` makes.
-func (r *Runner) createAssets(ctx context.Context, unknown map[string]bool, byMIC map[string]uuid.UUID, res *Result) error {
+func (r *Runner) createAssets(ctx context.Context, unknown map[string]string, byMIC map[string]uuid.UUID, res *Result) error {
 	if len(unknown) == 0 {
 		return nil
 	}
@@ -416,8 +417,12 @@ func (r *Runner) createAssets(ctx context.Context, unknown map[string]bool, byMI
 		syms = append(syms, s)
 	}
 	slices.Sort(syms)
+	raw := make([]string, len(syms))
+	for i, s := range syms {
+		raw[i] = unknown[s]
+	}
 	info := map[string]AssetInfo{}
-	refs, err := r.Provider.Assets(ctx, syms)
+	refs, err := r.Provider.Assets(ctx, raw)
 	if err != nil && IsAuth(err) {
 		return dayFailure{err}
 	}

@@ -264,3 +264,28 @@ func TestRunEmptyDay(t *testing.T) {
 		}
 	})
 }
+
+// TestRunProviderSpelling: a ticker Massive spells in mixed case (a
+// preferred share, KIMpL) is stored upper case and still gets its name from
+// the reference, asked with the provider's spelling.
+func TestRunProviderSpelling(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		from, to := calendar.NewDate(2026, 11, 23), calendar.NewDate(2026, 11, 24)
+		m := feedtest.NewMarket(2, from, to)
+		m.Symbols = append(m.Symbols, "KIMpL")
+		m.Names["KIMpL"] = "Kimco Realty Corp. Class L Depositary Shares"
+		for _, d := range m.Days {
+			m.SetBar(d, feed.Bar{Symbol: "KIMpL", Open: decimal.RequireFromString("26.07"), High: decimal.RequireFromString("26.25"),
+				Low: decimal.RequireFromString("25.91"), Close: decimal.RequireFromString("25.9102"), Volume: 4369})
+		}
+		srv := feedtest.NewMassive(t, m)
+		if _, err := (&feed.Runner{DB: db, Provider: mustMassive(t, srv, nil)}).Run(ctx, from, to); err != nil {
+			t.Fatal(err)
+		}
+		a, err := marketdata.NewStore(db).AssetBySymbol(ctx, "KIMPL")
+		if err != nil || a.Name != "Kimco Realty Corp. Class L Depositary Shares" {
+			t.Errorf("asset = %+v, %v; want KIMPL with the reference's name", a, err)
+		}
+	})
+}
