@@ -117,7 +117,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if err := watchParent(fs, *exitWithParent, log); err != nil {
 		return err
 	}
-	if !*noSeed {
+	if !*noSeed && *feedOpts.provider == "" { // with --feed, the data comes from the provider
 		if err := e.seedIfEmpty(ctx, *dsn, log); err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ func addFeedFlags(fs *flagSet) *feedFlags {
 	return &feedFlags{
 		provider: fs.String("feed", "", "keep market data current from `PROVIDER`, massive or alpaca: a run daily after the close\n"+
 			"(--feed-at) by the NYSE calendar and a backfill at start; one instance at a time runs it\n"+
-			"(keys from the environment, see docs/feeds.md)"),
+			"(keys from the environment, see docs/feeds.md). An empty database gets no demo data set"),
 		at: fs.String("feed-at", "18:00", "the time of the daily feed run, `HH:MM` in America/New_York"),
 		backfill: fs.Int("feed-backfill", 30, "on start, fetch the trading days missed since the last stored bar, at most `DAYS`\n"+
 			"calendar days back"),

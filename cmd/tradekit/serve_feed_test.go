@@ -12,6 +12,8 @@ import (
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/marketdata/feed"
 	"github.com/tradekit/tradekit/marketdata/feed/feedtest"
 )
@@ -131,4 +133,23 @@ func TestServeFeedFlags(t *testing.T) {
 			t.Errorf("serve %v: %v, want %q", tt.args, err, tt.want)
 		}
 	}
+}
+
+// TestServeFeedNoDemoSeed: serve --feed on an empty database loads no
+// demo data set; the feed fills it.
+func TestServeFeedNoDemoSeed(t *testing.T) {
+	dbtest.EachDSN(t, func(t *testing.T, dsn string) {
+		m := feedtest.NewMarket(3, calendar.NewDate(2026, 11, 23), calendar.NewDate(2026, 11, 23))
+		srv := feedtest.NewMassive(t, m)
+		env := map[string]string{"TRADEKIT_DB": dsn, "TRADEKIT_MASSIVE_URL": srv.URL, "TRADEKIT_MASSIVE_API_KEY": srv.Key}
+		serveOnce(t, env, "--feed", "massive", "--feed-backfill", "1")
+		db, err := database.Open(context.Background(), dsn, database.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if ok, err := demo.IsLoaded(context.Background(), marketdata.NewStore(db)); err != nil || ok {
+			t.Errorf("demo.IsLoaded = %v, %v; want no demo data with --feed", ok, err)
+		}
+	})
 }
