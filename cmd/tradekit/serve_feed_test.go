@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,14 +49,23 @@ func TestServeFeedBackfillTwoInstances(t *testing.T) {
 
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		addrs := []string{freeAddr(t), freeAddr(t)}
+		addrs := twoFreeAddrs(t)
 		done := make(chan error, 2)
-		for _, addr := range addrs {
+		logs := make([]*syncBuffer, 2)
+		for i, addr := range addrs {
+			logs[i] = &syncBuffer{}
 			go func() {
 				done <- run(ctx, []string{"serve", "--addr", addr, "--no-seed", "--metrics", "--feed", "massive"},
-					func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, &bytes.Buffer{})
+					func(k string) string { return env[k] }, strings.NewReader(""), io.Discard, logs[i])
 			}()
 		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				for i, l := range logs {
+					t.Logf("serve %s log:\n%s", addrs[i], l.String())
+				}
+			}
+		})
 		for _, addr := range addrs {
 			waitHealthy(t, "http://"+addr+"/healthz")
 		}
@@ -133,6 +144,40 @@ func TestServeFeedFlags(t *testing.T) {
 			t.Errorf("serve %v: %v, want %q", tt.args, err, tt.want)
 		}
 	}
+}
+
+// twoFreeAddrs returns two distinct free loopback addresses: both ports
+// are held while the second is chosen.
+func twoFreeAddrs(t *testing.T) []string {
+	t.Helper()
+	var addrs []string
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // TestServeFeedNoDemoSeed: serve --feed on an empty database loads no

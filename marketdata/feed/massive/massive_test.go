@@ -35,11 +35,11 @@ func (rc *recorded) serve(routes map[string]string) *httptest.Server {
 		rc.mu.Lock()
 		rc.requests = append(rc.requests, r)
 		rc.mu.Unlock()
-		name := ""
-		for k, v := range routes {
+		name, best := "", ""
+		for k, v := range routes { // the longest route that matches
 			path, param, _ := strings.Cut(k, "?")
-			if path == r.URL.Path && (param == "" || r.URL.Query().Has(param)) && len(k) > len(name) {
-				name = v
+			if path == r.URL.Path && (param == "" || r.URL.Query().Has(param)) && len(k) > len(best) {
+				name, best = v, k
 			}
 		}
 		if name == "" {
