@@ -24,28 +24,40 @@ import (
 // every cache keyed by the price version, in any process, sees the change.
 // Saving an action exactly as stored changes nothing, version included.
 func (s *Store) SaveActions(ctx context.Context, acts []Action) error {
+	_, err := s.SaveActionsCount(ctx, acts)
+	return err
+}
+
+// SaveActionsCount saves the actions as [Store.SaveActions] does and
+// returns how many of them it inserted or changed (0 when every one was
+// stored as it is).
+func (s *Store) SaveActionsCount(ctx context.Context, acts []Action) (int, error) {
 	var changed []uuid.UUID
 	seen := map[uuid.UUID]bool{}
+	count := 0
 	for _, a := range acts {
 		if err := a.Validate(); err != nil {
-			return err
+			return 0, err
 		}
 		res, err := s.db.NewRaw(`INSERT INTO corporate_actions (asset_id, date, kind, value) VALUES (?, ?, ?, ?)
 			ON CONFLICT (asset_id, kind, date) DO UPDATE SET value = excluded.value
 			WHERE corporate_actions.value <> excluded.value`,
 			a.AssetID, SQLDate(a.Date), string(a.Kind), a.Value.String()).Exec(ctx)
 		if err != nil {
-			return fmt.Errorf("marketdata: save actions: %w", err)
+			return 0, fmt.Errorf("marketdata: save actions: %w", err)
 		}
-		if n, err := res.RowsAffected(); (err != nil || n > 0) && !seen[a.AssetID] {
-			seen[a.AssetID] = true
-			changed = append(changed, a.AssetID)
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			count++
+			if !seen[a.AssetID] {
+				seen[a.AssetID] = true
+				changed = append(changed, a.AssetID)
+			}
 		}
 	}
 	if err := s.bumpVersions(ctx, changed); err != nil {
-		return fmt.Errorf("marketdata: save actions: version: %w", err)
+		return 0, fmt.Errorf("marketdata: save actions: version: %w", err)
 	}
-	return nil
+	return count, nil
 }
 
 // Actions returns the corporate actions of the asset, oldest first (a

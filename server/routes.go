@@ -60,6 +60,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/api/v1/market-data/prices/asset/:assetId/latest", keyed, bind(s, s.handlePriceLatest)},
 		{"GET", "/api/v1/market-data/prices/:id", keyed, bind(s, s.handlePriceGet)},
 		{"GET", "/api/v1/market-data/exchanges", keyed, bindNone(s, s.handleExchangeList)},
+		{"GET", "/api/v1/market-data/feeds", keyed, bindNone(s, s.handleFeedList)},
 		{"GET", "/api/v1/market-data/exchanges/symbol/:symbol", keyed, bind(s, s.handleExchangeBySymbol)},
 		{"GET", "/api/v1/market-data/exchanges/:id", keyed, bind(s, s.handleExchangeGet)},
 		{"GET", "/api/v1/market-data/exchanges/:id/holidays", keyed, bind(s, s.handleExchangeHolidays)},

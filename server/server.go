@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/trace"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/tradekit/tradekit/internal/lru"
 	"github.com/tradekit/tradekit/knowledge"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/feed"
 	"github.com/tradekit/tradekit/profiles/profiledb"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -90,6 +92,9 @@ type Config struct {
 	// keys and anything that reads its own writes stay on the primary.
 	// Nil: every query goes to the database given to New.
 	Replicas *database.Replicas
+	// Collectors are more Prometheus collectors to serve with the
+	// server's metrics, such as the market-data feed's of serve --feed.
+	Collectors []prometheus.Collector
 }
 
 // Server is the Tradekit HTTP API over one database. It is stateless
@@ -118,6 +123,7 @@ type Server struct {
 	market    *marketdata.Reads   // assets, prices, industries, indexes, exchanges: on a current replica if any
 	marketdb  *marketdata.Store   // the same on the primary, for valuations and backtests
 	billing   *billing.Store      // plans, users, rate counters, sessions
+	feeds     *feed.Store         // the market-data feeds' runs, days and next runs
 	trading   *connect.Store      // connections, sync logs, portfolios, orders
 	custom    *studies.Store      // custom indicators
 	backtests *backtestdb.Service // backtests run within the plans' bounds, and their results
@@ -187,6 +193,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		metrics:   newMetrics(db),
 		market:    reads,
 		marketdb:  marketdata.NewStore(db),
+		feeds:     feed.NewStore(db),
 		billing:   billing.NewStore(db),
 		trading:   connect.NewStore(db),
 		custom:    studies.NewStore(db),
@@ -194,6 +201,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		profiles:  profiledb.NewReads(cfg.Replicas.Read),
 	}
 	s.metrics.reg.MustRegister(replicaCollector{cfg.Replicas})
+	s.metrics.reg.MustRegister(cfg.Collectors...)
 	s.newTrading()
 	s.docs = lru.New(cfg.CacheBytes)
 	s.copy = copytrading.New(db, copytrading.Config{Orders: s.connect, Now: s.now, Logger: s.log,

@@ -70,10 +70,10 @@ func plain(err error) string {
 // start their messages with ("marketdata: …"); plainText drops them.
 // TestPackageNames checks the list against the source tree.
 var packageNames = map[string]bool{
-	"alerts": true, "alpaca": true, "api": true, "backtest": true, "backtestdb": true, "billing": true,
+	"alerts": true, "alpaca": true, "alpacadata": true, "api": true, "backtest": true, "backtestdb": true, "billing": true,
 	"brokers": true, "calendar": true, "client": true, "connect": true, "consent": true,
-	"copytrading": true, "dashboard": true, "database": true, "dbcopy": true, "dbtest": true, "demo": true,
-	"formula": true, "indicators": true, "jsonnum": true, "knowledge": true, "lru": true, "marketdata": true, "ohlcv": true,
+	"copytrading": true, "dashboard": true, "database": true, "dbcopy": true, "dbtest": true, "demo": true, "feed": true, "feedtest": true, "fetch": true,
+	"formula": true, "indicators": true, "jsonnum": true, "knowledge": true, "lru": true, "marketdata": true, "massive": true, "ohlcv": true,
 	"paper": true, "profiledb": true, "profiles": true, "seal": true, "server": true, "studies": true,
 	"tradekit": true, "webhook": true,
 }

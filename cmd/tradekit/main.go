@@ -48,6 +48,10 @@ commands:
                build the analytics profiles of the assets whose prices changed (--all: every asset)
   db copy --from DSN --to DSN
                copy a whole database into an empty one, SQLite to PostgreSQL or back, checked by checksums
+  feed run --provider massive|alpaca --from DATE [--to DATE] [--rate N/min] [--db DSN]
+               fetch daily bars, new assets, splits and dividends from a data provider (see docs/feeds.md)
+  feed status [--provider NAME] [--limit N] [--db DSN]
+               the feeds' last runs, failed days and next run
   version      print the module version and VCS revision of this binary
 
 Every command also takes --verbose: on an error, print the whole chain of its causes.
@@ -185,6 +189,8 @@ func (e *env) dispatch(ctx context.Context, args []string) error {
 		return e.paperCmd(ctx, rest)
 	case "db":
 		return e.dbCmd(ctx, rest)
+	case "feed":
+		return e.feedCmd(ctx, rest)
 	case "help":
 		if len(rest) > 0 && !isHelp(rest[0]) {
 			// tradekit help keys create: the help of that command.

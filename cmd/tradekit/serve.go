@@ -29,7 +29,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		"               [--log-format text|json] [--sync-interval DURATION] [--paper-cash AMOUNT] [--paper-slippage-bps BPS]\n"+
 		"               [--paper-commission AMOUNT] [--paper-signups-per-hour N] [--paper-requests-per-minute N]\n"+
 		"               [--metrics | --metrics-addr HOST:PORT]\n"+
-		"               [--exit-with-parent] [--db-replica DSN]... [--replica-max-lag DURATION]",
+		"               [--exit-with-parent] [--db-replica DSN]... [--replica-max-lag DURATION]\n"+
+		"               [--feed massive|alpaca] [--feed-at HH:MM] [--feed-backfill DAYS]",
 		"Apply pending migrations, load the demo data set into a database that holds no assets (unless\n"+
 			"--no-seed), and serve the API until SIGINT or SIGTERM. Under go run, it also stops when go run\n"+
 			"exits (Linux); for a server in the background, build the binary: go build -o bin/tradekit ./cmd/tradekit.")
@@ -68,6 +69,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		"billing and keys stay on --db")
 	maxLag := fs.Duration("replica-max-lag", 5*time.Second, "how far behind the primary a replica may be and still answer reads, a `DURATION`;\n"+
 		"measured by WAL position every second, so an idle replica of an idle primary counts as current")
+	feedOpts := addFeedFlags(fs)
 	if err := e.parse(fs, args); err != nil {
 		return err
 	}
@@ -162,7 +164,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	if _, err := database.Migrate(ctx, db); err != nil {
 		return err
 	}
-	if !*noSeed {
+	if !*noSeed && *feedOpts.provider == "" { // with --feed, the data comes from the provider
 		if err := e.seedIfEmpty(ctx, *dsn, log); err != nil {
 			return err
 		}
@@ -190,6 +192,10 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer build.Close()
+	feeds, err := e.feedService(feedOpts, build, log)
+	if err != nil {
+		return err
+	}
 	defer buildProfilesInBackground(ctx, build, log)() // stopped and waited for before build closes
 	brokers.PaperCash, brokers.PaperSlippageBps, brokers.PaperCommission = cash, slippage, commission
 	brokers.PaperSignupsPerHour = *paperSignups
@@ -205,7 +211,8 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		brokers.SyncInterval = -1 // server.BrokersConfig: negative is never
 	}
 	srv := server.New(server.Config{Logger: log, Brokers: brokers, AllowPrivateWebhooks: *allowPrivateWebhooks,
-		Metrics: *metrics, TracerProvider: tp, Replicas: replicas}, db)
+		Metrics: *metrics, TracerProvider: tp, Replicas: replicas, Collectors: feeds.collectors()}, db)
+	defer feeds.start(ctx)() // stopped and waited for before build closes
 	log.Info("dashboard", "url", strings.TrimSuffix(brokers.PublicURL, "/")+"/dashboard/")
 	served = true
 	if ml == nil {
