@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -22,8 +23,9 @@ const corrBlock = 256
 // calls each with the index of the series in series and its profile, or
 // the error Compute would have returned. each is called from up to
 // workers goroutines at once (runtime.GOMAXPROCS(0) when workers <= 0),
-// once per series, in no particular order; ComputeAll returns when every
-// call has returned. It returns an error wrapping
+// once per series, in no particular order, until it returns false: no
+// series is started after that. ComputeAll returns when every call has
+// returned. It returns an error wrapping
 // [github.com/tradekit/tradekit.ErrInvalid], before any call, if cfg is
 // out of range.
 //
@@ -33,7 +35,7 @@ const corrBlock = 256
 // windows, in blocks of 256 series; a series or peer with a gap in that
 // window, or dates past it, is merged pair by pair as Compute does. The
 // rest of each profile is computed once per series, on the workers.
-func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func(i int, p Profile, err error)) error {
+func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func(i int, p Profile, err error) bool) error {
 	cfg, err := cfg.resolve()
 	if err != nil {
 		return err
@@ -42,27 +44,20 @@ func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func
 		workers = runtime.GOMAXPROCS(0)
 	}
 	d := u.dense(series, cfg, workers)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				a, err := newAsset(series[i].Bars, cfg)
-				if err != nil {
-					each(i, Profile{}, err)
-					continue
-				}
-				each(i, u.profileWith(a, series[i].ID, cfg, d, i), nil)
-			}
-		}()
-	}
-	for i := range series {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	var stop atomic.Bool
+	parallel(len(series), workers, func(i int) {
+		if stop.Load() {
+			return
+		}
+		var p Profile
+		a, err := newAsset(series[i].Bars, cfg)
+		if err == nil {
+			p = u.profileWith(a, series[i].ID, cfg, d, i)
+		}
+		if !each(i, p, err) {
+			stop.Store(true)
+		}
+	})
 	return nil
 }
 

@@ -102,11 +102,12 @@ func TestComputeAllEqualsCompute(t *testing.T) {
 		got := make([]outcome, len(series))
 		var mu sync.Mutex
 		calls := 0
-		err := u.ComputeAll(series, cfg, 3, func(i int, p profiles.Profile, err error) {
+		err := u.ComputeAll(series, cfg, 3, func(i int, p profiles.Profile, err error) bool {
 			mu.Lock()
 			defer mu.Unlock()
 			calls++
 			got[i] = outcome{p, err}
+			return true
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -141,8 +142,9 @@ func TestComputeAllConfigError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = u.ComputeAll(series, profiles.Config{CorrWindow: 10, MinOverlap: 20}, 0, func(int, profiles.Profile, error) {
+	err = u.ComputeAll(series, profiles.Config{CorrWindow: 10, MinOverlap: 20}, 0, func(int, profiles.Profile, error) bool {
 		t.Error("each called despite a bad config")
+		return true
 	})
 	if err == nil {
 		t.Error("ComputeAll with MinOverlap > CorrWindow: no error")
