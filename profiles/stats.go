@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -73,29 +74,29 @@ func logistic(x float64) float64 {
 	return 1 / (1 + math.Exp(-x))
 }
 
+// rankPair is a value and its index, sorted by value to rank it.
+type rankPair struct {
+	v float64
+	i int
+}
+
 // ranks writes into dst the ranks 1..n of x with ties given their average
 // rank (the ranking used by Spearman's rho); idx is scratch of len(x).
-func ranks(dst, x []float64, idx []int) {
-	for i := range idx {
-		idx[i] = i
+// The pairs are sorted by value alone: the order among equal values does
+// not change their average rank.
+func ranks(dst, x []float64, idx []rankPair) {
+	for i, v := range x {
+		idx[i] = rankPair{v, i}
 	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case x[a] < x[b]:
-			return -1
-		case x[a] > x[b]:
-			return 1
-		}
-		return a - b
-	})
+	slices.SortFunc(idx, func(a, b rankPair) int { return cmp.Compare(a.v, b.v) })
 	for i := 0; i < len(idx); {
 		j := i + 1
-		for j < len(idx) && x[idx[j]] == x[idx[i]] {
+		for j < len(idx) && idx[j].v == idx[i].v {
 			j++
 		}
 		r := float64(i+j+1) / 2 // mean of ranks i+1..j
 		for k := i; k < j; k++ {
-			dst[idx[k]] = r
+			dst[idx[k].i] = r
 		}
 		i = j
 	}
@@ -106,7 +107,7 @@ func ranks(dst, x []float64, idx []int) {
 // dispersion.
 func spearman(x, y []float64) float64 {
 	n := len(x)
-	rx, ry, idx := make([]float64, n), make([]float64, n), make([]int, n)
+	rx, ry, idx := make([]float64, n), make([]float64, n), make([]rankPair, n)
 	ranks(rx, x, idx)
 	ranks(ry, y, idx)
 	r := stat.Correlation(rx, ry, nil)
