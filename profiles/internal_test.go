@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -168,6 +169,35 @@ func TestNoLookAhead(t *testing.T) {
 		labels, _ := rawRegimes(a, rollingVol(a.ret, cfg.VolWindow), cfg)
 		if !slices.Equal(labels, fullLabels[:m]) {
 			t.Errorf("regimes: raw labels on the first %d days differ from the full series'", m)
+		}
+	}
+}
+
+// TestRanksAgainstDefinition checks ranks against the definition, the
+// average of 1-based positions among the sorted values: 1 + #{x_j < x_i}
+// + (#{x_j == x_i} - 1) / 2, on values with many ties, -0 and +0, and
+// infinities.
+func TestRanksAgainstDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	x := make([]float64, 500)
+	for i := range x {
+		x[i] = float64(rng.IntN(40)) - 20
+	}
+	x[3], x[4], x[5], x[6] = math.Copysign(0, -1), 0, math.Inf(1), math.Inf(-1)
+	got := make([]float64, len(x))
+	ranks(got, x, make([]float64, len(x)), make([]int, len(x)))
+	for i, v := range x {
+		less, equal := 0, 0
+		for _, w := range x {
+			switch {
+			case w < v:
+				less++
+			case w == v:
+				equal++
+			}
+		}
+		if want := 1 + float64(less) + float64(equal-1)/2; got[i] != want {
+			t.Errorf("rank of x[%d] = %v: %v, want %v", i, v, got[i], want)
 		}
 	}
 }

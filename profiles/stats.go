@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -74,31 +73,26 @@ func logistic(x float64) float64 {
 	return 1 / (1 + math.Exp(-x))
 }
 
-// rankPair is a value and its index, sorted by value to rank it.
-type rankPair struct {
-	v float64
-	i int
-}
-
 // ranks writes into dst the ranks 1..n of x with ties given their average
-// rank (the ranking used by Spearman's rho); idx is scratch of len(x).
-// The pairs are sorted by value alone: the order among equal values does
-// not change their average rank.
-func ranks(dst, x []float64, idx []rankPair) {
-	for i, v := range x {
-		idx[i] = rankPair{v, i}
-	}
-	slices.SortFunc(idx, func(a, b rankPair) int { return cmp.Compare(a.v, b.v) })
-	for i := 0; i < len(idx); {
+// rank (the ranking used by Spearman's rho); sorted and end are scratch of
+// len(x). x must hold no NaN. The values are sorted once (an ordered
+// sort, with no comparison function to call); end[k] is the end of the
+// run of values equal to sorted[k]; each value's run [lo, hi), lo found
+// by binary search, gives its average rank (lo+1 + hi) / 2.
+func ranks(dst, x, sorted []float64, end []int) {
+	copy(sorted, x)
+	slices.Sort(sorted)
+	for i := 0; i < len(sorted); {
 		j := i + 1
-		for j < len(idx) && idx[j].v == idx[i].v {
+		for j < len(sorted) && sorted[j] == sorted[i] {
 			j++
 		}
-		r := float64(i+j+1) / 2 // mean of ranks i+1..j
-		for k := i; k < j; k++ {
-			dst[idx[k].i] = r
-		}
+		end[i] = j
 		i = j
+	}
+	for i, v := range x {
+		lo, _ := slices.BinarySearch(sorted, v)
+		dst[i] = float64(lo+end[lo]+1) / 2
 	}
 }
 
@@ -107,9 +101,9 @@ func ranks(dst, x []float64, idx []rankPair) {
 // dispersion.
 func spearman(x, y []float64) float64 {
 	n := len(x)
-	rx, ry, idx := make([]float64, n), make([]float64, n), make([]rankPair, n)
-	ranks(rx, x, idx)
-	ranks(ry, y, idx)
+	rx, ry, sorted, end := make([]float64, n), make([]float64, n), make([]float64, n), make([]int, n)
+	ranks(rx, x, sorted, end)
+	ranks(ry, y, sorted, end)
 	r := stat.Correlation(rx, ry, nil)
 	if math.IsNaN(r) {
 		return 0
