@@ -184,11 +184,11 @@ func (s *Server) today() calendar.Date {
 
 // handleAssetList serves GET /api/v1/market-data/assets.
 func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) error {
-	as, err := s.market.Assets(req.Context())
+	data, err := s.market.EncodedAssets(req.Context(), encodeAssetList)
 	if err != nil {
 		return err
 	}
-	return s.writeData(w, newAssetList(as, assetFields{exchangeID: true, isActive: true}))
+	return s.writeRawData(w, data)
 }
 
 // handleAssetGet serves GET /api/v1/market-data/assets/:id.
