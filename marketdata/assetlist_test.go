@@ -32,7 +32,7 @@ func TestEncodedAssetsCache(t *testing.T) {
 		}
 		list := func() string {
 			t.Helper()
-			b, err := r.EncodedAssets(ctx, encode)
+			b, _, err := r.EncodedAssets(ctx, encode)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -58,8 +58,8 @@ type encodedAssets struct {
 }
 
 // EncodedAssets returns encode's form of [Store.Assets], the list of every
-// asset, from a cache that holds the last list encoded and the asset list
-// version ([Store.AssetListVersion]) read before it: a request pays one
+// asset, and the asset list version ([Store.AssetListVersion]) read before
+// it, from a cache that holds the last list encoded: a request pays one
 // query for the version, and the list is read and encoded again only
 // after an asset was saved. encode must be the same function on every
 // call (the cache does not know it) and must not keep the slice it is
@@ -67,8 +67,9 @@ type encodedAssets struct {
 // version and the list are read on the same database, so a replica's
 // list is cached under the replica's version; a change of version either
 // way rebuilds it. Errors are those of the reads and of encode.
-func (r *Reads) EncodedAssets(ctx context.Context, encode func([]Asset) ([]byte, error)) ([]byte, error) {
+func (r *Reads) EncodedAssets(ctx context.Context, encode func([]Asset) ([]byte, error)) ([]byte, int64, error) {
 	var out []byte
+	var version int64
 	err := r.read(ctx, func(db bun.IDB, _ bool) error {
 		st := NewStore(db)
 		v, err := st.AssetListVersion(ctx)
@@ -79,7 +80,7 @@ func (r *Reads) EncodedAssets(ctx context.Context, encode func([]Asset) ([]byte,
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.ok && c.version == v {
-			out = c.data
+			out, version = c.data, v
 			return nil
 		}
 		list, err := st.Assets(ctx)
@@ -91,10 +92,10 @@ func (r *Reads) EncodedAssets(ctx context.Context, encode func([]Asset) ([]byte,
 			return err
 		}
 		c.ok, c.version, c.data = true, v, data
-		out = data
+		out, version = data, v
 		return nil
 	})
-	return out, err
+	return out, version, err
 }
 
 // readOn runs fn on a Store over the database r's ReadFunc chooses.

@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"compress/gzip"
 	"context"
+	"io"
+	"net/http"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -55,7 +58,44 @@ func TestAssetListFollowsChanges(t *testing.T) {
 		if got := names(); got["LSTB"] != "List B" || got["LSTA"] != "List A renamed" {
 			t.Errorf("list after saving: %v; want LSTB and LSTA's new name", got)
 		}
+		// Compressed (once per version) for a client that takes gzip: the
+		// same bytes once inflated.
+		plain, zipped := listBody(t, h, key, ""), listBody(t, h, key, "gzip")
+		if plain != zipped || !strings.Contains(zipped, `"List A renamed"`) {
+			t.Errorf("gzip list differs from the plain one:\n%.300s\n%.300s", zipped, plain)
+		}
 	})
+}
+
+// listBody returns the body of GET /api/v1/market-data/assets sent with
+// the Accept-Encoding given, inflated if it came compressed.
+func listBody(tb testing.TB, h http.Handler, key, encoding string) string {
+	tb.Helper()
+	req := httptest.NewRequest("GET", "/api/v1/market-data/assets", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if encoding != "" {
+		req.Header.Set("Accept-Encoding", encoding)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		tb.Fatalf("list with Accept-Encoding %q: %d %s", encoding, rec.Code, rec.Body)
+	}
+	var body io.Reader = rec.Body
+	if rec.Header().Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(rec.Body)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		body = zr
+	} else if encoding == "gzip" {
+		tb.Errorf("list with Accept-Encoding gzip came as %q", rec.Header().Get("Content-Encoding"))
+	}
+	b, err := io.ReadAll(body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
 }
 
 // benchListAssetsEnv sets the number of assets of BenchmarkAssetList

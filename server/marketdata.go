@@ -184,11 +184,11 @@ func (s *Server) today() calendar.Date {
 
 // handleAssetList serves GET /api/v1/market-data/assets.
 func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request) error {
-	data, err := s.market.EncodedAssets(req.Context(), encodeAssetList)
+	data, version, err := s.market.EncodedAssets(req.Context(), encodeAssetList)
 	if err != nil {
 		return err
 	}
-	return s.writeRawData(w, data)
+	return s.writeAssetList(w, req, data, version)
 }
 
 // handleAssetGet serves GET /api/v1/market-data/assets/:id.
