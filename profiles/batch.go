@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"math"
 	"runtime"
@@ -218,18 +219,18 @@ func (u *Universe) calendar(n int) []int32 {
 	}
 	groups := map[uint64][]*group{}
 	var best *group
+	var buf []byte
 	for pi := range u.peers {
 		p := &u.peers[pi]
 		if len(p.days) < n {
 			continue
 		}
 		w := p.days[len(p.days)-n:]
-		var h maphash.Hash
-		h.SetSeed(seed)
+		buf = buf[:0]
 		for _, v := range w {
-			h.WriteString(string([]byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)}))
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
 		}
-		key := h.Sum64()
+		key := maphash.Bytes(seed, buf)
 		var g *group
 		for _, c := range groups[key] {
 			if slices.Equal(c.days, w) {

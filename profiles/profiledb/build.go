@@ -133,9 +133,12 @@ func ShardOf(id uuid.UUID, n int) int {
 // prices from prices and writing to store.
 //
 // It reads every asset's daily closes once (all of them are peers for
-// correlations) on cfg.Workers goroutines, prepares the profiles.Universe
-// once, then computes the profiles on cfg.Workers goroutines and stores
-// them in batches of [SaveBatch], one transaction each. An asset's price
+// correlations), 250 assets per query on cfg.Workers goroutines, prepares
+// the profiles.Universe once, then computes the profiles with
+// profiles.Universe.ComputeAll (the correlations of the assets on the
+// calendar as one blocked matrix product, the rest of each profile on
+// cfg.Workers goroutines) and stores them in batches of [SaveBatch], one
+// transaction each. An asset's price
 // version is read before its prices, so a profile is never labelled with
 // a newer version than the prices it was computed from; prices written
 // during a build are picked up by the next one.
