@@ -3,6 +3,8 @@ package profiles
 import (
 	"math"
 	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat"
 	"slices"
 	"testing"
 
@@ -200,4 +202,58 @@ func TestRanksAgainstDefinition(t *testing.T) {
 			t.Errorf("rank of x[%d] = %v: %v, want %v", i, v, got[i], want)
 		}
 	}
+}
+
+// TestRankICMatchesSpearman checks that fwdOrder.rankIC, which ranks the
+// forward returns from one sort shared by the indicators, gives exactly
+// spearman of the pairs where both series are defined, on series with
+// ties, gaps (NaN, ±Inf) and a signed zero.
+func TestRankICMatchesSpearman(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	n := 800
+	fwd, sig := make([]float64, n), make([]float64, n)
+	for i := range fwd {
+		fwd[i] = float64(rng.IntN(60)-30) / 100 // many ties
+		sig[i] = rng.NormFloat64()
+		switch rng.IntN(12) {
+		case 0:
+			fwd[i] = math.NaN()
+		case 1:
+			sig[i] = math.NaN()
+		case 2:
+			sig[i] = math.Inf(1)
+		case 3:
+			sig[i] = float64(rng.IntN(3)) // ties in the signal too
+		}
+	}
+	fwd[10], fwd[11] = math.Copysign(0, -1), 0
+	var x, y []float64
+	for i := range sig {
+		if !math.IsNaN(sig[i]) && !math.IsInf(sig[i], 0) && !math.IsNaN(fwd[i]) {
+			x, y = append(x, sig[i]), append(y, fwd[i])
+		}
+	}
+	want := spearman(x, y)
+	if got := newFwdOrder(fwd).rankIC(sig); got != want || want == 0 {
+		t.Errorf("rankIC = %v, spearman of the pairs = %v; want them equal and not 0", got, want)
+	}
+	if got := newFwdOrder(fwd).rankIC(make([]float64, n)); got != 0 {
+		t.Errorf("rankIC of a constant signal = %v, want 0", got)
+	}
+}
+
+// spearman, the definition fwdOrder.rankIC is checked against, returns
+// Spearman's rank correlation of x and y: the Pearson
+// correlation of their average ranks. It returns 0 when either has no
+// dispersion.
+func spearman(x, y []float64) float64 {
+	n := len(x)
+	rx, ry, sorted, end := make([]float64, n), make([]float64, n), make([]float64, n), make([]int, n)
+	ranks(rx, x, sorted, end)
+	ranks(ry, y, sorted, end)
+	r := stat.Correlation(rx, ry, nil)
+	if math.IsNaN(r) {
+		return 0
+	}
+	return r
 }

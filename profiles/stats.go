@@ -96,21 +96,6 @@ func ranks(dst, x, sorted []float64, end []int) {
 	}
 }
 
-// spearman returns Spearman's rank correlation of x and y: the Pearson
-// correlation of their average ranks. It returns 0 when either has no
-// dispersion.
-func spearman(x, y []float64) float64 {
-	n := len(x)
-	rx, ry, sorted, end := make([]float64, n), make([]float64, n), make([]float64, n), make([]int, n)
-	ranks(rx, x, sorted, end)
-	ranks(ry, y, sorted, end)
-	r := stat.Correlation(rx, ry, nil)
-	if math.IsNaN(r) {
-		return 0
-	}
-	return r
-}
-
 // medianTracker keeps a multiset of values, chosen from a fixed universe
 // known in advance, and answers the median of those added so far in
 // O(log n) per operation (a Fenwick tree over the values' sorted order).
