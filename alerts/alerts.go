@@ -24,6 +24,10 @@ type AlertInput struct {
 	Condition string     // a formula of package indicators/formula, true where non-zero
 	WebhookID *uuid.UUID // the webhook to deliver its notifications to; nil: all the user's
 	Once      bool       // stop after the first firing
+	// Adjusted evaluates the condition over prices back-adjusted for
+	// splits and dividends, the series the charts show; false over
+	// prices as traded. The API's default is true.
+	Adjusted bool
 }
 
 // ParseCondition parses an alert's condition. The error is a
@@ -158,7 +162,7 @@ func (s *Service) CreateAlert(ctx context.Context, userID uuid.UUID, in AlertInp
 	}
 	now := s.clock()
 	a := Alert{ID: uuid.New(), UserID: userID, AssetID: in.AssetID, Name: in.Name, Condition: in.Condition,
-		WebhookID: in.WebhookID, Once: in.Once, Status: Active, CheckedVersion: v.Version, CheckedThrough: through,
+		WebhookID: in.WebhookID, Once: in.Once, Adjusted: in.Adjusted, Status: Active, CheckedVersion: v.Version, CheckedThrough: through,
 		CreatedAt: now, UpdatedAt: now, Symbol: asset.Symbol}
 	err = s.insertCounted(ctx, userID, &a, alertsCounted, "alerts", maxAlerts, "alerts")
 	if err != nil {

@@ -37,7 +37,9 @@
 // them at most). It fires on each such bar where the condition holds: at
 // most once per bar, and only on the first for an alert made with once
 // (the default in the API), which then becomes triggered. Bars revised in
-// place (same date) are not new and are not evaluated again.
+// place (same date) are not new and are not evaluated again. The bars are
+// back-adjusted for splits and dividends (marketdata.Adjust) unless the
+// alert was made with Adjusted false: the series the charts show.
 //
 // A pass reads the alerts and bars of a hundred assets at once (the bars
 // from the stored copies of the price columns, which marketdata brings up

@@ -190,7 +190,7 @@ func (p *pass) turn(ctx context.Context, assets []changedAsset, only map[uuid.UU
 			if only != nil {
 				list = slices.DeleteFunc(list, func(al Alert) bool { return !only[al.ID] })
 			}
-			o, wait := p.evaluateAsset(a, list, b, spent)
+			o, wait := p.evaluateAsset(a, list, b, r.adjusted[a.ID], spent)
 			p.outs = append(p.outs, o)
 			if len(wait) > 0 {
 				next = append(next, *a)
@@ -245,12 +245,31 @@ func (p *pass) learnAccounts(ctx context.Context, byAsset map[uuid.UUID][]Alert)
 }
 
 // batchRead is what evaluating a batch of changed assets needs: their
-// active alerts and their bars, or the error reading them gave.
+// active alerts and their bars, as traded and, for the assets with an
+// alert on adjusted prices, back-adjusted; or the error reading them gave.
 type batchRead struct {
-	assets []changedAsset
-	alerts map[uuid.UUID][]Alert
-	bars   map[uuid.UUID]marketdata.VersionedColumns
-	err    error
+	assets   []changedAsset
+	alerts   map[uuid.UUID][]Alert
+	bars     map[uuid.UUID]marketdata.VersionedColumns
+	adjusted map[uuid.UUID]marketdata.VersionedColumns
+	err      error
+}
+
+// readAdjusted returns the adjusted columns of the assets in bars that
+// have an alert on adjusted prices (marketdata.Store.AdjustedColumnsOf).
+func readAdjusted(ctx context.Context, md *marketdata.Store, alerts map[uuid.UUID][]Alert, bars map[uuid.UUID]marketdata.VersionedColumns) (map[uuid.UUID]marketdata.VersionedColumns, error) {
+	want := map[uuid.UUID]marketdata.VersionedColumns{}
+	for id, list := range alerts {
+		b, ok := bars[id]
+		if ok && slices.ContainsFunc(list, func(a Alert) bool { return a.Adjusted }) {
+			want[id] = b
+		}
+	}
+	out, err := md.AdjustedColumnsOf(ctx, want)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: adjusted bars: %w", err)
+	}
+	return out, nil
 }
 
 // readBatches yields the alerts and bars of the assets, evalAssets at a
@@ -277,6 +296,8 @@ func (s *Service) readBatches(ctx context.Context, assets []changedAsset) iter.S
 				if r.alerts, r.err = s.activeAlerts(ctx, ids); r.err == nil {
 					if r.bars, r.err = md.PriceColumnsOf(ctx, ids); r.err != nil {
 						r.err = fmt.Errorf("alerts: bars: %w", r.err)
+					} else {
+						r.adjusted, r.err = readAdjusted(ctx, md, r.alerts, r.bars)
 					}
 				}
 				select {
@@ -304,7 +325,7 @@ func (s *Service) readBatches(ctx context.Context, assets []changedAsset) iter.S
 // bun's reflection costs more than the query on the 10,000 alerts a
 // day's import may wake.
 func (s *Service) activeAlerts(ctx context.Context, assets []uuid.UUID) (map[uuid.UUID][]Alert, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, user_id, asset_id, name, condition, webhook_id, once, checked_version, checked_through
+	rows, err := s.db.QueryContext(ctx, `SELECT id, user_id, asset_id, name, condition, webhook_id, once, adjusted, checked_version, checked_through
 		FROM alerts WHERE asset_id IN (?) AND status = ? ORDER BY asset_id, id`, bun.In(assets), Active)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: active alerts: %w", err)
@@ -314,7 +335,7 @@ func (s *Service) activeAlerts(ctx context.Context, assets []uuid.UUID) (map[uui
 	for rows.Next() {
 		var a Alert
 		var hook uuid.NullUUID
-		err := rows.Scan(&a.ID, &a.UserID, &a.AssetID, &a.Name, &a.Condition, &hook, &a.Once, &a.CheckedVersion, &a.CheckedThrough)
+		err := rows.Scan(&a.ID, &a.UserID, &a.AssetID, &a.Name, &a.Condition, &hook, &a.Once, &a.Adjusted, &a.CheckedVersion, &a.CheckedThrough)
 		if err != nil {
 			return nil, fmt.Errorf("alerts: active alerts: %w", err)
 		}
@@ -331,13 +352,14 @@ func (s *Service) activeAlerts(ctx context.Context, assets []uuid.UUID) (map[uui
 }
 
 // evaluateAsset evaluates the alerts of the changed asset a on its bars,
-// charging each condition's work (cost × bars) to the account of the
+// as traded (b) or back-adjusted (adj, same version and dates) as each
+// alert chooses, charging each condition's work (cost × bars) to the account of the
 // alert that first needs it in spent; an alert whose account has spent
 // Config.SliceWork already is returned to wait for the next turn. An
 // alert is evaluated on the bars after the later of its own watermark
 // and the asset's; one whose own is as new as the bars (made after they
 // were read) is passed over.
-func (p *pass) evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.VersionedColumns, spent map[uuid.UUID]int64) (assetOutcome, []Alert) {
+func (p *pass) evaluateAsset(a *changedAsset, alerts []Alert, b, adj marketdata.VersionedColumns, spent map[uuid.UUID]int64) (assetOutcome, []Alert) {
 	bars := b.Bars
 	through := ""
 	if n := len(bars.Dates); n > 0 {
@@ -352,12 +374,23 @@ func (p *pass) evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.Versi
 		return o, nil
 	}
 	var wait []Alert
-	values := map[string][]float64{} // by condition: alerts that share one evaluate it once
+	type basis struct {
+		cond     string
+		adjusted bool
+	}
+	values := map[basis][]float64{} // alerts that share a condition and prices evaluate it once
 	for _, al := range alerts {
 		if al.CheckedVersion >= b.Version {
 			continue
 		}
-		vals, ok := values[al.Condition]
+		bars := bars
+		if al.Adjusted && adj.Bars.Len() > 0 {
+			// Read after b: cut to b's bars, which through and the
+			// watermark describe.
+			bars = adj.Bars.Slice(0, min(adj.Bars.Len(), bars.Len()))
+		}
+		key := basis{al.Condition, al.Adjusted}
+		vals, ok := values[key]
 		if !ok {
 			acct := p.accounts[al.UserID]
 			if spent[acct] >= p.s.cfg.SliceWork {
@@ -367,7 +400,7 @@ func (p *pass) evaluateAsset(a *changedAsset, alerts []Alert, b marketdata.Versi
 			var work int64
 			vals, work = p.evalCondition(al.Condition, bars)
 			spent[acct] += work
-			values[al.Condition] = vals
+			values[key] = vals
 		}
 		if at := firings(bars, vals, max(al.CheckedThrough, a.Through), al.Once); len(at) > 0 {
 			al.Symbol = a.Symbol

@@ -62,8 +62,12 @@ type Alert struct {
 	Condition string     `bun:"condition"`
 	WebhookID *uuid.UUID `bun:"webhook_id"`
 	// Once makes the alert stop (status Triggered) after its first firing.
-	Once   bool   `bun:"once"`
-	Status string `bun:"status"`
+	Once bool `bun:"once"`
+	// Adjusted evaluates the condition over prices back-adjusted for
+	// splits and dividends (marketdata.Adjust), as the charts show them;
+	// false over prices as traded.
+	Adjusted bool   `bun:"adjusted"`
+	Status   string `bun:"status"`
 	// CheckedVersion and CheckedThrough are the alert's own watermark:
 	// the asset's price version and the date (YYYY-MM-DD, "" for none)
 	// of the latest bar when it was created or last fired. Only bars

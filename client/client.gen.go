@@ -1556,6 +1556,9 @@ type Price struct {
 
 // PriceAlert defines model for PriceAlert.
 type PriceAlert struct {
+	// Adjusted true when the condition is evaluated over adjusted prices, false over prices as traded
+	Adjusted bool `json:"adjusted"`
+
 	// AssetId Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
 	AssetId   UUID   `json:"assetId"`
 	Condition string `json:"condition"`
@@ -1580,6 +1583,9 @@ type PriceAlert struct {
 
 // PriceAlertDetail defines model for PriceAlertDetail.
 type PriceAlertDetail struct {
+	// Adjusted true when the condition is evaluated over adjusted prices, false over prices as traded
+	Adjusted bool `json:"adjusted"`
+
 	// AssetId Examples: 3f0e8a52-5d0c-4a58-9d3e-0b7f1c2d4e5a
 	AssetId   UUID   `json:"assetId"`
 	Condition string `json:"condition"`
@@ -1895,6 +1901,9 @@ type CreateAlertParams struct {
 
 	// Once stop after the first firing
 	Once *bool `form:"once,omitempty" json:"once,omitempty"`
+
+	// Adjusted true (the default): the condition is evaluated over prices back-adjusted for splits and dividends (see the Adjusted parameter), the series the charts show, so that a split is no crash; false: over prices as traded.
+	Adjusted *bool `form:"adjusted,omitempty" json:"adjusted,omitempty"`
 }
 
 // ListAssetProfilesParams defines parameters for ListAssetProfiles.
@@ -4578,6 +4587,18 @@ func NewCreateAlertRequest(server string, params *CreateAlertParams) (*http.Requ
 		if params.Once != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "once", *params.Once, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Adjusted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "adjusted", *params.Adjusted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -41,11 +42,61 @@ func On(db bun.IDB) ReadFunc {
 // read of the primary's is, and may be cached under it for as long as it
 // is current, however far behind a replica is.
 type Reads struct {
-	read ReadFunc
+	read   ReadFunc
+	assets encodedAssets // the cache of EncodedAssets
 }
 
 // NewReads returns the reads run through read.
 func NewReads(read ReadFunc) *Reads { return &Reads{read: read} }
+
+// encodedAssets is the last encoded list of every asset and its version.
+type encodedAssets struct {
+	mu      sync.Mutex // held while the list is read and encoded: one rebuild at a time
+	ok      bool
+	version int64
+	data    []byte
+}
+
+// EncodedAssets returns encode's form of [Store.Assets], the list of every
+// asset, and the asset list version ([Store.AssetListVersion]) read before
+// it, from a cache that holds the last list encoded: a request pays one
+// query for the version, and the list is read and encoded again only
+// after an asset was saved. encode must be the same function on every
+// call (the cache does not know it) and must not keep the slice it is
+// given; the bytes returned are shared, and must not be modified. The
+// version and the list are read on the same database, so a replica's
+// list is cached under the replica's version; a change of version either
+// way rebuilds it. Errors are those of the reads and of encode.
+func (r *Reads) EncodedAssets(ctx context.Context, encode func([]Asset) ([]byte, error)) ([]byte, int64, error) {
+	var out []byte
+	var version int64
+	err := r.read(ctx, func(db bun.IDB, _ bool) error {
+		st := NewStore(db)
+		v, err := st.AssetListVersion(ctx)
+		if err != nil {
+			return err
+		}
+		c := &r.assets
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.ok && c.version == v {
+			out, version = c.data, v
+			return nil
+		}
+		list, err := st.Assets(ctx)
+		if err != nil {
+			return err
+		}
+		data, err := encode(list)
+		if err != nil {
+			return err
+		}
+		c.ok, c.version, c.data = true, v, data
+		out, version = data, v
+		return nil
+	})
+	return out, version, err
+}
 
 // readOn runs fn on a Store over the database r's ReadFunc chooses.
 func readOn[T any](ctx context.Context, r *Reads, fn func(st *Store) (T, error)) (T, error) {

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
@@ -192,4 +193,68 @@ func (s *Store) AdjustedPriceColumns(ctx context.Context, assetID uuid.UUID) (oh
 		return ohlcv.Series{}, err
 	}
 	return PriceSeries(Adjust(all, acts)), nil
+}
+
+// AdjustedColumnsOf returns the columns of [Store.PriceColumnsOf]
+// back-adjusted for corporate actions, as [Store.AdjustedPriceColumns]
+// gives them: cols, with the bars of each asset that has actions replaced
+// by its adjusted history. One query finds the assets with actions; each
+// of them then reads its prices once (assets without actions, most of a
+// market, cost nothing more). The versions are cols', read before the
+// prices, so the adjusted bars are at least as new as them. cols is not
+// modified.
+func (s *Store) AdjustedColumnsOf(ctx context.Context, cols map[uuid.UUID]VersionedColumns) (map[uuid.UUID]VersionedColumns, error) {
+	out := make(map[uuid.UUID]VersionedColumns, len(cols))
+	ids := make([]uuid.UUID, 0, len(cols))
+	for id, c := range cols {
+		out[id] = c
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	acts, err := s.actionsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for id, list := range acts {
+		all, err := s.Prices(ctx, id, calendar.Date{}, calendar.Date{})
+		if err != nil {
+			return nil, err
+		}
+		c := out[id]
+		c.Bars = PriceSeries(Adjust(all, list))
+		out[id] = c
+	}
+	return out, nil
+}
+
+// actionsOf returns the corporate actions of the assets ids that have
+// any, by asset, oldest first as [Store.Actions] orders them.
+func (s *Store) actionsOf(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]Action, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT asset_id, date, kind, value FROM corporate_actions WHERE asset_id IN (?)
+		ORDER BY asset_id, date, kind DESC`, bun.In(ids))
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: actions of %d assets: %w", len(ids), err)
+	}
+	defer rows.Close()
+	out := map[uuid.UUID][]Action{}
+	for rows.Next() {
+		var id uuid.UUID
+		var d SQLDate
+		var kind string
+		var value []byte
+		if err := rows.Scan(&id, &d, &kind, &value); err != nil {
+			return nil, fmt.Errorf("marketdata: actions of %d assets: %w", len(ids), err)
+		}
+		v, err := parseDecimalText(value)
+		if err != nil {
+			return nil, fmt.Errorf("marketdata: actions of %s: %w", id, err)
+		}
+		out[id] = append(out[id], Action{AssetID: id, Date: calendar.Date(d), Kind: ActionKind(kind), Value: v})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("marketdata: actions of %d assets: %w", len(ids), err)
+	}
+	return out, nil
 }

@@ -160,7 +160,29 @@ func (s *Store) SaveAsset(ctx context.Context, a *Asset) error {
 	if err != nil {
 		return fmt.Errorf("marketdata: save asset %s: %w", a.Symbol, err)
 	}
+	// After the asset: a list read under the old version may already hold
+	// it, and one read under the new version does (see Reads.EncodedAssets).
+	if err := s.bumpAssetListVersion(ctx); err != nil {
+		return fmt.Errorf("marketdata: save asset %s: list version: %w", a.Symbol, err)
+	}
 	return nil
+}
+
+// bumpAssetListVersion moves the version of the asset list on.
+func (s *Store) bumpAssetListVersion(ctx context.Context) error {
+	_, err := s.db.NewRaw(`INSERT INTO asset_list_versions (id, version) VALUES (1, 1)
+		ON CONFLICT (id) DO UPDATE SET version = asset_list_versions.version + 1`).Exec(ctx)
+	return err
+}
+
+// AssetListVersion returns the version of the list of assets: it goes up
+// with every [Store.SaveAsset], and is 0 before the first.
+func (s *Store) AssetListVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := s.db.NewRaw("SELECT COALESCE(MAX(version), 0) FROM asset_list_versions").Scan(ctx, &v); err != nil {
+		return 0, fmt.Errorf("marketdata: asset list version: %w", err)
+	}
+	return v, nil
 }
 
 // checkPriceIDPrefix refuses an asset id whose price ids ([PriceID]) would

@@ -3,6 +3,7 @@ package profiles_test
 import (
 	"math"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -120,5 +121,33 @@ func BenchmarkUniverse500x10y(b *testing.B) {
 		}
 		close(jobs)
 		wg.Wait()
+	}
+}
+
+// BenchmarkComputeAll profiles a whole universe of 10 years of bars with
+// Universe.ComputeAll at 100 and 1,000 assets, each correlated with all
+// the others: one op is the whole universe, universe preparation
+// included.
+func BenchmarkComputeAll(b *testing.B) {
+	for _, m := range []int{100, 1000} {
+		series, peers := benchUniverse(m, 2520)
+		b.Run(strconv.Itoa(m)+"x10y", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				u, err := profiles.NewUniverse(peers)
+				if err != nil {
+					b.Fatal(err)
+				}
+				err = u.ComputeAll(series, profiles.Config{}, 0, func(_ int, _ profiles.Profile, err error) bool {
+					if err != nil {
+						b.Error(err)
+					}
+					return true
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

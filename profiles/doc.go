@@ -174,6 +174,22 @@
 // numbers and their closes into logs once, so a batch over the universe
 // pays only a merge of two sorted date lists per pair.
 //
+// [Universe.ComputeAll] profiles a whole batch at market scale. The
+// universe's calendar window is the last CorrWindow+1 dates that most
+// peers end with. For a series and a peer that both have a close on every
+// one of those dates and none after, the merge above pairs the same
+// CorrWindow returns, so their correlation is the dot product
+//
+//	ρ = z_a · z_p,  z = (r - mean(r)) / ||r - mean(r)||
+//
+// of standardised return windows: one matrix product Z_series Z_peers^T
+// ([gonum.org/v1/gonum/blas/blas64.Gemm]) in blocks of 256 series, which
+// bounds its memory to 256 × peers values. Every other pair (a gap in the
+// window, a history ending earlier or later) is merged as above; the two
+// rankings are joined, and the result equals [Universe.Compute]'s within
+// rounding (1e-9 is tested). The rest of each profile is computed once
+// per series, on GOMAXPROCS goroutines.
+//
 // # Building and storage
 //
 // This package is the engine alone: no database, no clock, no logging.

@@ -2,6 +2,9 @@ package profiles
 
 import (
 	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat"
 	"slices"
 	"testing"
 
@@ -170,4 +173,87 @@ func TestNoLookAhead(t *testing.T) {
 			t.Errorf("regimes: raw labels on the first %d days differ from the full series'", m)
 		}
 	}
+}
+
+// TestRanksAgainstDefinition checks ranks against the definition, the
+// average of 1-based positions among the sorted values: 1 + #{x_j < x_i}
+// + (#{x_j == x_i} - 1) / 2, on values with many ties, -0 and +0, and
+// infinities.
+func TestRanksAgainstDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	x := make([]float64, 500)
+	for i := range x {
+		x[i] = float64(rng.IntN(40)) - 20
+	}
+	x[3], x[4], x[5], x[6] = math.Copysign(0, -1), 0, math.Inf(1), math.Inf(-1)
+	got := make([]float64, len(x))
+	ranks(got, x, make([]float64, len(x)), make([]int, len(x)))
+	for i, v := range x {
+		less, equal := 0, 0
+		for _, w := range x {
+			switch {
+			case w < v:
+				less++
+			case w == v:
+				equal++
+			}
+		}
+		if want := 1 + float64(less) + float64(equal-1)/2; got[i] != want {
+			t.Errorf("rank of x[%d] = %v: %v, want %v", i, v, got[i], want)
+		}
+	}
+}
+
+// TestRankICMatchesSpearman checks that fwdOrder.rankIC, which ranks the
+// forward returns from one sort shared by the indicators, gives exactly
+// spearman of the pairs where both series are defined, on series with
+// ties, gaps (NaN, ±Inf) and a signed zero.
+func TestRankICMatchesSpearman(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	n := 800
+	fwd, sig := make([]float64, n), make([]float64, n)
+	for i := range fwd {
+		fwd[i] = float64(rng.IntN(60)-30) / 100 // many ties
+		sig[i] = rng.NormFloat64()
+		switch rng.IntN(12) {
+		case 0:
+			fwd[i] = math.NaN()
+		case 1:
+			sig[i] = math.NaN()
+		case 2:
+			sig[i] = math.Inf(1)
+		case 3:
+			sig[i] = float64(rng.IntN(3)) // ties in the signal too
+		}
+	}
+	fwd[10], fwd[11] = math.Copysign(0, -1), 0
+	var x, y []float64
+	for i := range sig {
+		if !math.IsNaN(sig[i]) && !math.IsInf(sig[i], 0) && !math.IsNaN(fwd[i]) {
+			x, y = append(x, sig[i]), append(y, fwd[i])
+		}
+	}
+	want := spearman(x, y)
+	if got := newFwdOrder(fwd).rankIC(sig); got != want || want == 0 {
+		t.Errorf("rankIC = %v, spearman of the pairs = %v; want them equal and not 0", got, want)
+	}
+	if got := newFwdOrder(fwd).rankIC(make([]float64, n)); got != 0 {
+		t.Errorf("rankIC of a constant signal = %v, want 0", got)
+	}
+}
+
+// spearman, the definition fwdOrder.rankIC is checked against, returns
+// Spearman's rank correlation of x and y: the Pearson
+// correlation of their average ranks. It returns 0 when either has no
+// dispersion.
+func spearman(x, y []float64) float64 {
+	n := len(x)
+	rx, ry, sorted, end := make([]float64, n), make([]float64, n), make([]float64, n), make([]int, n)
+	ranks(rx, x, sorted, end)
+	ranks(ry, y, sorted, end)
+	r := stat.Correlation(rx, ry, nil)
+	if math.IsNaN(r) {
+		return 0
+	}
+	return r
 }

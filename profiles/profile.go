@@ -181,6 +181,13 @@ func (u *Universe) Compute(s Asset, cfg Config) (Profile, error) {
 }
 
 func (u *Universe) profile(a *asset, id string, cfg Config) Profile {
+	p := profileBase(a, cfg)
+	p.Correlations = u.correlationsSkipping(a, id, cfg, nil)
+	return p
+}
+
+// profileBase returns the profile of a without its correlations.
+func profileBase(a *asset, cfg Config) Profile {
 	vol := rollingVol(a.ret, cfg.VolWindow)
 	return Profile{
 		AsOf:                 a.dates[a.n-1],
@@ -189,7 +196,6 @@ func (u *Universe) profile(a *asset, id string, cfg Config) Profile {
 		IndicatorSensitivity: sensitivity(a, cfg),
 		Volatility:           volatility(vol),
 		Seasonality:          seasonality(a, cfg),
-		Correlations:         u.correlations(a, id, cfg),
 	}
 }
 

@@ -1,7 +1,11 @@
 package profiles
 
 import (
+	"cmp"
 	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/tradekit/tradekit/indicators"
 )
@@ -55,8 +59,9 @@ func sensitivity(a *asset, cfg Config) map[string]Sensitivity {
 		}
 	}
 	out := make(map[string]Sensitivity, 8)
+	fo := newFwdOrder(fwd)
 	score := func(name string, sig []float64, orient float64, osc []float64, g *grid) {
-		ic := orient * rankIC(sig, fwd)
+		ic := orient * fo.rankIC(sig)
 		if ic == 0 {
 			ic = 0 // no negative zero in JSON
 		}
@@ -112,21 +117,69 @@ func sensitivity(a *asset, cfg Config) map[string]Sensitivity {
 	return out
 }
 
-// rankIC returns Spearman's rho of sig[t] and fwd[t] over the t where both
-// are defined, or 0 with fewer than minPairs pairs.
-func rankIC(sig, fwd []float64) float64 {
-	x := make([]float64, 0, len(sig))
-	y := make([]float64, 0, len(sig))
-	for t := range sig {
-		if !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) {
-			x = append(x, sig[t])
-			y = append(y, fwd[t])
+// fwdOrder is the forward returns of [sensitivity] with the days they
+// are defined on sorted by return, once, so that ranking them among the
+// days of each indicator is a walk rather than a sort.
+type fwdOrder struct {
+	fwd   []float64
+	order []int // the t with fwd[t] not NaN, by fwd[t] ascending
+}
+
+func newFwdOrder(fwd []float64) fwdOrder {
+	order := make([]int, 0, len(fwd))
+	for t, v := range fwd {
+		if !math.IsNaN(v) {
+			order = append(order, t)
 		}
 	}
-	if len(x) < minPairs {
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(fwd[a], fwd[b]) })
+	return fwdOrder{fwd: fwd, order: order}
+}
+
+// rankIC returns Spearman's rho of sig[t] and fwd[t] over the t where both
+// are defined, or 0 with fewer than minPairs pairs: the Pearson
+// correlation of the ranks of sig (sorted here) and of fwd (from the
+// order sorted once), the same ranks [spearman] gives the pairs.
+func (f fwdOrder) rankIC(sig []float64) float64 {
+	fwd := f.fwd
+	in := func(t int) bool { return !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) }
+	pos := make([]int, len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
+	x := make([]float64, 0, len(sig))
+	for t := range sig {
+		if in(t) {
+			x = append(x, sig[t])
+			pos[t] = len(x)
+		}
+	}
+	n := len(x)
+	if n < minPairs {
 		return 0
 	}
-	return spearman(x, y)
+	rx, ry := make([]float64, n), make([]float64, n)
+	ranks(rx, x, make([]float64, n), make([]int, n))
+	// The pairs' fwd in ascending order, runs of equal values given
+	// their average rank, as ranks does.
+	run := make([]int, 0, 8)
+	k := 0 // pairs ranked so far
+	for i := 0; i < len(f.order); {
+		v := fwd[f.order[i]]
+		run = run[:0]
+		for ; i < len(f.order) && fwd[f.order[i]] == v; i++ {
+			if t := f.order[i]; pos[t] > 0 {
+				run = append(run, pos[t]-1)
+			}
+		}
+		r := float64(2*k+len(run)+1) / 2 // mean of ranks k+1..k+len(run)
+		for _, p := range run {
+			ry[p] = r
+		}
+		k += len(run)
+	}
+	c := stat.Correlation(rx, ry, nil)
+	if math.IsNaN(c) {
+		return 0
+	}
+	return c
 }
 
 // bestThresholds returns the (oversold, overbought) pair of g that

@@ -74,46 +74,26 @@ func logistic(x float64) float64 {
 }
 
 // ranks writes into dst the ranks 1..n of x with ties given their average
-// rank (the ranking used by Spearman's rho); idx is scratch of len(x).
-func ranks(dst, x []float64, idx []int) {
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case x[a] < x[b]:
-			return -1
-		case x[a] > x[b]:
-			return 1
-		}
-		return a - b
-	})
-	for i := 0; i < len(idx); {
+// rank (the ranking used by Spearman's rho); sorted and end are scratch of
+// len(x). x must hold no NaN. The values are sorted once (an ordered
+// sort, with no comparison function to call); end[k] is the end of the
+// run of values equal to sorted[k]; each value's run [lo, hi), lo found
+// by binary search, gives its average rank (lo+1 + hi) / 2.
+func ranks(dst, x, sorted []float64, end []int) {
+	copy(sorted, x)
+	slices.Sort(sorted)
+	for i := 0; i < len(sorted); {
 		j := i + 1
-		for j < len(idx) && x[idx[j]] == x[idx[i]] {
+		for j < len(sorted) && sorted[j] == sorted[i] {
 			j++
 		}
-		r := float64(i+j+1) / 2 // mean of ranks i+1..j
-		for k := i; k < j; k++ {
-			dst[idx[k]] = r
-		}
+		end[i] = j
 		i = j
 	}
-}
-
-// spearman returns Spearman's rank correlation of x and y: the Pearson
-// correlation of their average ranks. It returns 0 when either has no
-// dispersion.
-func spearman(x, y []float64) float64 {
-	n := len(x)
-	rx, ry, idx := make([]float64, n), make([]float64, n), make([]int, n)
-	ranks(rx, x, idx)
-	ranks(ry, y, idx)
-	r := stat.Correlation(rx, ry, nil)
-	if math.IsNaN(r) {
-		return 0
+	for i, v := range x {
+		lo, _ := slices.BinarySearch(sorted, v)
+		dst[i] = float64(lo+end[lo]+1) / 2
 	}
-	return r
 }
 
 // medianTracker keeps a multiset of values, chosen from a fixed universe

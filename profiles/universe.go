@@ -76,10 +76,11 @@ func (u *Universe) Len() int { return len(u.peers) }
 // is taken as moving by a constant factor (no dispersion to correlate).
 const minDailySD = 1e-10
 
-// correlations ranks the peers by the correlation of daily log returns on
-// common dates over the asset's last cfg.CorrWindow returns (see the
-// package documentation).
-func (u *Universe) correlations(a *asset, selfID string, cfg Config) []Correlation {
+// correlationsSkipping ranks the peers by the correlation of daily log
+// returns on common dates over the asset's last cfg.CorrWindow returns
+// (see the package documentation), merging the dates pair by pair. Peers
+// pi with skip[pi] are left out (skip may be nil).
+func (u *Universe) correlationsSkipping(a *asset, selfID string, cfg Config, skip []bool) []Correlation {
 	k := min(cfg.CorrWindow, a.n-1)
 	first := a.corrStart(cfg)
 	wDays := a.days[first:]
@@ -89,7 +90,7 @@ func (u *Universe) correlations(a *asset, selfID string, cfg Config) []Correlati
 	out := make([]Correlation, 0, cfg.TopPeers+1)
 	for pi := range u.peers {
 		p := &u.peers[pi]
-		if selfID != "" && p.id == selfID {
+		if (selfID != "" && p.id == selfID) || (skip != nil && skip[pi]) {
 			continue
 		}
 		j := sort.Search(len(p.days), func(i int) bool { return p.days[i] >= wDays[0] })

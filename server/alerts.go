@@ -199,6 +199,7 @@ type alertJSON struct {
 	Condition   string     `json:"condition"`
 	WebhookID   *string    `json:"webhookId"`
 	Once        bool       `json:"once"`
+	Adjusted    bool       `json:"adjusted"`
 	Status      string     `json:"status"`
 	FiredCount  int        `json:"firedCount"`
 	LastFiredAt *timestamp `json:"lastFiredAt"`
@@ -207,7 +208,7 @@ type alertJSON struct {
 
 func newAlertJSON(a alerts.Alert) alertJSON {
 	out := alertJSON{ID: a.ID.String(), Name: a.Name, AssetID: a.AssetID.String(), Symbol: a.Symbol, Condition: a.Condition,
-		Once: a.Once, Status: a.Status, FiredCount: a.FiredCount, LastFiredAt: optTimestamp(a.LastFiredAt), CreatedAt: timestamp(a.CreatedAt)}
+		Once: a.Once, Adjusted: a.Adjusted, Status: a.Status, FiredCount: a.FiredCount, LastFiredAt: optTimestamp(a.LastFiredAt), CreatedAt: timestamp(a.CreatedAt)}
 	if a.WebhookID != nil {
 		id := a.WebhookID.String()
 		out.WebhookID = &id
@@ -235,11 +236,12 @@ type alertCreateParams struct {
 	Name      string     `query:"name" validate:"required"`
 	WebhookID *uuid.UUID `query:"webhookId"`
 	Once      bool       `query:"once" default:"true"`
+	Adjusted  bool       `query:"adjusted" default:"true"`
 }
 
 // input returns the alert the parameters describe.
 func (p *alertCreateParams) input() alerts.AlertInput {
-	return alerts.AlertInput{AssetID: p.AssetID, Name: p.Name, Condition: p.Condition, WebhookID: p.WebhookID, Once: p.Once}
+	return alerts.AlertInput{AssetID: p.AssetID, Name: p.Name, Condition: p.Condition, WebhookID: p.WebhookID, Once: p.Once, Adjusted: p.Adjusted}
 }
 
 // check parses the condition and checks the name before any lookup.

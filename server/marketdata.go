@@ -212,6 +212,9 @@ func (p *assetListParams) check() error {
 // not exist is a 400 naming exchange.
 func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request, p *assetListParams) error {
 	ctx := req.Context()
+	if *p == (assetListParams{}) {
+		return s.handleFullAssetList(w, req)
+	}
 	f := marketdata.AssetFilter{Type: p.Type, Prefix: p.Q}
 	if p.Exchange != "" {
 		e, err := s.exchangeByRef(ctx, p.Exchange)
@@ -225,6 +228,17 @@ func (s *Server) handleAssetList(w http.ResponseWriter, req bunrouter.Request, p
 		return err
 	}
 	return s.writeData(w, newAssetList(as, assetFields{exchangeID: true, isActive: true}))
+}
+
+// handleFullAssetList answers GET /api/v1/market-data/assets without
+// filters, the full list the spec describes, from its encoding, cached
+// per asset list version.
+func (s *Server) handleFullAssetList(w http.ResponseWriter, req bunrouter.Request) error {
+	data, version, err := s.market.EncodedAssets(req.Context(), encodeAssetList)
+	if err != nil {
+		return err
+	}
+	return s.writeAssetList(w, req, data, version)
 }
 
 // exchangeByRef returns the exchange that ref names, by id or by symbol;

@@ -6,14 +6,17 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
@@ -130,9 +133,12 @@ func ShardOf(id uuid.UUID, n int) int {
 // prices from prices and writing to store.
 //
 // It reads every asset's daily closes once (all of them are peers for
-// correlations) on cfg.Workers goroutines, prepares the profiles.Universe
-// once, then computes the profiles on cfg.Workers goroutines and stores
-// them in batches of [SaveBatch], one transaction each. An asset's price
+// correlations), 250 assets per query on cfg.Workers goroutines, prepares
+// the profiles.Universe once, then computes the profiles with
+// profiles.Universe.ComputeAll (the correlations of the assets on the
+// calendar as one blocked matrix product, the rest of each profile on
+// cfg.Workers goroutines) and stores them in batches of [SaveBatch], one
+// transaction each. An asset's price
 // version is read before its prices, so a profile is never labelled with
 // a newer version than the prices it was computed from; prices written
 // during a build are picked up by the next one.
@@ -218,8 +224,15 @@ func (b *builder) build(ctx context.Context) error {
 	return b.computeAndSave(ctx, u, all, todo)
 }
 
-// load reads every asset, its price version and then its prices, on the
-// workers.
+// loadBatch is how many assets' price columns one query of load reads.
+const loadBatch = 250
+
+// load reads every asset, then the price versions and columns of loadBatch
+// assets per query (marketdata.Store.PriceColumnsOf, the versions read
+// before the columns, then AdjustedColumnsOf unless Unadjusted), batches
+// on the workers. It keeps only the columns the engine reads: Dates and
+// Close of every asset, High and Low of the assets to build; assets with
+// the same dates share one slice of them.
 func (b *builder) load(ctx context.Context) ([]loaded, error) {
 	assets, err := b.prices.Assets(ctx)
 	if err != nil {
@@ -233,37 +246,67 @@ func (b *builder) load(ctx context.Context) ([]loaded, error) {
 	}
 	b.res.Assets = len(assets)
 	all := make([]loaded, len(assets))
+	dates := sharedDates{}
+	var mu sync.Mutex // guards dates
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(b.cfg.Workers)
-	for i, a := range assets {
+	for lo := 0; lo < len(assets); lo += loadBatch {
+		batch := assets[lo:min(lo+loadBatch, len(assets))]
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			v, err := b.prices.PriceVersion(gctx, a.ID)
+			ids := make([]uuid.UUID, len(batch))
+			for i, a := range batch {
+				ids[i] = a.ID
+			}
+			cols, err := b.prices.PriceColumnsOf(gctx, ids)
 			if err != nil {
 				return err
 			}
-			columns := b.prices.AdjustedPriceColumns
-			if b.cfg.Unadjusted {
-				columns = b.prices.PriceColumns
+			if !b.cfg.Unadjusted {
+				if cols, err = b.prices.AdjustedColumnsOf(gctx, cols); err != nil {
+					return err
+				}
 			}
-			cols, err := columns(gctx, a.ID)
-			if err != nil {
-				return err
+			for i, a := range batch {
+				vc := cols[a.ID] // an asset deleted since is left with no bars
+				l := loaded{asset: a, version: vc.Version, inShard: b.cfg.Shards <= 1 || ShardOf(a.ID, b.cfg.Shards) == b.cfg.Shard}
+				prev, ok := stored[a.ID]
+				l.build = l.inShard && (b.cfg.All || !ok || prev != vc.Version)
+				mu.Lock()
+				d := dates.share(vc.Bars.Dates)
+				mu.Unlock()
+				l.bars = profiles.Asset{ID: a.ID.String(), Symbol: a.Symbol, Bars: ohlcv.Series{Dates: d, Close: vc.Bars.Close}}
+				if l.build {
+					l.bars.Bars.High, l.bars.Bars.Low = vc.Bars.High, vc.Bars.Low
+				}
+				all[lo+i] = l
 			}
-			l := loaded{asset: a, version: v.Version, inShard: b.cfg.Shards <= 1 || ShardOf(a.ID, b.cfg.Shards) == b.cfg.Shard}
-			prev, ok := stored[a.ID]
-			l.build = l.inShard && (b.cfg.All || !ok || prev != v.Version)
-			l.bars = profiles.Asset{ID: a.ID.String(), Symbol: a.Symbol, Bars: ohlcv.Series{Dates: cols.Dates, Close: cols.Close}}
-			if l.build {
-				l.bars.Bars.High, l.bars.Bars.Low = cols.High, cols.Low
-			}
-			all[i] = l
 			return nil
 		})
 	}
 	return all, g.Wait()
+}
+
+// sharedDates keeps one copy of each distinct list of dates, keyed by its
+// length, first and last date: most assets of a market trade on the same
+// days, and a date takes three words.
+type sharedDates map[[3]calendar.Date][][]calendar.Date
+
+// share returns the kept slice equal to d, keeping d if there is none.
+func (s sharedDates) share(d []calendar.Date) []calendar.Date {
+	if len(d) == 0 {
+		return d
+	}
+	key := [3]calendar.Date{{Year: len(d)}, d[0], d[len(d)-1]}
+	for _, k := range s[key] {
+		if slices.Equal(k, d) {
+			return k
+		}
+	}
+	s[key] = append(s[key], d)
+	return d
 }
 
 // plan counts the assets left alone, lists those too short, and returns
@@ -305,30 +348,32 @@ type outcome struct {
 	err error
 }
 
-// computeAndSave computes the profiles of all[i] for i in todo on the
-// workers and stores them here, in batches, as they come.
+// computeAndSave computes the profiles of all[i] for i in todo with
+// profiles.Universe.ComputeAll on the workers and stores them here, in
+// batches, as they come.
 func (b *builder) computeAndSave(ctx context.Context, u *profiles.Universe, all []loaded, todo []int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make(chan outcome, b.cfg.Workers)
+	series := make([]profiles.Asset, len(todo))
+	for k, i := range todo {
+		series[k] = all[i].bars
+	}
 	go func() {
 		defer close(out)
-		var g errgroup.Group
-		g.SetLimit(b.cfg.Workers)
-		for _, i := range todo {
-			if ctx.Err() != nil {
-				break
+		// The config was checked by newBuilder: ComputeAll cannot refuse it.
+		_ = u.ComputeAll(series, b.engine, b.cfg.Workers, func(k int, p profiles.Profile, err error) bool {
+			o := outcome{i: todo[k], err: err}
+			if err == nil {
+				o.rec, o.err = NewRecord(all[o.i].asset.ID, all[o.i].version, p, b.cfg.Now().UTC().Truncate(time.Millisecond))
 			}
-			g.Go(func() error {
-				o := b.compute(u, all[i], i)
-				select {
-				case out <- o:
-				case <-ctx.Done():
-				}
-				return nil
-			})
-		}
-		g.Wait()
+			select {
+			case out <- o:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
 	}()
 
 	batch := make([]Record, 0, SaveBatch)
@@ -358,16 +403,6 @@ func (b *builder) computeAndSave(ctx context.Context, u *profiles.Universe, all 
 		return err
 	}
 	return b.save(ctx, &batch, &saver)
-}
-
-// compute computes the profile of l, the index i of all.
-func (b *builder) compute(u *profiles.Universe, l loaded, i int) outcome {
-	p, err := u.Compute(l.bars, b.engine)
-	if err != nil {
-		return outcome{i: i, err: err}
-	}
-	rec, err := NewRecord(l.asset.ID, l.version, p, b.cfg.Now().UTC().Truncate(time.Millisecond))
-	return outcome{i: i, rec: rec, err: err}
 }
 
 // save stores the batch, empties it and counts it as built.
