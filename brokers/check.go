@@ -2,9 +2,9 @@ package brokers
 
 import (
 	"fmt"
-	"strings"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
