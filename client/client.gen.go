@@ -179,18 +179,78 @@ func (e ErrorEnvelopeErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for FeedRunOutcome.
+const (
+	FeedRunOutcomeFailed  FeedRunOutcome = "failed"
+	FeedRunOutcomeOk      FeedRunOutcome = "ok"
+	FeedRunOutcomePartial FeedRunOutcome = "partial"
+	FeedRunOutcomeRunning FeedRunOutcome = "running"
+)
+
+// Valid indicates whether the value is a known member of the FeedRunOutcome enum.
+func (e FeedRunOutcome) Valid() bool {
+	switch e {
+	case FeedRunOutcomeFailed:
+		return true
+	case FeedRunOutcomeOk:
+		return true
+	case FeedRunOutcomePartial:
+		return true
+	case FeedRunOutcomeRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FeedRunProvider.
+const (
+	FeedRunProviderAlpaca  FeedRunProvider = "alpaca"
+	FeedRunProviderMassive FeedRunProvider = "massive"
+)
+
+// Valid indicates whether the value is a known member of the FeedRunProvider enum.
+func (e FeedRunProvider) Valid() bool {
+	switch e {
+	case FeedRunProviderAlpaca:
+		return true
+	case FeedRunProviderMassive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FeedStatusProvidersProvider.
+const (
+	FeedStatusProvidersProviderAlpaca  FeedStatusProvidersProvider = "alpaca"
+	FeedStatusProvidersProviderMassive FeedStatusProvidersProvider = "massive"
+)
+
+// Valid indicates whether the value is a known member of the FeedStatusProvidersProvider enum.
+func (e FeedStatusProvidersProvider) Valid() bool {
+	switch e {
+	case FeedStatusProvidersProviderAlpaca:
+		return true
+	case FeedStatusProvidersProviderMassive:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HealthStatus.
 const (
-	Ok    HealthStatus = "ok"
-	Ready HealthStatus = "ready"
+	HealthStatusOk    HealthStatus = "ok"
+	HealthStatusReady HealthStatus = "ready"
 )
 
 // Valid indicates whether the value is a known member of the HealthStatus enum.
 func (e HealthStatus) Valid() bool {
 	switch e {
-	case Ok:
+	case HealthStatusOk:
 		return true
-	case Ready:
+	case HealthStatusReady:
 		return true
 	default:
 		return false
@@ -1040,6 +1100,53 @@ type Exchange struct {
 	// Timezone an IANA time-zone name
 	Timezone string `json:"timezone"`
 }
+
+// FeedRun defines model for FeedRun.
+type FeedRun struct {
+	// Actions Splits and dividends inserted or changed.
+	Actions int `json:"actions"`
+
+	// Days Trading days fetched and stored by the run.
+	Days int `json:"days"`
+
+	// Error The first failed day and its reason; empty when none failed.
+	Error      string             `json:"error"`
+	FailedDays int                `json:"failedDays"`
+	FinishedAt *time.Time         `json:"finishedAt"`
+	From       openapi_types.Date `json:"from"`
+	Id         openapi_types.UUID `json:"id"`
+	NewAssets  int                `json:"newAssets"`
+	Outcome    FeedRunOutcome     `json:"outcome"`
+	Provider   FeedRunProvider    `json:"provider"`
+	Rows       int                `json:"rows"`
+	StartedAt  time.Time          `json:"startedAt"`
+	To         openapi_types.Date `json:"to"`
+}
+
+// FeedRunOutcome defines model for FeedRun.Outcome.
+type FeedRunOutcome string
+
+// FeedRunProvider defines model for FeedRun.Provider.
+type FeedRunProvider string
+
+// FeedStatus defines model for FeedStatus.
+type FeedStatus struct {
+	Providers []struct {
+		FailedDays []struct {
+			Attempts int                `json:"attempts"`
+			Date     openapi_types.Date `json:"date"`
+			Error    string             `json:"error"`
+		} `json:"failedDays"`
+
+		// NextRunAt The next daily run serve --feed plans; null when no serve runs this provider's feed.
+		NextRunAt *time.Time                  `json:"nextRunAt"`
+		Provider  FeedStatusProvidersProvider `json:"provider"`
+	} `json:"providers"`
+	Runs []FeedRun `json:"runs"`
+}
+
+// FeedStatusProvidersProvider defines model for FeedStatus.Providers.Provider.
+type FeedStatusProvidersProvider string
 
 // Follow defines model for Follow.
 type Follow struct {
@@ -2917,6 +3024,13 @@ type ClientInterface interface {
 	// Corresponds with GET /api/v1/market-data/exchanges/{id}/holidays (the `ListExchangeHolidays` operationId).
 	ListExchangeHolidays(ctx context.Context, id IdPath, params *ListExchangeHolidaysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListFeeds The market-data feeds' status (administrators' keys only).
+	//
+	// The last 20 runs of the market-data feeds (tradekit feed run, serve --feed), newest first, and for each provider the days that failed and wait for the next run, and the next daily run planned by serve --feed. A key whose owner is not an administrator gets 403 FORBIDDEN.
+	//
+	// Corresponds with GET /api/v1/market-data/feeds (the `ListFeeds` operationId).
+	ListFeeds(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListIndexes Every index, with its constituent count.
 	//
 	// Corresponds with GET /api/v1/market-data/indexes (the `ListIndexes` operationId).
@@ -4010,6 +4124,23 @@ func (c *Client) GetExchange(ctx context.Context, id IdPath, reqEditors ...Reque
 // Corresponds with GET /api/v1/market-data/exchanges/{id}/holidays (the `ListExchangeHolidays` operationId).
 func (c *Client) ListExchangeHolidays(ctx context.Context, id IdPath, params *ListExchangeHolidaysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListExchangeHolidaysRequest(c.Server, id, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFeeds The market-data feeds' status (administrators' keys only).
+//
+// The last 20 runs of the market-data feeds (tradekit feed run, serve --feed), newest first, and for each provider the days that failed and wait for the next run, and the next daily run planned by serve --feed. A key whose owner is not an administrator gets 403 FORBIDDEN.
+//
+// Corresponds with GET /api/v1/market-data/feeds (the `ListFeeds` operationId).
+func (c *Client) ListFeeds(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFeedsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -7824,6 +7955,33 @@ func NewListExchangeHolidaysRequest(server string, id IdPath, params *ListExchan
 	return req, nil
 }
 
+// NewListFeedsRequest constructs an http.Request for the ListFeeds method
+func NewListFeedsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/v1/market-data/feeds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListIndexesRequest constructs an http.Request for the ListIndexes method
 func NewListIndexesRequest(server string) (*http.Request, error) {
 	var err error
@@ -9635,6 +9793,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /api/v1/market-data/exchanges/{id}/holidays (the `ListExchangeHolidays` operationId).
 	ListExchangeHolidaysWithResponse(ctx context.Context, id IdPath, params *ListExchangeHolidaysParams, reqEditors ...RequestEditorFn) (*ListExchangeHolidaysResponse, error)
+
+	// ListFeedsWithResponse The market-data feeds' status (administrators' keys only).
+	//
+	// The last 20 runs of the market-data feeds (tradekit feed run, serve --feed), newest first, and for each provider the days that failed and wait for the next run, and the next daily run planned by serve --feed. A key whose owner is not an administrator gets 403 FORBIDDEN.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/v1/market-data/feeds (the `ListFeeds` operationId).
+	ListFeedsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFeedsResponse, error)
 
 	// ListIndexesWithResponse Every index, with its constituent count.
 	//
@@ -17915,6 +18082,138 @@ func (r ListExchangeHolidaysResponse) ContentType() string {
 	return ""
 }
 
+// ListFeedsResponse200Headers the declared response headers of an HTTP 200 response for ListFeeds
+type ListFeedsResponse200Headers struct {
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	XRequestId          *string
+}
+
+// ListFeedsResponse429Headers the declared response headers of an HTTP 429 response for ListFeeds
+type ListFeedsResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ListFeedsResponse503Headers the declared response headers of an HTTP 503 response for ListFeeds
+type ListFeedsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListFeedsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data FeedStatus `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *UnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON431 the response for an HTTP 431 `application/json` response
+	JSON431 *HeadersTooLarge
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *Internal
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFeedsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFeedsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFeedsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFeedsResponse) GetJSON200() *struct {
+	Data FeedStatus `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListFeedsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListFeedsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFeedsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListFeedsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ListFeedsResponse) GetJSON415() *UnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListFeedsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON431 returns the response for an HTTP 431 `application/json` response
+func (r ListFeedsResponse) GetJSON431() *HeadersTooLarge {
+	return r.JSON431
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListFeedsResponse) GetJSON500() *Internal {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFeedsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFeedsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFeedsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFeedsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFeedsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListIndexesResponse200Headers the declared response headers of an HTTP 200 response for ListIndexes
 type ListIndexesResponse200Headers struct {
 	XRateLimitLimit     *int
@@ -22603,6 +22902,21 @@ func (c *ClientWithResponses) ListExchangeHolidaysWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseListExchangeHolidaysResponse(rsp)
+}
+
+// ListFeedsWithResponse The market-data feeds' status (administrators' keys only).
+//
+// The last 20 runs of the market-data feeds (tradekit feed run, serve --feed), newest first, and for each provider the days that failed and wait for the next run, and the next daily run planned by serve --feed. A key whose owner is not an administrator gets 403 FORBIDDEN.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/v1/market-data/feeds (the `ListFeeds` operationId).
+func (c *ClientWithResponses) ListFeedsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListFeedsResponse, error) {
+	rsp, err := c.ListFeeds(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFeedsResponse(rsp)
 }
 
 // ListIndexesWithResponse Every index, with its constituent count.
@@ -31604,6 +31918,151 @@ func ParseListExchangeHolidaysResponse(rsp *http.Response) (*ListExchangeHoliday
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListExchangeHolidaysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFeedsResponse parses an HTTP response from a ListFeedsWithResponse call
+func ParseListFeedsResponse(rsp *http.Response) (*ListFeedsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFeedsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data FeedStatus `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 431:
+		var dest HeadersTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON431 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Internal
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFeedsResponse200Headers
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFeedsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFeedsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
