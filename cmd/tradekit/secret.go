@@ -7,8 +7,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -102,22 +104,37 @@ func existingTables(ctx context.Context, db bun.IDB) (map[string]bool, error) {
 
 // newKeyFile writes a new random key into the file path (0600 whatever
 // the umask, which may have taken even the owner's bits), and returns it.
+// The file appears whole or not at all: the key is written to a file of
+// its own beside it, then linked to path, so that another process
+// starting on the same database at the same moment never reads it half
+// written; when that process linked its key first, newKeyFile returns
+// that one.
 func newKeyFile(path string, log *slog.Logger) ([]byte, error) {
 	key := make([]byte, secretKeySize)
 	rand.Read(key) // never returns an error (crypto/rand)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
 	if err != nil {
 		return nil, fmt.Errorf("serve: write the secret key: %w", err)
 	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("serve: write the secret key: %w", err)
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	_, err = fmt.Fprintln(f, base64.StdEncoding.EncodeToString(key))
+	if err == nil {
+		err = f.Chmod(0o600)
 	}
-	if _, err := fmt.Fprintln(f, base64.StdEncoding.EncodeToString(key)); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("serve: write the secret key: %w", err)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Close(); err != nil {
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp, path)
+	}
+	if errors.Is(err, fs.ErrExist) {
+		return readKeyFile(path) // another process's, written whole
+	}
+	if err != nil {
 		return nil, fmt.Errorf("serve: write the secret key: %w", err)
 	}
 	log.Info("generated the key that encrypts broker tokens; keep it with the database", "path", path)

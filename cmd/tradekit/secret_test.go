@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,5 +175,37 @@ func TestServeNeedsKeyForSealedWebhooks(t *testing.T) {
 	}
 	if err := serveConfig(); err == nil || !strings.Contains(err.Error(), "webhooks (1)") || !strings.Contains(err.Error(), "TRADEKIT_SECRET_KEY") {
 		t.Errorf("with a sealed webhook secret: %v, want an error naming the webhooks and TRADEKIT_SECRET_KEY", err)
+	}
+}
+
+// TestNewKeyFileRace: processes starting on one new SQLite database at
+// the same moment each make a key; the file appears whole, and they all
+// end with the one it holds.
+func TestNewKeyFileRace(t *testing.T) {
+	t.Parallel()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	path := filepath.Join(t.TempDir(), "t.db.secret")
+	keys := make([][]byte, 8)
+	errs := make([]error, len(keys))
+	var wg sync.WaitGroup
+	for i := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keys[i], errs[i] = newKeyFile(path, log)
+		}()
+	}
+	wg.Wait()
+	stored, err := readKeyFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range keys {
+		if errs[i] != nil || !bytes.Equal(keys[i], stored) {
+			t.Errorf("maker %d: %v, a key other than the file's: %t", i, errs[i], !bytes.Equal(keys[i], stored))
+		}
+	}
+	if matches, _ := filepath.Glob(path + ".new-*"); len(matches) != 0 {
+		t.Errorf("left behind: %v", matches)
 	}
 }
