@@ -120,7 +120,9 @@ func (l *Listener) Close() {
 }
 
 // noNotificationsRetry is how long [Listen] waits before it tries again
-// after [ErrNoNotifications]: the set-up does not change soon.
+// after [ErrNoNotifications] on a set-up where notifications never
+// arrived: it does not change soon. Where they did (a probe lost while
+// the server restarts, say), it tries again after its usual retry.
 const noNotificationsRetry = time.Minute
 
 // Listen calls notify with the payload of each notification on channel
@@ -134,10 +136,12 @@ func Listen(ctx context.Context, db *bun.DB, channel string, retry time.Duration
 	if pgOf(db) == nil {
 		return
 	}
+	listened := false // notifications arrived here before
 	for ctx.Err() == nil {
 		wait := retry
 		l, err := NewListener(ctx, db, channel)
 		if err == nil {
+			listened = true
 			notify("")
 			var payload string
 			for {
@@ -151,7 +155,7 @@ func Listen(ctx context.Context, db *bun.DB, channel string, retry time.Duration
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, ErrNoNotifications) {
+		if errors.Is(err, ErrNoNotifications) && !listened {
 			wait = max(wait, noNotificationsRetry)
 		} else {
 			log.Warn("notifications on "+channel+" lost; polling until they are back", "err", err)
