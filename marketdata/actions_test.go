@@ -37,6 +37,19 @@ var wantAdjusted = []string{
 	"2024-01-05 25 25.5 24.5 25 4000",
 }
 
+// mustImportActionBars imports the bars of actionBarsCSV for SPLT, a new
+// asset.
+func mustImportActionBars(t *testing.T, st *marketdata.Store) {
+	t.Helper()
+	bars, err := marketdata.ReadPricesCSV(strings.NewReader(actionBarsCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := marketdata.ImportPrices(context.Background(), st, marketdata.PriceImport{Symbol: "SPLT"}, bars); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func priceLines(ps []marketdata.Price) []string {
 	var out []string
 	for _, p := range ps {
@@ -50,11 +63,8 @@ func TestAdjustedPrices(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		dir := writeFiles(t, map[string]string{"p.csv": actionBarsCSV})
-		if _, err := marketdata.ImportPricesBulk(ctx, db, dir+"/p.csv", marketdata.BulkOptions{}); err != nil {
-			t.Fatal(err)
-		}
 		st := marketdata.NewStore(db)
+		mustImportActionBars(t, st)
 		for _, c := range []struct {
 			kind marketdata.ActionKind
 			csv  string
@@ -105,11 +115,8 @@ func TestSaveActionsVersion(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
-		dir := writeFiles(t, map[string]string{"p.csv": actionBarsCSV})
-		if _, err := marketdata.ImportPricesBulk(ctx, db, dir+"/p.csv", marketdata.BulkOptions{}); err != nil {
-			t.Fatal(err)
-		}
 		st := marketdata.NewStore(db)
+		mustImportActionBars(t, st)
 		a, err := st.AssetBySymbol(ctx, "SPLT")
 		if err != nil {
 			t.Fatal(err)

@@ -108,14 +108,17 @@ func parseDate(rec record, key string) (calendar.Date, error) {
 	if err == nil {
 		return d, nil
 	}
-	if isDateShaped(s) {
+	if IsDateShaped(s) {
 		return calendar.Date{}, rec.errorf("%s %q: no such date", key, s)
 	}
 	return calendar.Date{}, rec.errorf("%s %q: want YYYY-MM-DD", key, s)
 }
 
-// isDateShaped reports whether s has the form NNNN-NN-NN, N a digit.
-func isDateShaped(s string) bool {
+// IsDateShaped reports whether s has the form NNNN-NN-NN, N a digit: a
+// date field that fails to parse but IsDateShaped names a day that does
+// not exist (2024-02-30), and the imports say "no such date" rather than
+// "want YYYY-MM-DD". Package marketdata/bulk words its errors the same way.
+func IsDateShaped(s string) bool {
 	if len(s) != 10 {
 		return false
 	}

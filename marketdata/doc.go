@@ -40,15 +40,12 @@
 // IMPORT.md in this directory documents the file formats and the demo
 // data set of package demo.
 //
-// [ImportPricesBulk] loads many assets' prices in one run, near the speed
-// of a raw bulk load of the same rows (psql \copy, sqlite3 .import): the
-// files are cut into chunks that parse on all cores into the database's
-// load format, while one connection writes them, each file all or
-// nothing. On PostgreSQL that is binary COPY, straight into prices for
-// assets that had no prices, and without the foreign-key trigger's check
-// of every row where the role may set session_replication_role (the
-// writer locks the assets instead, once per transaction); on SQLite,
-// statements compiled once per run and then only bound and stepped.
+// Package marketdata/bulk loads many assets' prices in one run, near the
+// speed of a raw bulk load of the same rows, through a [Loader]: the
+// Loader writes rows in the database's load format on one connection
+// (COPY on PostgreSQL, statements prepared once on SQLite) and owns the
+// SQL of that path, while package bulk reads, parses and decides where
+// each row goes; its doc describes the method.
 //
 // # Read replicas
 //

@@ -313,7 +313,7 @@ func importRecord(ctx context.Context, st *Store, kind ReferenceKind, rec record
 		u := rec.get("updatedat")
 		if f.UpdatedAt, err = time.Parse(time.RFC3339, u); err != nil {
 			if f.UpdatedAt, err = time.Parse("2006-01-02", u); err != nil {
-				if isDateShaped(u) {
+				if IsDateShaped(u) {
 					return rec.errorf("updatedAt %q: no such date", u)
 				}
 				return rec.errorf("updatedAt %q: want YYYY-MM-DD or an RFC 3339 time", u)

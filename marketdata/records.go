@@ -59,7 +59,7 @@ func FormatOf(name string) Format {
 }
 
 // record is one record of an import file, its fields keyed by normalised
-// column name (see columnKey).
+// column name (see ColumnKey).
 type record struct {
 	line, pos int
 	fields    map[string]string
@@ -73,10 +73,11 @@ func (r record) errorf(format string, args ...any) error {
 // get returns the trimmed field of the column key.
 func (r record) get(key string) string { return strings.TrimSpace(r.fields[key]) }
 
-// columnKey normalises a column name: lower case, without spaces,
+// ColumnKey normalises a column name: lower case, without spaces,
 // underscores and hyphens, so "Market Cap", "market_cap" and "marketCap"
-// are one column.
-func columnKey(name string) string {
+// are one column. Every import matches columns and JSON keys by it,
+// package marketdata/bulk's included.
+func ColumnKey(name string) string {
 	name = strings.TrimPrefix(name, "\ufeff") // a byte-order mark before the header
 	var b strings.Builder
 	for _, r := range strings.ToLower(strings.TrimSpace(name)) {
@@ -105,13 +106,13 @@ func readRecords(r io.Reader, f Format, required ...string) ([]record, error) {
 	if err != nil {
 		return nil, csvError(err)
 	}
-	if err := delimiterError(header); err != nil {
+	if err := DelimiterError(header); err != nil {
 		return nil, err
 	}
 	cols := make([]string, len(header))
 	have := map[string]bool{}
 	for i, h := range header {
-		cols[i] = columnKey(h)
+		cols[i] = ColumnKey(h)
 		have[cols[i]] = true
 	}
 	for _, k := range required {
@@ -146,11 +147,13 @@ func readRecords(r io.Reader, f Format, required ...string) ([]record, error) {
 	}
 }
 
-// delimiterError returns the error of a header row that is one field
+// DelimiterError returns the error of a header row that is one field
 // holding semicolons or tabs: a file separated by something other than
 // commas, as spreadsheets in many locales save "CSV". Every import says
-// so in the same words, whatever its mode; nil for another header.
-func delimiterError(header []string) error {
+// so in the same words, whatever its mode (package marketdata/bulk's
+// included); nil for another header. The error is a *[ParseError] of
+// line 1.
+func DelimiterError(header []string) error {
 	if len(header) != 1 {
 		return nil
 	}
@@ -197,7 +200,7 @@ func readJSONRecords(r io.Reader, required []string) ([]record, error) {
 			default:
 				return nil, rec.errorf("field %q: want a string, number or boolean", k)
 			}
-			rec.fields[columnKey(k)] = s
+			rec.fields[ColumnKey(k)] = s
 		}
 		for _, k := range required {
 			if _, ok := rec.fields[k]; !ok {

@@ -71,7 +71,7 @@ func plain(err error) string {
 // TestPackageNames checks the list against the source tree.
 var packageNames = map[string]bool{
 	"alerts": true, "alpaca": true, "alpacadata": true, "api": true, "backtest": true, "backtestdb": true, "billing": true,
-	"brokers": true, "calendar": true, "client": true, "connect": true, "consent": true,
+	"brokers": true, "bulk": true, "calendar": true, "client": true, "connect": true, "consent": true,
 	"copytrading": true, "dashboard": true, "database": true, "dbcopy": true, "dbtest": true, "demo": true, "feed": true, "feedtest": true, "fetch": true,
 	"formula": true, "indicators": true, "jsonnum": true, "knowledge": true, "lru": true, "marketdata": true, "massive": true, "ohlcv": true,
 	"paper": true, "profiledb": true, "profiles": true, "seal": true, "server": true, "studies": true,

@@ -66,7 +66,7 @@ func TestErrorsForUsers(t *testing.T) {
 		{"", []string{"import", "prices", "--file", missingFile},
 			"tradekit: import prices: " + missingFile + ": no such file or directory"},
 		{"", []string{"import", "prices", "--file", missingFile, "--verbose"},
-			"tradekit: import prices: " + missingFile + ": marketdata: stat " + missingFile + ": no such file or directory"},
+			"tradekit: import prices: " + missingFile + ": bulk: stat " + missingFile + ": no such file or directory"},
 		{"", []string{"import", "prices", "--symbol", "X", "--file", missingFile},
 			"tradekit: import prices: " + missingFile + ": no such file or directory"},
 		{"", []string{"import", "prices", "--symbol", "X", "--file", prices, "--currency", "US"},

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 )
 
 // importKinds lists the kinds of import.
@@ -217,7 +218,7 @@ func (e *env) warnNonTradingDays(res marketdata.ImportResult) {
 // warnNonTradingDaysBulk prints one warning line to stderr when a bulk
 // import stored rows dated on days their asset's exchange does not
 // trade, as [env.warnNonTradingDays] does for one asset.
-func (e *env) warnNonTradingDaysBulk(res marketdata.BulkResult) {
+func (e *env) warnNonTradingDaysBulk(res bulk.Result) {
 	if res.NonTradingRows == 0 {
 		return
 	}

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 )
 
 // importPricesBulk runs `tradekit import prices --file PATH` without
-// --symbol: every file under PATH in one run (marketdata.ImportPricesBulk),
+// --symbol: every file under PATH in one run (bulk.Import),
 // then one incremental profile build for the assets whose prices changed.
 func (e *env) importPricesBulk(ctx context.Context, dsn, path string, workers int, newAssets marketdata.PriceImport) error {
 	start := time.Now()
@@ -22,12 +23,12 @@ func (e *env) importPricesBulk(ctx context.Context, dsn, path string, workers in
 		return err
 	}
 	defer db.Close()
-	opt := marketdata.BulkOptions{Workers: workers, NewAssets: newAssets}
+	opt := bulk.Options{Workers: workers, NewAssets: newAssets}
 	bar := newProgressBar(e.stdout, start)
 	if bar != nil {
 		opt.Progress = bar.update
 	}
-	res, err := marketdata.ImportPricesBulk(ctx, db, path, opt)
+	res, err := bulk.Import(ctx, db, path, opt)
 	bar.clear()
 	if err != nil && len(res.Failed) == 0 {
 		return fmt.Errorf("import prices: %s: %w", path, err)
@@ -108,7 +109,7 @@ func newProgressBar(w io.Writer, start time.Time) *progressBar {
 }
 
 // update redraws the bar at most ten times a second.
-func (b *progressBar) update(p marketdata.BulkProgress) {
+func (b *progressBar) update(p bulk.Progress) {
 	if !b.due() {
 		return
 	}

@@ -2,9 +2,9 @@
 // daily bars of every trading day of a range by the exchange calendar,
 // the reference data of assets it does not know yet, and the splits and
 // cash dividends of the range, and stores them through the same path as
-// `tradekit import` ([marketdata.ImportPricesBulk], [marketdata.Store.SaveAsset],
-// [marketdata.Store.SaveActions]), so adjusted series, profiles and alerts
-// follow.
+// `tradekit import` ([github.com/tradekit/tradekit/marketdata/bulk.Import],
+// [marketdata.Store.SaveAsset], [marketdata.Store.SaveActions]), so
+// adjusted series, profiles and alerts follow.
 //
 // A [Provider] is one vendor's client; the packages massive and
 // alpacadata implement it. A [Runner] runs a provider over a range, records

@@ -18,6 +18,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 )
 
 // Runner fetches a provider's data for ranges of trading days and stores
@@ -158,7 +159,7 @@ func (r *Runner) now() time.Time {
 // included) that no earlier run stored: no request goes out for weekends,
 // holidays or days already stored. It creates the assets it does not know
 // from the provider's reference data, stores the bars with
-// [marketdata.ImportPricesBulk] (one file per day: a day is stored whole
+// [bulk.Import] (one file per day: a day is stored whole
 // or not at all) and the splits and dividends of the days fetched with
 // [marketdata.Store.SaveActionsCount]. A day that fails (the provider's
 // error, no bars yet, a failed write) is recorded as failed and fetched
@@ -336,10 +337,10 @@ func (r *Runner) run(ctx context.Context, todo []calendar.Date, res *Result) err
 	if err := r.createAssets(ctx, unknown, byMIC, res); err != nil {
 		return err
 	}
-	bulk, err := marketdata.ImportPricesBulk(ctx, r.DB, dir, marketdata.BulkOptions{
+	imp, err := bulk.Import(ctx, r.DB, dir, bulk.Options{
 		NewAssets: marketdata.PriceImport{Type: marketdata.Stock, Currency: "USD", Exchange: "NYSE"}})
-	res.Rows, res.Changed = bulk.Rows, bulk.Changed
-	for _, f := range bulk.Failed {
+	res.Rows, res.Changed = imp.Rows, imp.Changed
+	for _, f := range imp.Failed {
 		day, perr := calendar.ParseDate(strings.TrimSuffix(filepath.Base(f.File), ".csv"))
 		if perr != nil {
 			return fmt.Errorf("feed: %w", f)
@@ -347,7 +348,7 @@ func (r *Runner) run(ctx context.Context, todo []calendar.Date, res *Result) err
 		res.Failed = append(res.Failed, &DayError{Date: day, Err: f.Err})
 		fetched = slices.DeleteFunc(fetched, func(d calendar.Date) bool { return d == day })
 	}
-	if err != nil && len(bulk.Failed) == 0 {
+	if err != nil && len(imp.Failed) == 0 {
 		return err
 	}
 	if len(fetched) == 0 {

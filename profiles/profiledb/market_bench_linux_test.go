@@ -21,6 +21,7 @@ import (
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
@@ -129,7 +130,7 @@ func cpuTime() time.Duration {
 
 // BenchmarkBuildMarket is `tradekit profiles build --all` on a market of
 // N assets × 2,520 daily bars (ten years), generated here and imported
-// with marketdata.ImportPricesBulk (not timed), on SQLite and on
+// with bulk.Import (not timed), on SQLite and on
 // PostgreSQL: one op is one whole build (load, correlations, profiles,
 // storing). N is 1,000, or $TRADEKIT_BENCH_ASSETS. It reports the build's
 // seconds, its load part, the CPU seconds of this process (cpu-s), and the
@@ -150,7 +151,7 @@ func BenchmarkBuildMarket(b *testing.B) {
 	path := writeMarketCSV(b, m, bars)
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		ctx := context.Background()
-		if _, err := marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{}); err != nil {
+		if _, err := bulk.Import(ctx, db, path, bulk.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		md, st := marketdata.NewStore(db), profiledb.NewStore(db)

@@ -1,4 +1,4 @@
-package marketdata_test
+package bulk_test
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
-	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 )
 
 // writeBulkCSV writes a multi-symbol CSV of symbols × bars weekday bars (a
@@ -91,7 +91,7 @@ func BenchmarkImportPricesBulk(b *testing.B) {
 						db = dbtest.Postgres(b)
 					}
 					b.StartTimer()
-					res, err := marketdata.ImportPricesBulk(context.Background(), db, path, marketdata.BulkOptions{})
+					res, err := bulk.Import(context.Background(), db, path, bulk.Options{})
 					if err != nil {
 						b.Fatal(err)
 					}

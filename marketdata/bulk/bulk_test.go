@@ -1,4 +1,4 @@
-package marketdata_test
+package bulk_test
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 )
 
 // writeFiles writes name → content under a new temporary directory and
@@ -120,7 +121,7 @@ func TestImportPricesBulk(t *testing.T) {
 				if _, err := db.ExecContext(context.Background(), "DELETE FROM prices"); err != nil {
 					t.Fatal(err)
 				}
-				res, err := marketdata.ImportPricesBulk(context.Background(), db, filepath.Join(dir, tt.path), marketdata.BulkOptions{Workers: 3})
+				res, err := bulk.Import(context.Background(), db, filepath.Join(dir, tt.path), bulk.Options{Workers: 3})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -153,7 +154,7 @@ func TestImportPricesBulkBadRow(t *testing.T) {
 		files["C.csv"] = good + "2024-01-04,10,9,9,10.5,100\n"
 		files["E.csv"] = good + "2024-01-02,10,11,9,10.5,100\n" // a repeated date
 		dir := writeFiles(t, files)
-		res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 2})
+		res, err := bulk.Import(ctx, db, dir, bulk.Options{Workers: 2})
 		if !errors.Is(err, tradekit.ErrInvalid) {
 			t.Fatalf("err = %v, want ErrInvalid", err)
 		}
@@ -195,7 +196,7 @@ func TestImportPricesBulkVersions(t *testing.T) {
 		ctx := context.Background()
 		dir := writeFiles(t, map[string]string{"all.csv": multiCSV})
 		path := filepath.Join(dir, "all.csv")
-		if _, err := marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{}); err != nil {
+		if _, err := bulk.Import(ctx, db, path, bulk.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		version := func(sym string) int64 {
@@ -206,7 +207,7 @@ func TestImportPricesBulkVersions(t *testing.T) {
 			return v
 		}
 		a, b := version("ACME"), version("BOLT")
-		res, err := marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{})
+		res, err := bulk.Import(ctx, db, path, bulk.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +215,7 @@ func TestImportPricesBulkVersions(t *testing.T) {
 			t.Errorf("re-import changed %d assets, versions %d %d, want 0 and %d %d", res.Changed, version("ACME"), version("BOLT"), a, b)
 		}
 		os.WriteFile(path, []byte(strings.Replace(multiCSV, "BOLT,2024-01-02,5,5.5,4.5,5.25", "BOLT,2024-01-02,5,5.5,4.5,5.3", 1)), 0o644)
-		if res, err = marketdata.ImportPricesBulk(ctx, db, path, marketdata.BulkOptions{}); err != nil {
+		if res, err = bulk.Import(ctx, db, path, bulk.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if version("BOLT") != b+1 {
@@ -230,7 +231,7 @@ func TestFastDec(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"10", "10.50", "0.05", ".5", "5.", "007.250", "123456789012345", "1.000000000000000000"} {
 		// The text must be decimal's canonical text.
-		p := marketdata.ExportParseFastDec(s)
+		p := bulk.ExportParseFastDec(s)
 		if p == "" {
 			t.Errorf("fastDec(%q) refused", s)
 			continue
@@ -240,7 +241,7 @@ func TestFastDec(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"", ".", "-1", "1e3", "1234567890123456", "1,5"} {
-		if p := marketdata.ExportParseFastDec(s); p != "" {
+		if p := bulk.ExportParseFastDec(s); p != "" {
 			t.Errorf("fastDec(%q) = %q, want refused", s, p)
 		}
 	}
@@ -262,7 +263,7 @@ func TestImportPricesBulkSameAssetTwice(t *testing.T) {
 		ctx := context.Background()
 		// OLD has prices before the run; BARE is stored without any.
 		first := writeFiles(t, map[string]string{"old.csv": "symbol,date,open,high,low,close,volume\nOLD,2024-01-02,1,1,1,1,1\n"})
-		if _, err := marketdata.ImportPricesBulk(ctx, db, filepath.Join(first, "old.csv"), marketdata.BulkOptions{}); err != nil {
+		if _, err := bulk.Import(ctx, db, filepath.Join(first, "old.csv"), bulk.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		st := marketdata.NewStore(db)
@@ -276,7 +277,7 @@ func TestImportPricesBulkSameAssetTwice(t *testing.T) {
 				"BARE,2024-01-02,5,5,5,5,5\nOLD,2024-01-02,2,2,2,2,2\nOLD,2024-01-03,3,3,3,3,3\n",
 			"2.csv": "symbol,date,open,high,low,close,volume\nNEW,2024-01-03,20,21,19,20,200\nNEW,2024-01-04,20,21,19,20,200\n",
 		})
-		res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 1})
+		res, err := bulk.Import(ctx, db, dir, bulk.Options{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +341,7 @@ func TestImportPricesBulkPostgresRoles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.db.SetMaxOpenConns(1) // the import's connection is the one checked after
 			dir := writeFiles(t, map[string]string{"all.csv": tt.file})
-			res, err := marketdata.ImportPricesBulk(ctx, tt.db, filepath.Join(dir, "all.csv"), marketdata.BulkOptions{})
+			res, err := bulk.Import(ctx, tt.db, filepath.Join(dir, "all.csv"), bulk.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -375,7 +376,7 @@ func TestImportPricesBulkBadFileOpensTransaction(t *testing.T) {
 			dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 				ctx := context.Background()
 				dir := writeFiles(t, map[string]string{"A.csv": bad, "B.csv": good, "C.csv": bad, "D.csv": good})
-				res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{Workers: 1, CommitRows: tt.commitRows})
+				res, err := bulk.Import(ctx, db, dir, bulk.Options{Workers: 1, CommitRows: tt.commitRows})
 				if !errors.Is(err, tradekit.ErrInvalid) {
 					t.Fatalf("err = %v, want ErrInvalid", err)
 				}
@@ -421,7 +422,7 @@ func TestBulkImportSnags(t *testing.T) {
 				"HOLB,2026-01-19,1,2,0.5,1,5\n",
 			"FXA.csv": "date,open,high,low,close\n2026-01-20,1.1,1.2,1.0,1.15\n",
 		})
-		res, err := marketdata.ImportPricesBulk(ctx, db, dir, marketdata.BulkOptions{})
+		res, err := bulk.Import(ctx, db, dir, bulk.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +443,7 @@ func TestBulkImportSnags(t *testing.T) {
 
 		semi := "date;open;high;low;close;volume\n2026-01-20;1;2;0.5;1;5\n"
 		_, readErr := marketdata.ReadPricesCSV(strings.NewReader(semi))
-		res, err = marketdata.ImportPricesBulk(ctx, db, writeFiles(t, map[string]string{"SEMI.csv": semi}), marketdata.BulkOptions{})
+		res, err = bulk.Import(ctx, db, writeFiles(t, map[string]string{"SEMI.csv": semi}), bulk.Options{})
 		if err == nil || len(res.Failed) != 1 || readErr == nil || res.Failed[0].Err.Error() != readErr.Error() ||
 			!strings.Contains(readErr.Error(), `separated by ";"`) {
 			t.Errorf("semicolons: bulk %v, ReadPricesCSV %v; want one error naming the delimiter", err, readErr)

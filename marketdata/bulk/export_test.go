@@ -1,4 +1,4 @@
-package marketdata
+package bulk
 
 // ExportParseFastDec returns the canonical text fastDec gives s, or "" when
 // fastDec refuses s.
