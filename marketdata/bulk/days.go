@@ -81,6 +81,7 @@ func nonTradingDays(ctx context.Context, ld *marketdata.Loader, days map[uuid.UU
 		ok      bool
 		trading map[int32]bool // by rowKey.day, as far as asked
 	}
+	st := ld.Store()
 	exchanges := map[uuid.UUID]*exchangeDays{}
 	n := 0
 	var out []NonTradingDay
@@ -92,7 +93,7 @@ func nonTradingDays(ctx context.Context, ld *marketdata.Loader, days map[uuid.UU
 		x := exchanges[a.ExchangeID]
 		if x == nil {
 			x = &exchangeDays{trading: map[int32]bool{}}
-			ex, err := ld.Store().Exchange(ctx, a.ExchangeID)
+			ex, err := st.Exchange(ctx, a.ExchangeID)
 			if err != nil && !errors.Is(err, tradekit.ErrNotFound) {
 				return 0, nil, err
 			}
