@@ -1,11 +1,13 @@
 package tradekit_test
 
 import (
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // docFiles returns README.md and docs/*.md, the pages a clone shows.
@@ -260,4 +263,136 @@ func docGoProblems(dir, name string, files []string) []string {
 	}
 	slices.Sort(problems)
 	return problems
+}
+
+// runnableMarker is the line that marks the next ```sh block of README.md
+// as runnable: TestReadmeRunnable runs it as written.
+const runnableMarker = "<!-- runnable -->"
+
+// readmeAddr is the address README's runnable blocks serve on and call;
+// TestReadmeRunnable puts a free port of its own in its place.
+const readmeAddr = "127.0.0.1:8080"
+
+// runnableBlocks returns the ```sh blocks of src marked runnable, in
+// order, and an error when a marker is not followed by a ```sh block.
+func runnableBlocks(src string) ([]string, error) {
+	var blocks []string
+	lines := strings.Split(src, "\n")
+	for i := 0; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != runnableMarker {
+			continue
+		}
+		if i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "```sh" {
+			return nil, fmt.Errorf("line %d: %s is not followed by a ```sh block", i+1, runnableMarker)
+		}
+		var block []string
+		for i += 2; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+			block = append(block, lines[i])
+		}
+		if i == len(lines) {
+			return nil, fmt.Errorf("the runnable block before line %d has no end", i+1)
+		}
+		blocks = append(blocks, strings.Join(block, "\n"))
+	}
+	return blocks, nil
+}
+
+// TestRunnableBlocks checks how runnableBlocks reads a page.
+func TestRunnableBlocks(t *testing.T) {
+	t.Parallel()
+	got, err := runnableBlocks("x\n```sh\nnot this\n```\n" + runnableMarker + "\n```sh\na\nb\n```\n```sh\nnor this\n```\n")
+	if err != nil || len(got) != 1 || got[0] != "a\nb" {
+		t.Errorf("runnableBlocks = %q, %v; want [\"a\\nb\"]", got, err)
+	}
+	for _, bad := range []string{runnableMarker + "\ntext\n", runnableMarker + "\n```sh\nno end\n"} {
+		if _, err := runnableBlocks(bad); err == nil {
+			t.Errorf("runnableBlocks(%q) took a bad marker for a block", bad)
+		}
+	}
+}
+
+// TestReadmeRunnable runs the ```sh blocks of README.md marked runnable
+// (the line before the block is runnableMarker), in order, in one bash
+// with -e -u -o pipefail, as a reader pasting them into one terminal
+// would: in a temporary directory holding bin/tradekit freshly built
+// from this tree, on a new SQLite database (TRADEKIT_DB), with the
+// server's address readmeAddr replaced by a free port. It fails when any
+// command of a block fails, or when the blocks take more than two
+// minutes. The blocks call the server with curl: without curl on PATH
+// the test is skipped, saying so.
+func TestReadmeRunnable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the tradekit binary and runs a server: not in -short")
+	}
+	src, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := runnableBlocks(string(src))
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	if len(blocks) == 0 {
+		t.Fatalf("README.md has no block marked %s: First calls should be one", runnableMarker)
+	}
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("README's runnable blocks need %s, which is not on PATH: not run", tool)
+		}
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "tradekit"), "./cmd/tradekit")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/tradekit: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	script := strings.ReplaceAll(strings.Join(blocks, "\n"), readmeAddr, addr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-e", "-u", "-o", "pipefail", "-x", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(withoutTradekitEnv(os.Environ()), "HOME="+dir, "TRADEKIT_DB="+filepath.Join(dir, "tradekit.db"),
+		`PS4=+ README: `)
+	// The output goes to a file, not a pipe: a server left running in the
+	// background would hold a pipe open, and Run would wait for it.
+	out, err := os.Create(filepath.Join(dir, "output"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	// The blocks and whatever they start in the background (the server)
+	// form a process group, killed when they end or time out.
+	ownProcessGroup(cmd)
+	cmd.Cancel = func() error { killProcessGroup(cmd); return nil }
+	start := time.Now()
+	err = cmd.Run()
+	killProcessGroup(cmd)
+	if err != nil {
+		trace, _ := os.ReadFile(out.Name())
+		t.Fatalf("README's runnable blocks failed (%v, after %s), on %s; the trace (+ lines are commands):\n%s",
+			err, time.Since(start).Round(time.Millisecond), addr, trace)
+	}
+	t.Logf("README's runnable blocks ran in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// freeAddr returns a loopback address with a port nobody listens on.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// withoutTradekitEnv returns env without the variables that configure
+// Tradekit (TRADEKIT_*, OTEL_*), so that the reader's settings leave
+// the runnable blocks alone.
+func withoutTradekitEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "TRADEKIT_") || strings.HasPrefix(kv, "OTEL_")
+	})
 }
