@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // docFiles returns README.md and docs/*.md, the pages a clone shows.
@@ -395,4 +396,72 @@ func withoutTradekitEnv(env []string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		return strings.HasPrefix(kv, "TRADEKIT_") || strings.HasPrefix(kv, "OTEL_")
 	})
+}
+
+// mdLink matches the target of a Markdown link: [text](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headingAnchors returns the anchors GitHub gives the headings of a
+// Markdown page: lowercase, spaces as hyphens, punctuation dropped.
+func headingAnchors(src string) map[string]bool {
+	anchors := map[string]bool{}
+	in := false
+	for _, line := range strings.Split(src, "\n") {
+		if strings.HasPrefix(line, "```") {
+			in = !in
+		}
+		if in || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		anchors[b.String()] = true
+	}
+	return anchors
+}
+
+// TestDocsLinks checks that every relative link of README.md and
+// docs/*.md leads to a file of the repository and, when it names an
+// anchor in a Markdown page, to a heading of that page.
+func TestDocsLinks(t *testing.T) {
+	t.Parallel()
+	for _, file := range docFiles(t) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			page := file
+			if path != "" {
+				page = filepath.Join(filepath.Dir(file), path)
+				if _, err := os.Stat(page); err != nil {
+					t.Errorf("%s links to %s, which does not exist", file, target)
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(page, ".md") {
+				continue
+			}
+			src, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !headingAnchors(string(src))[anchor] {
+				t.Errorf("%s links to %s, but %s has no heading #%s", file, target, page, anchor)
+			}
+		}
+	}
 }
