@@ -107,8 +107,8 @@ func Quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// kinds are the error kinds with their codes (../shared/CONTRACT.md beside
-// the repository's root, "Errors"), in the order [Code] tries them.
+// kinds are the error kinds with their codes (docs/conventions.md,
+// "Errors"), in the order [Code] tries them.
 var kinds = []struct {
 	kind error
 	code string
@@ -124,8 +124,7 @@ var kinds = []struct {
 }
 
 // Code returns the code of err's kind, as the HTTP API's error envelope
-// carries it (../shared/CONTRACT.md beside the repository's root,
-// "Errors"):
+// carries it (docs/conventions.md, "Errors"):
 //
 //	ErrInvalid       VALIDATION_ERROR
 //	ErrUnauthorized  UNAUTHORIZED

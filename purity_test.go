@@ -7,10 +7,9 @@ import (
 )
 
 // pureEngines are the packages that must work with no database, no
-// network and no logging. The design (../shared/DESIGN.md, beside the
-// repository's root), "Layout", rules of the house: "Pure engines …
-// import no database package, no `net/http` and no `log` at all; a test
-// in the repository enforces it." This is that test.
+// network and no logging. The design (docs/design.md, "Pure engines"):
+// pure engines import no database package, no `net/http` and no `log` at
+// all, and a test in the repository enforces it. This is that test.
 var pureEngines = []string{
 	"github.com/tradekit/tradekit/indicators",
 	"github.com/tradekit/tradekit/indicators/formula",

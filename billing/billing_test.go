@@ -44,7 +44,7 @@ func TestPlans(t *testing.T) {
 		Features                 billing.Features
 	}
 	// The free and pro rows are section 8 of the API spec, plus the
-	// backtest bounds (CONTRACT.md, additions of 2026-11-29).
+	// backtest bounds (docs/security.md, docs/conventions.md "Limits").
 	want := []row{
 		{"free", "USD", "month", decimal.RequireFromString("0"), billing.Features{APIRequestsPerDay: 1000, APIRequestsPerMinute: 30, Watchlists: 1, Portfolios: 1, Alerts: 5,
 			FormulaCost: 2000, Backtests: 10, BacktestRuns: 1}},

@@ -83,9 +83,8 @@ func keys(t *testing.T, v any) []string {
 	return k
 }
 
-// TestProfileJSON checks the field names against the API spec's Asset AI
-// profile (section 2 of ../shared/spec/api-v1.md, beside the repository's
-// root).
+// TestProfileJSON checks the field names against the API's Asset AI
+// profile (the AssetAIProfile schema of api/openapi.yaml).
 func TestProfileJSON(t *testing.T) {
 	s := series(fromReturns(100, gbmReturns(newRand(41), 800, 0.0005, 0.015)))
 	s.ID = "me"

@@ -24,9 +24,8 @@ type errorKind struct {
 }
 
 // errorKinds maps the codes of the error kinds of package tradekit (see
-// [tradekit.Code]) to HTTP statuses (../shared/CONTRACT.md beside the
-// repository's root, "Errors"). With serverKinds it is the only such
-// mapping.
+// [tradekit.Code]) to HTTP statuses (docs/conventions.md, "Errors").
+// With serverKinds it is the only such mapping.
 var errorKinds = map[string]errorKind{
 	"VALIDATION_ERROR": {http.StatusBadRequest, "VALIDATION_ERROR", "invalid request"},
 	"UNAUTHORIZED":     {http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized"},

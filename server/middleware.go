@@ -216,8 +216,8 @@ func (s *Server) authenticate(next bunrouter.HandlerFunc) bunrouter.HandlerFunc 
 
 // setRateLimitHeaders writes the rate-limit headers of a request counted
 // at now against the plan limits lim: X-RateLimit-Limit, -Remaining and
-// -Reset (Unix seconds) for the tighter window (../shared/CONTRACT.md
-// beside the repository's root, "Errors"), and the fields of the IETF
+// -Reset (Unix seconds) for the tighter window (docs/conventions.md,
+// "Rate-limit headers"), and the fields of the IETF
 // draft "RateLimit header fields for HTTP"
 // (draft-ietf-httpapi-ratelimit-headers-09): RateLimit-Policy lists both
 // windows' quotas, each a policy named after its window with q (the

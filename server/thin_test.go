@@ -12,9 +12,8 @@ import (
 	"testing"
 )
 
-// The server is a shell over services (the design, ../shared/DESIGN.md
-// beside the repository's root, "Trading: the exposure ledger and the
-// services"; "No SQL in `server`" in its rules of the house): server.New
+// The server is a shell over services (docs/design.md, "The server is a
+// shell"; "No SQL in `server`" in its dependency rules): server.New
 // builds the services and stores once, and handlers call them. These
 // tests hold the package to it.
 

@@ -20,8 +20,8 @@
 //
 // # Parameters
 //
-// [ParseSpec] reads the API's params object (../shared/CONTRACT.md beside
-// the repository's root, "Indicator parameters"): period for SMA,
+// [ParseSpec] reads the API's params object (docs/conventions.md,
+// "Indicator parameters"): period for SMA,
 // EMA, RSI, ATR (defaults 20, 20, 14, 14); fastPeriod, slowPeriod and
 // signalPeriod for MACD (12, 26, 9); period and stdDev for BB (20, 2).
 // Periods are integers from 1 to 1000 (2 to 1000 for RSI); stdDev is above

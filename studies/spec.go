@@ -12,8 +12,8 @@ import (
 	"github.com/tradekit/tradekit"
 )
 
-// The indicator kinds the API serves (../shared/CONTRACT.md beside the
-// repository's root, "Indicator parameters").
+// The indicator kinds the API serves (docs/conventions.md, "Indicator
+// parameters").
 const (
 	SMA  = "SMA"
 	EMA  = "EMA"

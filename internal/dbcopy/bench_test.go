@@ -15,7 +15,7 @@ const benchPrices = 500_000
 // BenchmarkCopy copies the demo data set (`tradekit seed`'s, 2016 to
 // 2026) plus 500,000 generated price rows from SQLite into a fresh
 // PostgreSQL database, checksums and all: the figure of
-// docs/db-copy.md. Run it alone:
+// docs/performance.md. Run it alone:
 //
 //	go test ./internal/dbcopy -run '^$' -bench Copy -benchtime 3x
 func BenchmarkCopy(b *testing.B) {

@@ -1,6 +1,3 @@
-// Package lru is a least-recently-used cache bounded by the bytes of its
-// values, whose entries are tagged with the price version they were
-// computed from.
 package lru
 
 import (

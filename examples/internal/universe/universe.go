@@ -1,5 +1,3 @@
-// Package universe builds backtest universes from the demo data set or a
-// CSV file, for the examples.
 package universe
 
 import (
