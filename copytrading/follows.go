@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/alerts"
@@ -123,10 +122,8 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 		return Follow{}, err
 	}
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if tx.Dialect().Name() == dialect.PG {
-			if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", followLockID).Exec(ctx); err != nil {
-				return fmt.Errorf("copytrading: lock the follows: %w", err)
-			}
+		if err := database.LockKey(ctx, tx, followLockID); err != nil {
+			return fmt.Errorf("copytrading: lock the follows: %w", err)
 		}
 		exists, err := tx.NewSelect().Model((*Follow)(nil)).
 			Where("user_id = ? AND leader_profile_id = ? AND unfollowed_at IS NULL", userID, leader.ID).Exists(ctx)
@@ -155,7 +152,7 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 	return f, err
 }
 
-// followLockID is the PostgreSQL advisory lock key that serialises follow
+// followLockID is the lock key ([database.LockKey]) that serialises follow
 // creation, so that the loop check sees every follow committed before it
 // ("follows" in ASCII).
 const followLockID = 0x66_6f6c_6c6f_7773
