@@ -114,14 +114,15 @@ func (s *Service) runSync(ctx context.Context, id uuid.UUID, log SyncLog) {
 }
 
 // publicSyncError is what a failed sync's log tells the user.
+// It words the broker's failures as everyone does ([FailureReason]); a
+// sync that ran out of time failed as an unreachable broker does.
 func publicSyncError(err error) string {
+	reason := FailureReason(err)
 	switch {
-	case tradekit.Message(err) != "":
-		return tradekit.Message(err)
-	case errors.Is(err, tradekit.ErrUnauthorized):
-		return "the broker no longer accepts this connection's authorization: disconnect and connect again"
-	case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return "the broker could not be reached or failed; the next sync will try again"
+	case reason == UnavailableReason, reason == "" && errors.Is(err, context.DeadlineExceeded):
+		return UnavailableReason + "; the next sync will try again"
+	case reason != "":
+		return reason
 	}
 	return "the sync failed on the server; the next sync will try again"
 }
