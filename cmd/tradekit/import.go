@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/tradekit/tradekit/marketdata"
 )
 
