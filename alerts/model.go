@@ -165,9 +165,10 @@ const (
 // dashboard's Alerts page shows.
 func Kinds() []string { return []string{KindAlert, KindWebhookDisabled} }
 
-// Notification is a row of the notifications table that package
-// copytrading also writes: the message a user reads at GET
-// /api/v1/notifications and that webhooks carry.
+// Notification is a row of the notifications table, which this package
+// owns and package copytrading writes through [Notifications]: the
+// message a user reads at GET /api/v1/notifications and that webhooks
+// carry.
 type Notification struct {
 	bun.BaseModel `bun:"table:notifications"`
 

@@ -542,7 +542,6 @@ func testCopy(t *testing.T, db *bun.DB) {
 		}
 	})
 
-	const unreachable = "your broker could not be reached or refused the connection's authorization"
 	rejections := []struct {
 		name       string
 		placement  connect.Placement
@@ -555,8 +554,8 @@ func testCopy(t *testing.T, db *bun.DB) {
 		{name: "tradekit error", err: fmt.Errorf("connect: %w", tradekit.Errorf(tradekit.ErrConflict, "connection %s is disconnected", "c1")),
 			wantReason: "connection c1 is disconnected"},
 		{name: "param error", err: &tradekit.ParamError{Param: "quantity", Msg: "must be a whole number"}, wantReason: "quantity: must be a whole number"},
-		{name: "unavailable", err: fmt.Errorf("paper: %w", tradekit.ErrUnavailable), wantReason: unreachable},
-		{name: "unauthorized", err: fmt.Errorf("alpaca: token revoked: %w", tradekit.ErrUnauthorized), wantReason: unreachable},
+		{name: "unavailable", err: fmt.Errorf("paper: %w", tradekit.ErrUnavailable), wantReason: connect.UnavailableReason},
+		{name: "unauthorized", err: fmt.Errorf("alpaca: token revoked: %w", tradekit.ErrUnauthorized), wantReason: connect.UnauthorizedReason},
 	}
 	for _, tt := range rejections {
 		t.Run(tt.name, func(t *testing.T) {

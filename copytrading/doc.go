@@ -99,8 +99,10 @@
 // with [connect.NextFill], the copies' orders are read with the subquery
 // of their copy events ([connect.Store.AssetOrders],
 // [connect.Store.FilledOrders]), and the demo leaders' accounts are
-// stored with [connect.Store.InsertAccountHistory]. tables_test.go fails
-// when a file names one of connect's tables.
+// stored with [connect.Store.InsertAccountHistory]. Notifications are
+// package alerts' ([alerts.Notifications]), the strategies' backtest
+// figures package backtestdb's. The repository's tables_test.go fails
+// when a file names a table another package owns.
 //
 // scalingPct is at most 1000 %; a follow that would close a loop is
 // refused. A loop is a cycle of live follows (A follows B, B follows A,

@@ -76,20 +76,13 @@ type copyEvent struct {
 
 // work is a leader fill that a follow has yet to take up.
 type work struct {
-	Follow        `bun:",extend"`
-	Slug          string           `bun:"slug"`
-	DisplayName   string           `bun:"display_name"`
-	LeaderPF      uuid.UUID        `bun:"leader_portfolio_id"`
-	FillID        string           `bun:"fill_id"`
-	Seq           int64            `bun:"fill_seq"`
-	Symbol        string           `bun:"fill_symbol"`
-	Side          string           `bun:"fill_side"`
-	Quantity      decimal.Decimal  `bun:"fill_quantity"`
-	Price         decimal.Decimal  `bun:"fill_price"`
-	FilledAt      time.Time        `bun:"fill_at"`
-	PositionAfter *decimal.Decimal `bun:"fill_position_after"`
-	EventStatus   *string          `bun:"event_status"`
-	LeaseUntil    *time.Time       `bun:"event_lease_until"`
+	Follow      `bun:",extend"`
+	Slug        string       `bun:"slug"`
+	DisplayName string       `bun:"display_name"`
+	LeaderPF    uuid.UUID    `bun:"leader_portfolio_id"`
+	Fill        connect.Fill `bun:"embed:fill_"` // the next fill ([connect.NextFill])
+	EventStatus *string      `bun:"event_status"`
+	LeaseUntil  *time.Time   `bun:"event_lease_until"`
 }
 
 // Wake asks [Service.Run] for a pass now: a leader's fill was recorded.
@@ -179,18 +172,16 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 	var todo []work
 	err := s.db.NewSelect().TableExpr("follows AS follow").ColumnExpr("follow.*").
 		ColumnExpr("lp.slug, lp.display_name, lp.portfolio_id AS leader_portfolio_id").
-		ColumnExpr("pf.broker_id AS fill_id, pf.seq AS fill_seq, pf.symbol AS fill_symbol, pf.side AS fill_side").
-		ColumnExpr("pf.quantity AS fill_quantity, pf.price AS fill_price, pf.filled_at AS fill_at").
-		ColumnExpr("pf.position_after AS fill_position_after, ce.status AS event_status, ce.lease_until AS event_lease_until").
+		ColumnExpr("ce.status AS event_status, ce.lease_until AS event_lease_until").
 		Join("JOIN leader_profiles AS lp ON lp.id = follow.leader_profile_id AND lp.unpublished_at IS NULL").
 		// Each follow's next fill only: a follow takes its fills one at
 		// a time, in order, and Run passes again while a pass takes
 		// something up, so a follow with a long backlog, or one waiting,
 		// never crowds the others out of a batch.
-		Apply(connect.NextFill("pf", "lp.portfolio_id", "follow.copied_seq")).
-		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = pf.broker_id").
+		Apply(connect.NextFill("pf", "lp.portfolio_id", "follow.copied_seq", "fill_")).
+		Join("LEFT JOIN copy_events AS ce ON ce.follow_id = follow.id AND ce.fill_id = ?", connect.FillKey("pf")).
 		Where("follow.unfollowed_at IS NULL AND (follow.auto_sync OR follow.notifications)").
-		OrderExpr("pf.filled_at, follow.id").Limit(copyBatch).Scan(ctx, &todo)
+		OrderExpr("?, follow.id", connect.FillTime("pf")).Limit(copyBatch).Scan(ctx, &todo)
 	if err != nil {
 		return 0, fmt.Errorf("copytrading: fills to copy: %w", err)
 	}
@@ -205,7 +196,7 @@ func (s *Service) Copy(ctx context.Context) (int, error) {
 			continue
 		}
 		switch {
-		case w.FilledAt.Before(w.CopySince):
+		case w.Fill.FilledAt.Before(w.CopySince):
 			// Before the follow began: only the watermark moves.
 			if err := s.finish(ctx, w, "", nil, ""); err != nil {
 				return n, err
@@ -253,11 +244,11 @@ func (s *Service) claim(ctx context.Context, w *work) (bool, error) {
 	now := s.clock()
 	until := now.Add(leaseFor)
 	if w.EventStatus == nil {
-		e := copyEvent{FollowID: w.ID, FillID: w.FillID, Status: eventClaimed, CreatedAt: now, UpdatedAt: now, LeaseUntil: &until}
+		e := copyEvent{FollowID: w.ID, FillID: w.Fill.BrokerID, Status: eventClaimed, CreatedAt: now, UpdatedAt: now, LeaseUntil: &until}
 		res, err = s.db.NewInsert().Model(&e).On("CONFLICT (follow_id, fill_id) DO NOTHING").Exec(ctx)
 	} else {
 		res, err = s.db.NewUpdate().Model((*copyEvent)(nil)).Set("updated_at = ?, lease_until = ?", now, until).
-			Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.FillID, eventClaimed).
+			Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.Fill.BrokerID, eventClaimed).
 			Where("(lease_until IS NULL OR lease_until < ?)", now).Exec(ctx)
 	}
 	if err != nil {
@@ -289,9 +280,9 @@ func (s *Service) holding(ctx context.Context, w *work, f func() (bool, error)) 
 			}
 			now := s.clock()
 			_, err := s.db.NewUpdate().Model((*copyEvent)(nil)).Set("lease_until = ?", now.Add(leaseFor)).
-				Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.FillID, eventClaimed).Exec(ctx)
+				Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.Fill.BrokerID, eventClaimed).Exec(ctx)
 			if err != nil && ctx.Err() == nil {
-				s.log.Warn("copytrading: renewing a copy's lease failed", "follow_id", w.ID, "fill_id", w.FillID, "err", err)
+				s.log.Warn("copytrading: renewing a copy's lease failed", "follow_id", w.ID, "fill_id", w.Fill.BrokerID, "err", err)
 			}
 		}
 	}()
@@ -310,8 +301,8 @@ func (s *Service) holding(ctx context.Context, w *work, f func() (bool, error)) 
 // the leader did (see [copyNote]); a rejected copy is notified on its own
 // too, with kind [KindCopyRejected], whatever the follow's notifications.
 func (s *Service) take(ctx context.Context, w *work) (bool, error) {
-	trade := fmt.Sprintf("%s (%s) %s %s %s at %s", w.DisplayName, w.Slug, pastTense(w.Side), w.Quantity, w.Symbol, w.Price)
-	data := map[string]any{"followId": w.ID.String(), "leaderProfileId": w.LeaderProfileID.String(), "fillId": w.FillID}
+	trade := fmt.Sprintf("%s (%s) %s %s %s at %s", w.DisplayName, w.Slug, pastTense(w.Fill.Side), w.Fill.Quantity, w.Fill.Symbol, w.Fill.Price)
+	data := map[string]any{"followId": w.ID.String(), "leaderProfileId": w.LeaderProfileID.String(), "fillId": w.Fill.BrokerID}
 	if !w.AutoSync {
 		return true, s.finish(ctx, w, eventNotified, nil, "", s.notice(w, KindLeaderTrade, trade, data))
 	}
@@ -336,24 +327,21 @@ func (s *Service) take(ctx context.Context, w *work) (bool, error) {
 	if reason != "" {
 		return true, skip(reason)
 	}
-	c := copyNote{side: in.Order.Side, quantity: in.Order.Quantity, symbol: w.Symbol}
+	c := copyNote{side: in.Order.Side, quantity: in.Order.Quantity, symbol: w.Fill.Symbol}
 	p, err := s.orders.PlaceOrder(ctx, w.UserID, in)
 	switch {
 	case err == nil && p.Order.Status != brokers.Rejected:
 		c.status, c.orderID = eventPlaced, &p.Order.ID
 		if s.placed != nil {
-			s.placed(s.clock().Sub(w.FilledAt))
+			s.placed(s.clock().Sub(w.Fill.FilledAt))
 		}
 		return true, s.finish(ctx, w, eventPlaced, &p.Order.ID, "", s.notice(w, KindLeaderTrade, trade+"; "+c.text(), c.data(data)))
 	case err == nil:
 		reason, c.orderID = p.Order.RejectReason, &p.Order.ID
 	default:
-		switch {
-		case tradekit.Message(err) != "":
-			reason = tradekit.Message(err)
-		case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, tradekit.ErrUnauthorized):
-			reason = "your broker could not be reached or refused the connection's authorization"
-		default:
+		// The broker's failures in connect's words; any other error
+		// leaves the copy to a later pass.
+		if reason = connect.FailureReason(err); reason == "" {
 			return false, err
 		}
 	}
@@ -436,7 +424,7 @@ func (s *Service) finish(ctx context.Context, w *work, status string, orderID *u
 		if status != "" {
 			_, err := tx.NewUpdate().Model((*copyEvent)(nil)).
 				Set("status = ?, order_id = ?, reason = ?, updated_at = ?, lease_until = NULL", status, orderID, reason, now).
-				Where("follow_id = ? AND fill_id = ?", w.ID, w.FillID).Exec(ctx)
+				Where("follow_id = ? AND fill_id = ?", w.ID, w.Fill.BrokerID).Exec(ctx)
 			if err != nil {
 				return fmt.Errorf("copytrading: record a copy: %w", err)
 			}
@@ -456,8 +444,8 @@ func (s *Service) finish(ctx context.Context, w *work, status string, orderID *u
 
 // advance moves w's follow's watermark to w's fill.
 func (s *Service) advance(ctx context.Context, db bun.IDB, w *work) error {
-	_, err := db.NewUpdate().Model((*Follow)(nil)).Set("copied_seq = ?", w.Seq).
-		Where("id = ? AND copied_seq < ?", w.ID, w.Seq).Exec(ctx)
+	_, err := db.NewUpdate().Model((*Follow)(nil)).Set("copied_seq = ?", w.Fill.Seq).
+		Where("id = ? AND copied_seq < ?", w.ID, w.Fill.Seq).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("copytrading: move the watermark: %w", err)
 	}
@@ -467,7 +455,7 @@ func (s *Service) advance(ctx context.Context, db bun.IDB, w *work) error {
 // release gives up the claim on w, so that a later pass takes it up.
 func (s *Service) release(ctx context.Context, w *work) error {
 	_, err := s.db.NewDelete().Model((*copyEvent)(nil)).
-		Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.FillID, eventClaimed).Exec(ctx)
+		Where("follow_id = ? AND fill_id = ? AND status = ?", w.ID, w.Fill.BrokerID, eventClaimed).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("copytrading: release a copy: %w", err)
 	}
@@ -511,9 +499,9 @@ func (s *Service) size(ctx context.Context, w *work) (in connect.OrderInput, rea
 	if err != nil {
 		return connect.OrderInput{}, "", false, err
 	}
-	asset, err := marketdata.NewStore(s.db).AssetBySymbol(ctx, w.Symbol)
+	asset, err := marketdata.NewStore(s.db).AssetBySymbol(ctx, w.Fill.Symbol)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return connect.OrderInput{}, fmt.Sprintf("%s is not a Tradekit asset", w.Symbol), false, nil
+		return connect.OrderInput{}, fmt.Sprintf("%s is not a Tradekit asset", w.Fill.Symbol), false, nil
 	}
 	if err != nil {
 		return connect.OrderInput{}, "", false, err
@@ -522,30 +510,30 @@ func (s *Service) size(ctx context.Context, w *work) (in connect.OrderInput, rea
 	if err != nil {
 		return connect.OrderInput{}, "", false, err
 	}
-	side := brokers.Side(w.Side)
-	if side == brokers.Sell && copies.open && s.clock().Sub(w.FilledAt) < deferFor {
+	side := brokers.Side(w.Fill.Side)
+	if side == brokers.Sell && copies.open && s.clock().Sub(w.Fill.FilledAt) < deferFor {
 		return connect.OrderInput{}, "", true, nil
 	}
-	open, err := st.OpenQuantity(ctx, *w.ConnectionID, w.Symbol, brokers.Sell)
+	open, err := st.OpenQuantity(ctx, *w.ConnectionID, w.Fill.Symbol, brokers.Sell)
 	if err != nil {
 		return connect.OrderInput{}, "", false, err
 	}
-	held := heldOf(mine, w.Symbol)
-	in2 := SizeInput{Side: side, Quantity: w.Quantity, Price: w.Price, LeaderEquity: leader.Equity,
-		Equity: mine.Equity, Controls: w.Controls, Held: held.Sub(open), Copied: copies.net, Symbol: w.Symbol}
+	held := heldOf(mine, w.Fill.Symbol)
+	in2 := SizeInput{Side: side, Quantity: w.Fill.Quantity, Price: w.Fill.Price, LeaderEquity: leader.Equity,
+		Equity: mine.Equity, Controls: w.Controls, Held: held.Sub(open), Copied: copies.net, Symbol: w.Fill.Symbol}
 	if side == brokers.Buy {
 		in2.Held = held
 	}
 	// The leader's position before the fill: as its ledger recorded it,
 	// else (a fill a sync found) as the portfolio holds it now.
-	before := heldOf(leader, w.Symbol)
-	if w.PositionAfter != nil {
-		before = *w.PositionAfter
+	before := heldOf(leader, w.Fill.Symbol)
+	if w.Fill.PositionAfter != nil {
+		before = *w.Fill.PositionAfter
 	}
 	if side == brokers.Sell {
-		before = before.Add(w.Quantity)
+		before = before.Add(w.Fill.Quantity)
 	} else {
-		before = before.Sub(w.Quantity)
+		before = before.Sub(w.Fill.Quantity)
 	}
 	in2.LeaderBefore = before
 	qty, reason := Size(in2)
@@ -554,7 +542,7 @@ func (s *Service) size(ctx context.Context, w *work) (in connect.OrderInput, rea
 	}
 	return connect.OrderInput{ConnectionID: *w.ConnectionID, AssetID: asset.ID,
 		Order:         brokers.Order{Side: side, Type: brokers.Market, Quantity: qty},
-		ClientOrderID: copyOrderID(w.ID, w.FillID)}, "", false, nil
+		ClientOrderID: copyOrderID(w.ID, w.Fill.BrokerID)}, "", false, nil
 }
 
 // copied is what a follow's copies hold in one asset.

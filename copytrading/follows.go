@@ -1,10 +1,8 @@
 package copytrading
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,9 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/internal/database"
 )
@@ -124,10 +122,8 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 		return Follow{}, err
 	}
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if tx.Dialect().Name() == dialect.PG {
-			if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", followLockID).Exec(ctx); err != nil {
-				return fmt.Errorf("copytrading: lock the follows: %w", err)
-			}
+		if err := database.LockKey(ctx, tx, followLockID); err != nil {
+			return fmt.Errorf("copytrading: lock the follows: %w", err)
 		}
 		exists, err := tx.NewSelect().Model((*Follow)(nil)).
 			Where("user_id = ? AND leader_profile_id = ? AND unfollowed_at IS NULL", userID, leader.ID).Exists(ctx)
@@ -156,7 +152,7 @@ func (s *Service) Follow(ctx context.Context, userID uuid.UUID, in FollowInput) 
 	return f, err
 }
 
-// followLockID is the PostgreSQL advisory lock key that serialises follow
+// followLockID is the lock key ([database.LockKey]) that serialises follow
 // creation, so that the loop check sees every follow committed before it
 // ("follows" in ASCII).
 const followLockID = 0x66_6f6c_6c6f_7773
@@ -388,22 +384,10 @@ func (s *Service) checkPublished(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// notify stores a notification for the user. Its data is encoded as the
-// API writes JSON, without HTML escaping, so that GET /notifications and a
-// webhook show "<", ">" and "&" as they are.
+// notify stores a notification for the user through package alerts,
+// which owns the notifications ([alerts.Notifications.Insert]).
 func notify(ctx context.Context, db bun.IDB, userID uuid.UUID, kind, message string, at time.Time, data map[string]any) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(data); err != nil {
-		return fmt.Errorf("copytrading: encode a notification: %w", err)
-	}
-	n := Notification{ID: uuid.New(), UserID: userID, Kind: kind, Message: message,
-		Data: strings.TrimSuffix(b.String(), "\n"), CreatedAt: at}
-	if _, err := db.NewInsert().Model(&n).Exec(ctx); err != nil {
-		return fmt.Errorf("copytrading: notify: %w", err)
-	}
-	return nil
+	return alerts.NewNotifications(db).Insert(ctx, userID, kind, message, at, data)
 }
 
 // Notifications returns a page of the user's notifications, newest first,
@@ -414,42 +398,15 @@ func (s *Service) Notifications(ctx context.Context, userID uuid.UUID, unread bo
 
 // NotificationsOfKinds is [Service.Notifications] of the given kinds only
 // (nil: every kind), for a page that shows one subject's notifications:
-// [Kinds] for copy trading, the alerts package's kinds for alerts.
+// [Kinds] for copy trading, the alerts package's kinds for alerts. It
+// reads them through package alerts ([alerts.Notifications.List]).
 func (s *Service) NotificationsOfKinds(ctx context.Context, userID uuid.UUID, kinds []string, unread bool, page, limit int) ([]Notification, int, error) {
-	list := []Notification{}
-	if kinds != nil && len(kinds) == 0 {
-		return list, 0, nil
-	}
-	q := s.db.NewSelect().Model(&list).Where("user_id = ?", userID)
-	if kinds != nil {
-		q = q.Where("kind IN (?)", bun.In(kinds))
-	}
-	if unread {
-		q = q.Where("read_at IS NULL")
-	}
-	total, err := q.Order("created_at DESC", "id DESC").Limit(limit).Offset((page - 1) * limit).ScanAndCount(ctx)
-	if err != nil {
-		return nil, 0, fmt.Errorf("copytrading: notifications: %w", err)
-	}
-	return list, total, nil
+	return alerts.NewNotifications(s.db).List(ctx, userID, kinds, unread, page, limit)
 }
 
 // MarkRead marks the user's notification id read, once: marking it again
 // keeps the first time. The error wraps [tradekit.ErrNotFound] for a
-// notification that is not the user's.
+// notification that is not the user's ([alerts.Notifications.MarkRead]).
 func (s *Service) MarkRead(ctx context.Context, userID, id uuid.UUID) (Notification, error) {
-	_, err := s.db.NewUpdate().Model((*Notification)(nil)).Set("read_at = ?", s.clock()).
-		Where("id = ? AND user_id = ? AND read_at IS NULL", id, userID).Exec(ctx)
-	if err != nil {
-		return Notification{}, fmt.Errorf("copytrading: mark read: %w", err)
-	}
-	var n Notification
-	err = s.db.NewSelect().Model(&n).Where("id = ? AND user_id = ?", id, userID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Notification{}, notFound("notification %s not found", id)
-	}
-	if err != nil {
-		return Notification{}, fmt.Errorf("copytrading: notification %s: %w", id, err)
-	}
-	return n, nil
+	return alerts.NewNotifications(s.db).MarkRead(ctx, userID, id, s.clock())
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+
+	"github.com/tradekit/tradekit/alerts"
 )
 
 // Profile is a user's leader profile: one of their portfolios, published.
@@ -104,18 +106,10 @@ func Kinds() []string {
 	return []string{KindLeaderTrade, KindLeaderUnpublished, KindCopyRejected, KindCopyStopped}
 }
 
-// Notification is a message for a user.
-type Notification struct {
-	bun.BaseModel `bun:"table:notifications"`
-
-	ID        uuid.UUID  `bun:"id,pk"`
-	UserID    uuid.UUID  `bun:"user_id"`
-	Kind      string     `bun:"kind"`
-	Message   string     `bun:"message"`
-	Data      string     `bun:"data"` // a JSON object: ids the message refers to
-	CreatedAt time.Time  `bun:"created_at"`
-	ReadAt    *time.Time `bun:"read_at"`
-}
+// Notification is a message for a user: a row of package alerts'
+// notifications table, which this package writes and reads through
+// [alerts.Notifications].
+type Notification = alerts.Notification
 
 // Strategy is a strategy a user published by its hash.
 type Strategy struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/backtest/backtestdb"
 	"github.com/tradekit/tradekit/internal/database"
 )
 
@@ -63,14 +64,14 @@ func (s *Service) PublishStrategy(ctx context.Context, userID uuid.UUID, hash, n
 
 // StrategyView is a published strategy as the list shows it: with its
 // author's slug when the author is a published leader, and the figures
-// of the author's latest backtest of the strategy hash run through the
-// API (table backtests, package backtest/backtestdb), rounded to
+// of the author's backtest of the strategy hash run through the API
+// (package backtest/backtestdb, [backtestdb.Store.Figures]), rounded to
 // [FigurePlaces] places as a leader's are; nil without one.
 type StrategyView struct {
 	Strategy
 	AuthorSlug  *string  `bun:"author_slug"`
-	TotalReturn *float64 `bun:"total_return"`
-	SharpeRatio *float64 `bun:"sharpe_ratio"`
+	TotalReturn *float64 `bun:"-"`
+	SharpeRatio *float64 `bun:"-"`
 }
 
 // Strategies returns every published strategy, newest first.
@@ -78,15 +79,21 @@ func (s *Service) Strategies(ctx context.Context) ([]StrategyView, error) {
 	out := []StrategyView{}
 	err := s.db.NewSelect().TableExpr("published_strategies AS ps").ColumnExpr("ps.*").
 		ColumnExpr("(SELECT lp.slug FROM leader_profiles AS lp WHERE lp.user_id = ps.user_id AND lp.unpublished_at IS NULL) AS author_slug").
-		ColumnExpr("b.total_return, b.sharpe_ratio").
-		Join(`LEFT JOIN backtests AS b ON b.id = (SELECT b2.id FROM backtests AS b2
-			WHERE b2.user_id = ps.user_id AND b2.strategy_hash = ps.strategy_hash ORDER BY b2.created_at DESC, b2.id DESC LIMIT 1)`).
 		Where("ps.unpublished_at IS NULL").OrderExpr("ps.published_at DESC, ps.id").Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("copytrading: strategies: %w", err)
 	}
-	for i := range out {
-		out[i].TotalReturn, out[i].SharpeRatio = roundFigure(out[i].TotalReturn), roundFigure(out[i].SharpeRatio)
+	keys := make([]backtestdb.StrategyKey, len(out))
+	for i, v := range out {
+		keys[i] = backtestdb.StrategyKey{UserID: v.UserID, Hash: v.StrategyHash}
+	}
+	figures, err := backtestdb.NewStore(s.db).Figures(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("copytrading: strategies: %w", err)
+	}
+	for i, k := range keys {
+		f := figures[k]
+		out[i].TotalReturn, out[i].SharpeRatio = roundFigure(f.TotalReturn), roundFigure(f.SharpeRatio)
 	}
 	return out, nil
 }

@@ -215,6 +215,49 @@ func (s *Store) Delete(ctx context.Context, userID uuid.UUID, hash string) error
 	return nil
 }
 
+// StrategyKey names a user's strategy: its author and its hash.
+type StrategyKey struct {
+	UserID uuid.UUID
+	Hash   string
+}
+
+// Figures are the headline figures of a stored result, nil when not
+// finite.
+type Figures struct {
+	TotalReturn *float64
+	SharpeRatio *float64
+}
+
+// Figures returns the figures of the stored results of the given
+// strategies, by strategy, in one read; a strategy of which its user
+// keeps no result is absent from the map.
+func (s *Store) Figures(ctx context.Context, keys []StrategyKey) (map[StrategyKey]Figures, error) {
+	out := make(map[StrategyKey]Figures, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	users, hashes := make([]uuid.UUID, 0, len(keys)), make([]string, 0, len(keys))
+	want := make(map[StrategyKey]bool, len(keys))
+	for _, k := range keys {
+		if !want[k] {
+			want[k] = true
+			users, hashes = append(users, k.UserID), append(hashes, k.Hash)
+		}
+	}
+	var rows []Record
+	err := s.db.NewSelect().Model(&rows).Column("user_id", "strategy_hash", "total_return", "sharpe_ratio").
+		Where("user_id IN (?) AND strategy_hash IN (?)", bun.In(users), bun.In(hashes)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("backtestdb: figures: %w", err)
+	}
+	for _, r := range rows {
+		if k := (StrategyKey{UserID: r.UserID, Hash: r.StrategyHash}); want[k] {
+			out[k] = Figures{TotalReturn: r.TotalReturn, SharpeRatio: r.SharpeRatio}
+		}
+	}
+	return out, nil
+}
+
 // has reports whether the user has a result of the strategy hash.
 func (s *Store) has(ctx context.Context, userID uuid.UUID, hash string) (bool, error) {
 	ok, err := s.db.NewSelect().Model((*Record)(nil)).Where("user_id = ? AND strategy_hash = ?", userID, hash).Exists(ctx)

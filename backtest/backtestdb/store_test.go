@@ -149,3 +149,41 @@ func TestServiceLimits(t *testing.T) {
 		})
 	})
 }
+
+// TestStoreFigures checks that Figures answers each strategy with its
+// user's stored result only, never another user's result of the same
+// hash, and leaves out strategies without one.
+func TestStoreFigures(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := NewStore(db)
+		a, b := mustUser(t, db), mustUser(t, db)
+		ret, sharpe, other := 0.25, 1.5, -0.5
+		for _, r := range []*Record{
+			{UserID: a, StrategyHash: "h1", Document: "{}", TotalReturn: &ret, SharpeRatio: &sharpe, CreatedAt: time.Now()},
+			{UserID: b, StrategyHash: "h2", Document: "{}", TotalReturn: &other, CreatedAt: time.Now()},
+		} {
+			if err := st.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		keys := []StrategyKey{{a, "h1"}, {a, "h2"}, {b, "h1"}, {b, "h2"}, {a, "h1"}}
+		got, err := st.Figures(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Errorf("Figures() = %v, want 2 strategies", got)
+		}
+		if f, ok := got[StrategyKey{a, "h1"}]; !ok || f.TotalReturn == nil || *f.TotalReturn != ret || f.SharpeRatio == nil || *f.SharpeRatio != sharpe {
+			t.Errorf("Figures()[a, h1] = %+v, %v; want %v, %v", f, ok, ret, sharpe)
+		}
+		if f, ok := got[StrategyKey{b, "h2"}]; !ok || f.TotalReturn == nil || *f.TotalReturn != other || f.SharpeRatio != nil {
+			t.Errorf("Figures()[b, h2] = %+v, %v; want %v, nil", f, ok, other)
+		}
+		if got, err := st.Figures(ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("Figures(nil) = %v, %v; want none", got, err)
+		}
+	})
+}

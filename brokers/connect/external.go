@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -20,14 +21,18 @@ import (
 
 // NextFill returns a function for [bun.SelectQuery.Apply] that joins the
 // query, as alias, to the fill that a reader of a portfolio's fills takes
-// next: of the portfolio whose id is portfolioID, the fill with the
-// least [Fill.Seq] above afterSeq, the reader's watermark. It is an inner
-// join: a row with no fill after its watermark drops out. The alias has
-// [Fill]'s columns. The fills' index on (portfolio_id, seq) finds each
-// row's fill in one probe.
+// next, and selects the fill's columns each under its name prefixed with
+// prefix: what a field of type [Fill] tagged bun:"embed:<prefix>" of the
+// reader's row scans. The fill is, of the portfolio whose id is
+// portfolioID, the one with the least [Fill.Seq] above afterSeq, the
+// reader's watermark. It is an inner join: a row with no fill after its
+// watermark drops out. The fills' index on (portfolio_id, seq) finds each
+// row's fill in one probe. [FillKey] and [FillTime] name the fill's id
+// and time in the rest of the query.
 //
-// alias, portfolioID and afterSeq are written into the statement as they
-// are: pass a table alias and columns of the query, never input.
+// alias, portfolioID, afterSeq and prefix are written into the statement
+// as they are: pass a table alias, columns of the query and a constant,
+// never input.
 //
 // The join, for alias pf, portfolioID lp.portfolio_id and afterSeq
 // follow.copied_seq:
@@ -35,13 +40,25 @@ import (
 //	JOIN portfolio_fills AS pf ON pf.portfolio_id = lp.portfolio_id AND pf.seq =
 //	  (SELECT min(nf.seq) FROM portfolio_fills AS nf
 //	   WHERE nf.portfolio_id = lp.portfolio_id AND nf.seq > follow.copied_seq)
-func NextFill(alias, portfolioID, afterSeq string) func(*bun.SelectQuery) *bun.SelectQuery {
+func NextFill(alias, portfolioID, afterSeq, prefix string) func(*bun.SelectQuery) *bun.SelectQuery {
 	return func(q *bun.SelectQuery) *bun.SelectQuery {
+		for _, f := range q.DB().Table(reflect.TypeFor[Fill]()).Fields {
+			q = q.ColumnExpr("?.? AS ?", bun.Safe(alias), bun.Ident(f.Name), bun.Ident(prefix+f.Name))
+		}
 		return q.Join("JOIN portfolio_fills AS ? ON ?.portfolio_id = ? AND ?.seq = "+
 			"(SELECT min(nf.seq) FROM portfolio_fills AS nf WHERE nf.portfolio_id = ? AND nf.seq > ?)",
 			bun.Safe(alias), bun.Safe(alias), bun.Safe(portfolioID), bun.Safe(alias), bun.Safe(portfolioID), bun.Safe(afterSeq))
 	}
 }
+
+// FillKey returns the column of the fill's id ([Fill.BrokerID], unique in
+// its portfolio) in a query joined by [NextFill] as alias, for joining
+// rows keyed by the fill.
+func FillKey(alias string) bun.Safe { return bun.Safe(alias + ".broker_id") }
+
+// FillTime returns the column of the fill's time ([Fill.FilledAt]) in a
+// query joined by [NextFill] as alias, for ordering by it.
+func FillTime(alias string) bun.Safe { return bun.Safe(alias + ".filled_at") }
 
 // AssetOrders returns the orders in asset assetID whose ids the query ids
 // selects, whoever owns them, with only Side, Status and FilledQuantity

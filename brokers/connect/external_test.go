@@ -98,11 +98,23 @@ func TestExternal(t *testing.T) {
 				after string // the watermark, as SQL
 				want  []string
 			}{{"0", []string{"b-1"}}, {"1", []string{"b-2"}}, {"2", nil}} {
-				var got []string
-				err := db.NewSelect().TableExpr("portfolios AS p").ColumnExpr("f.broker_id").
-					Apply(NextFill("f", "p.id", tt.after)).Where("p.id = ?", h.Portfolio.ID).Scan(ctx, &got)
+				// A reader's row, with the fill's columns under a prefix.
+				type row struct {
+					Fill Fill `bun:"embed:next_"`
+				}
+				var rows []row
+				err := db.NewSelect().TableExpr("portfolios AS p").
+					Apply(NextFill("f", "p.id", tt.after, "next_")).Where("p.id = ?", h.Portfolio.ID).
+					OrderExpr("?", FillTime("f")).Scan(ctx, &rows)
 				if err != nil {
 					t.Fatal(err)
+				}
+				var got []string
+				for _, r := range rows {
+					got = append(got, r.Fill.BrokerID)
+					if r.Fill.PortfolioID != h.Portfolio.ID || r.Fill.Seq <= 0 || r.Fill.Symbol == "" || r.Fill.FilledAt.IsZero() {
+						t.Errorf("the fill after seq %s = %+v, want every column of the portfolio's fill", tt.after, r.Fill)
+					}
 				}
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("the fill after seq %s mismatch (-want +got):\n%s", tt.after, diff)

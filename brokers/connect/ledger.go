@@ -293,98 +293,44 @@ var one = decimal.New(1, 0)
 // is final with a fill, records the fill with the next seq. Run it in the
 // transaction that recorded o's state, under the ledger's lock. It reports
 // the portfolio of a recorded fill, uuid.Nil when it recorded none.
+//
+// Its steps: what the ledger lacks of o's fills ([fillDeltaOf]), o's
+// share of the ledger, the portfolio and its position ([Store.fillHead]),
+// the position ([Store.movePosition]), the fill ([Store.recordFill]) and
+// the portfolio's cash and equity.
 func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UUID, error) {
-	filled, price, commission := decimal.Zero, decimal.Zero, decimal.Zero
-	if o.FilledQuantity != nil && o.FilledPrice != nil {
-		filled, price = *o.FilledQuantity, *o.FilledPrice
-	}
-	if o.Commission != nil {
-		commission = *o.Commission
-	}
-	sign := sideSign(o.Side)
-	// What the ledger holds of the fills already, and what they are now:
-	// the quantity, the notional (quantity × average price) and the
-	// commission; the cash they moved is −sign × notional − commission.
-	notional := filled.Mul(price)
-	held := o.LedgerCash.Neg().Sub(o.LedgerCommission).Mul(sign) // the notional the ledger holds
-	dq, dnotional, dcommission := filled.Sub(o.LedgerQty), notional.Sub(held), commission.Sub(o.LedgerCommission)
-	fillFinal := o.Status.Final() && filled.IsPositive() && o.BrokerOrderID != nil
-	if dq.IsZero() && dnotional.IsZero() && dcommission.IsZero() && !fillFinal {
+	d := fillDeltaOf(o)
+	if d.dq.IsZero() && d.dnotional.IsZero() && d.dcommission.IsZero() && !d.final {
 		return uuid.Nil, nil
 	}
-	dcash := dnotional.Mul(sign).Neg().Sub(dcommission)
-	o.LedgerQty, o.LedgerCash, o.LedgerCommission = filled, o.LedgerCash.Add(dcash), commission
+	o.LedgerQty, o.LedgerCash, o.LedgerCommission = d.filled, o.LedgerCash.Add(d.dcash), d.commission
 	// The writes whose results nothing here reads go with the next
 	// statement, or the commit (see database.ExecWithNext).
 	if err := database.ExecWithNext(ctx, s.db, s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK()); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
-	// The portfolio, its position in the symbol and whether it holds the
-	// fill, in one read.
-	var head fillHead
-	brokerID := ""
-	if o.BrokerOrderID != nil {
-		brokerID = *o.BrokerOrderID
+	head, pos, ok, err := s.fillHead(ctx, o)
+	if err != nil || !ok {
+		return uuid.Nil, err // no ledger: the first sync's snapshot will hold the fill
 	}
-	err := fillHeadQuery.Scan(ctx, s.db, &head, o.ConnectionID, o.Symbol, brokerID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return uuid.Nil, nil // the first sync's snapshot will hold the fill
-	}
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
-	}
-	pf, pos := head.Portfolio, Position{PortfolioID: head.ID, Symbol: o.Symbol}
-	if head.Held != nil {
-		var held bookPosition
-		if err := json.Unmarshal([]byte(*head.Held), &held); err != nil {
-			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
-		}
-		pos.Quantity, pos.AverageCost, pos.StopLossPrice = held.Quantity, held.AverageCost, held.StopLossPrice
-	}
-	if !dq.IsZero() {
-		after := pos.Quantity.Add(dq.Mul(sign))
-		if o.Side == brokers.Buy && after.IsPositive() {
-			// The units added cost what their fills cost.
-			cost := pos.Quantity.Mul(pos.AverageCost).Add(dnotional)
-			pos.AverageCost = cost.DivRound(after, 18)
-		}
-		pos.Quantity = after
-		v := after.Mul(price)
-		pos.BrokerValue, pos.AssetID = &v, &o.AssetID
-		if o.Side == brokers.Buy && o.StopLossPrice != nil {
-			pos.StopLossPrice = o.StopLossPrice
-		}
-		if after.IsZero() {
-			err = database.ExecWithNext(ctx, s.db, s.db.NewDelete().Model(&pos).WherePK())
-		} else {
-			err = database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(&pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
-				Set("asset_id = EXCLUDED.asset_id, quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost").
-				Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price"))
-		}
-		if err != nil {
-			return uuid.Nil, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+	if !d.dq.IsZero() {
+		if err := s.movePosition(ctx, o, &pos, d); err != nil {
+			return uuid.Nil, err
 		}
 	}
+	pf := head.Portfolio
 	// A sync records fills under the ledger's lock too: a fill the
 	// portfolio did not hold when read is recorded here, once.
-	recorded := false
-	if fillFinal && !head.Recorded {
-		at := now
-		if o.FilledAt != nil {
-			at = *o.FilledAt
+	recorded := d.final && !head.Recorded
+	if recorded {
+		if err := s.recordFill(ctx, o, &pf, pos.Quantity, d, now); err != nil {
+			return uuid.Nil, err
 		}
-		after := pos.Quantity
-		f := Fill{PortfolioID: pf.ID, BrokerID: brokerID, Symbol: o.Symbol, Side: string(o.Side), Quantity: filled,
-			Price: price, FilledAt: at.UTC(), Seq: pf.FillSeq + 1, PositionAfter: &after}
-		if err := database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(&f)); err != nil {
-			return uuid.Nil, fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
-		}
-		recorded, pf.FillSeq = true, f.Seq
 	}
 	// The position moved by the notional, the cash by dcash: equity
 	// changes by the difference, the commission.
-	pf.Cash = pf.Cash.Add(dcash)
-	pf.Equity = pf.Equity.Add(dcash).Add(dnotional.Mul(sign))
+	pf.Cash = pf.Cash.Add(d.dcash)
+	pf.Equity = pf.Equity.Add(d.dcash).Add(d.dnotional.Mul(d.sign))
 	pf.Version++
 	pf.UpdatedAt = now
 	if err := database.ExecWithNext(ctx, s.db, s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK()); err != nil {
@@ -397,6 +343,111 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 		return uuid.Nil, err
 	}
 	return pf.ID, nil
+}
+
+// fillDelta is what the ledger lacks of an order's fills: the quantity,
+// the notional (quantity × average price) and the commission, and the
+// cash they move (−sign × notional − commission).
+type fillDelta struct {
+	filled, price, commission         decimal.Decimal // the order's fills now, as the broker reports them
+	sign                              decimal.Decimal // +1 for a buy, −1 for a sell
+	dq, dnotional, dcommission, dcash decimal.Decimal
+	final                             bool // the order is final with a fill at the broker: its fill is recorded
+}
+
+// fillDeltaOf returns what the ledger lacks of o's fills: what they are
+// now less what the ledger holds of them already (o.LedgerQty,
+// o.LedgerCash, o.LedgerCommission).
+func fillDeltaOf(o *Order) fillDelta {
+	d := fillDelta{filled: decimal.Zero, price: decimal.Zero, commission: decimal.Zero, sign: sideSign(o.Side)}
+	if o.FilledQuantity != nil && o.FilledPrice != nil {
+		d.filled, d.price = *o.FilledQuantity, *o.FilledPrice
+	}
+	if o.Commission != nil {
+		d.commission = *o.Commission
+	}
+	notional := d.filled.Mul(d.price)
+	held := o.LedgerCash.Neg().Sub(o.LedgerCommission).Mul(d.sign) // the notional the ledger holds
+	d.dq, d.dnotional, d.dcommission = d.filled.Sub(o.LedgerQty), notional.Sub(held), d.commission.Sub(o.LedgerCommission)
+	d.final = o.Status.Final() && d.filled.IsPositive() && o.BrokerOrderID != nil
+	d.dcash = d.dnotional.Mul(d.sign).Neg().Sub(d.dcommission)
+	return d
+}
+
+// fillHead reads, in one statement, the portfolio of o's connection, its
+// position in o's symbol and whether it holds o's fill; ok is false when
+// the connection has no ledger yet.
+func (s *Store) fillHead(ctx context.Context, o *Order) (head fillHead, pos Position, ok bool, err error) {
+	err = fillHeadQuery.Scan(ctx, s.db, &head, o.ConnectionID, o.Symbol, brokerIDOf(o))
+	if errors.Is(err, sql.ErrNoRows) {
+		return fillHead{}, Position{}, false, nil
+	}
+	if err != nil {
+		return fillHead{}, Position{}, false, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
+	}
+	pos = Position{PortfolioID: head.ID, Symbol: o.Symbol}
+	if head.Held != nil {
+		var held bookPosition
+		if err := json.Unmarshal([]byte(*head.Held), &held); err != nil {
+			return fillHead{}, Position{}, false, fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+		}
+		pos.Quantity, pos.AverageCost, pos.StopLossPrice = held.Quantity, held.AverageCost, held.StopLossPrice
+	}
+	return head, pos, true, nil
+}
+
+// brokerIDOf returns o's id at the broker, "" before the broker gave one.
+func brokerIDOf(o *Order) string {
+	if o.BrokerOrderID == nil {
+		return ""
+	}
+	return *o.BrokerOrderID
+}
+
+// movePosition moves the position pos by d's quantity at o's fill price,
+// its average cost by a buy's units, and stores it: deleted when it
+// comes to nothing.
+func (s *Store) movePosition(ctx context.Context, o *Order, pos *Position, d fillDelta) error {
+	after := pos.Quantity.Add(d.dq.Mul(d.sign))
+	if o.Side == brokers.Buy && after.IsPositive() {
+		// The units added cost what their fills cost.
+		cost := pos.Quantity.Mul(pos.AverageCost).Add(d.dnotional)
+		pos.AverageCost = cost.DivRound(after, 18)
+	}
+	pos.Quantity = after
+	v := after.Mul(d.price)
+	pos.BrokerValue, pos.AssetID = &v, &o.AssetID
+	if o.Side == brokers.Buy && o.StopLossPrice != nil {
+		pos.StopLossPrice = o.StopLossPrice
+	}
+	var err error
+	if after.IsZero() {
+		err = database.ExecWithNext(ctx, s.db, s.db.NewDelete().Model(pos).WherePK())
+	} else {
+		err = database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
+			Set("asset_id = EXCLUDED.asset_id, quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost").
+			Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price"))
+	}
+	if err != nil {
+		return fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
+	}
+	return nil
+}
+
+// recordFill records o's fill in portfolio pf with the next seq, the
+// position being after once it filled, and moves pf.FillSeq to it.
+func (s *Store) recordFill(ctx context.Context, o *Order, pf *Portfolio, after decimal.Decimal, d fillDelta, now time.Time) error {
+	at := now
+	if o.FilledAt != nil {
+		at = *o.FilledAt
+	}
+	f := Fill{PortfolioID: pf.ID, BrokerID: brokerIDOf(o), Symbol: o.Symbol, Side: string(o.Side), Quantity: d.filled,
+		Price: d.price, FilledAt: at.UTC(), Seq: pf.FillSeq + 1, PositionAfter: &after}
+	if err := database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(&f)); err != nil {
+		return fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
+	}
+	pf.FillSeq = f.Seq
+	return nil
 }
 
 // notifyFill announces, on PostgreSQL, a fill recorded in the portfolio;

@@ -171,7 +171,7 @@ func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
 	case errors.As(err, &refused):
 		err = s.reject(ctx, o, refused.Reason, now)
 	case errors.Is(err, tradekit.ErrUnauthorized):
-		err = s.reject(ctx, o, "the broker no longer accepts this connection's authorization: disconnect and connect again", now)
+		err = s.reject(ctx, o, UnauthorizedReason, now)
 	case err != nil:
 		s.cfg.Logger.Warn("sending an order to the broker failed; the order tracker retries", "order_id", o.ID, "err", err)
 		return

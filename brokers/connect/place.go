@@ -87,11 +87,6 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 // ledger ([Store.orderBook]); the asset's quote is kept per price version
 // ([quotes.at]).
 func (s *Service) accept(ctx context.Context, userID uuid.UUID, in OrderInput, o brokers.Order, hash string) (Placement, brokers.Trader, error) {
-	// One placement per user at a time in this process, then in the
-	// database: the waiters queue here without holding a connection.
-	mu := &s.placing[userID[15]%uint8(len(s.placing))]
-	mu.Lock()
-	defer mu.Unlock()
 	now := s.now()
 	var p Placement
 	var tr brokers.Trader

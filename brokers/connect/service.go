@@ -107,13 +107,10 @@ type Config struct {
 // and portfolios. It is safe for concurrent use, and several instances on
 // one database behave as one: every state lives in the database.
 type Service struct {
-	db     *bun.DB
-	cfg    Config
-	byName map[string]Provider
-	wg     sync.WaitGroup // background syncs
-	// placing serialises the order placements of the users whose ids end
-	// in the same byte modulo its length (see [Service.PlaceOrder]).
-	placing [64]sync.Mutex
+	db      *bun.DB
+	cfg     Config
+	byName  map[string]Provider
+	wg      sync.WaitGroup     // background syncs
 	quotes  *quotes            // the guardrails' latest closes and ATRs, per price version
 	pulling singleflight.Group // first pulls of connections without a ledger, by id
 }

@@ -89,6 +89,16 @@ func (s *Store) CountActive(ctx context.Context, userID uuid.UUID) (int, error) 
 	return n, nil
 }
 
+// CountAllActive returns the number of active connections of every user:
+// each holds tokens sealed with the server's key.
+func (s *Store) CountAllActive(ctx context.Context) (int, error) {
+	n, err := s.db.NewSelect().Model((*Connection)(nil)).Where("status = ?", Active).Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("connect: count connections: %w", err)
+	}
+	return n, nil
+}
+
 // CountActiveOf returns the number of active connections of the users
 // with the given ids together: an account's members share its plan's
 // portfolios.

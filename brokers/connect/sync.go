@@ -114,14 +114,15 @@ func (s *Service) runSync(ctx context.Context, id uuid.UUID, log SyncLog) {
 }
 
 // publicSyncError is what a failed sync's log tells the user.
+// It words the broker's failures as everyone does ([FailureReason]); a
+// sync that ran out of time failed as an unreachable broker does.
 func publicSyncError(err error) string {
+	reason := FailureReason(err)
 	switch {
-	case tradekit.Message(err) != "":
-		return tradekit.Message(err)
-	case errors.Is(err, tradekit.ErrUnauthorized):
-		return "the broker no longer accepts this connection's authorization: disconnect and connect again"
-	case errors.Is(err, tradekit.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return "the broker could not be reached or failed; the next sync will try again"
+	case reason == UnavailableReason, reason == "" && errors.Is(err, context.DeadlineExceeded):
+		return UnavailableReason + "; the next sync will try again"
+	case reason != "":
+		return reason
 	}
 	return "the sync failed on the server; the next sync will try again"
 }
@@ -138,9 +139,14 @@ func publicSyncError(err error) string {
 // while they moved (at most three times). When a fill was applied to the
 // ledger while the broker was being read, the ledger is left as it is for
 // the next sync; the fills and the equity history are saved either way.
+//
+// Its steps: the ledger's version and open orders ([Service.ledgerOf]),
+// the broker's account ([Service.readBroker]), the portfolio it makes
+// ([Service.brokerPortfolio]), its fills and equity ([fillsOf],
+// [equityOf]), and the reconciliation with the ledger in one transaction
+// ([Service.storePull]).
 func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
-	st := NewStore(s.db)
-	c, err := st.connection(ctx, id)
+	c, err := NewStore(s.db).connection(ctx, id)
 	if err != nil {
 		return 0, err
 	}
@@ -148,27 +154,73 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	version, open, err := s.ledgerOf(ctx, c.ID)
+	if err != nil {
+		return 0, err
+	}
+	r, err := s.readBroker(ctx, tr, c.ID, open)
+	if err != nil {
+		return 0, err
+	}
+	now := s.now()
+	pf, err := s.brokerPortfolio(ctx, c, r.account, r.positions, now)
+	if err != nil {
+		return 0, err
+	}
+	recorded, err := s.storePull(ctx, c, version, r, &pf, now)
+	if err != nil {
+		return 0, err
+	}
+	if recorded != uuid.Nil && s.cfg.OnFill != nil {
+		s.cfg.OnFill(recorded)
+	}
+	return len(pf.Positions), nil
+}
+
+// ledgerOf returns the version of connection id's ledger, -1 when it has
+// none yet, and its open orders.
+func (s *Service) ledgerOf(ctx context.Context, id uuid.UUID) (int64, []Order, error) {
 	version := int64(-1) // no ledger yet
 	var cur Portfolio
-	if err := s.db.NewSelect().Model(&cur).Column("version").Where("connection_id = ?", c.ID).Scan(ctx); err == nil {
+	if err := s.db.NewSelect().Model(&cur).Column("version").Where("connection_id = ?", id).Scan(ctx); err == nil {
 		version = cur.Version
 	} else if !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("connect: the ledger of %s: %w", c.ID, err)
+		return 0, nil, fmt.Errorf("connect: the ledger of %s: %w", id, err)
 	}
 	var open []Order
-	err = s.db.NewSelect().Model(&open).Where("connection_id = ? AND status = ?", c.ID, brokers.Pending).Scan(ctx)
+	err := s.db.NewSelect().Model(&open).Where("connection_id = ? AND status = ?", id, brokers.Pending).Scan(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("connect: open orders of %s: %w", c.ID, err)
+		return 0, nil, fmt.Errorf("connect: open orders of %s: %w", id, err)
 	}
-	acct, positions, states, consistent, err := snapshot(ctx, tr, func(ctx context.Context) (map[uuid.UUID]brokers.OrderState, error) {
+	return version, open, nil
+}
+
+// brokerRead is what a pull reads from the broker.
+type brokerRead struct {
+	account    brokers.Account
+	positions  []brokers.Position
+	states     map[uuid.UUID]brokers.OrderState // the open orders, as the broker holds them
+	consistent bool                             // the account, positions and orders were read unmoved ([snapshot])
+	fills      []Fill                           // the recent fills ([fillsOf])
+	equity     []EquityPoint                    // the daily equity ([equityOf])
+}
+
+// readBroker reads connection id's account from its broker tr: a
+// snapshot of the account, positions and open orders, the fills since a
+// month before the last fill held (a year back for a first pull), and
+// the equity history.
+func (s *Service) readBroker(ctx context.Context, tr brokers.Trader, id uuid.UUID, open []Order) (brokerRead, error) {
+	var r brokerRead
+	var err error
+	r.account, r.positions, r.states, r.consistent, err = snapshot(ctx, tr, func(ctx context.Context) (map[uuid.UUID]brokers.OrderState, error) {
 		return orderStates(ctx, tr, open)
 	})
 	if err != nil {
-		return 0, err
+		return brokerRead{}, err
 	}
-	after, err := st.lastFill(ctx, c.ID)
+	after, err := NewStore(s.db).lastFill(ctx, id)
 	if err != nil {
-		return 0, err
+		return brokerRead{}, err
 	}
 	if after.IsZero() {
 		after = s.cfg.Now().AddDate(-1, 0, 0)
@@ -181,13 +233,21 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 	}
 	fills, err := tr.Fills(ctx, after)
 	if err != nil {
-		return 0, err
+		return brokerRead{}, err
 	}
 	history, err := tr.History(ctx)
 	if err != nil {
-		return 0, err
+		return brokerRead{}, err
 	}
-	now := s.now()
+	r.fills, r.equity = fillsOf(fills), equityOf(history, r.account, s.cfg.Now())
+	return r, nil
+}
+
+// brokerPortfolio returns connection c's portfolio as the broker's
+// account and positions make it, a new one (the reconciliation keeps the
+// ledger's id), each position with its asset when Tradekit lists its
+// symbol.
+func (s *Service) brokerPortfolio(ctx context.Context, c Connection, acct brokers.Account, positions []brokers.Position, now time.Time) (Portfolio, error) {
 	pf := Portfolio{ID: uuid.New(), UserID: c.UserID, ConnectionID: c.ID, Currency: acct.Currency, Cash: acct.Cash,
 		Equity: acct.Equity, UpdatedAt: now}
 	md := marketdata.NewStore(s.db)
@@ -200,21 +260,31 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		if a, err := md.AssetBySymbol(ctx, x.Symbol); err == nil {
 			pos.AssetID = &a.ID
 		} else if !errors.Is(err, tradekit.ErrNotFound) {
-			return 0, err
+			return Portfolio{}, err
 		}
 		pf.Positions = append(pf.Positions, pos)
 	}
+	return pf, nil
+}
+
+// fillsOf returns the broker's fills as the ledger stores them.
+func fillsOf(fills []brokers.Fill) []Fill {
 	fs := make([]Fill, len(fills))
 	for i, f := range fills {
 		fs[i] = Fill{BrokerID: f.ID, Symbol: f.Symbol, Side: string(f.Side), Quantity: f.Quantity, Price: f.Price, FilledAt: f.Time.UTC()}
 	}
+	return fs
+}
+
+// equityOf returns the broker's equity history as the ledger stores it:
+// today's equity is the account's, whatever the history's last bar;
+// today's flow is the bar's.
+func equityOf(history []brokers.EquityPoint, acct brokers.Account, now time.Time) []EquityPoint {
 	hs := make([]EquityPoint, 0, len(history))
 	for _, h := range history {
 		hs = append(hs, EquityPoint{Date: dateOf(h.Date), Equity: h.Equity, Flow: h.Flow})
 	}
-	// Today's equity is the account's, whatever the history's last bar;
-	// today's flow is the bar's.
-	today := EquityPoint{Date: dateOf(s.cfg.Now()), Equity: acct.Equity}
+	today := EquityPoint{Date: dateOf(now), Equity: acct.Equity}
 	hs = slices.DeleteFunc(hs, func(e EquityPoint) bool {
 		if e.Date == today.Date {
 			today.Flow = e.Flow
@@ -222,9 +292,18 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		}
 		return false
 	})
-	hs = append(hs, today)
+	return append(hs, today)
+}
+
+// storePull reconciles connection c's ledger with the broker's portfolio
+// pf, under the user's and the ledger's locks, when the ledger is still
+// at the version the pull began from (version) and the broker's read was
+// consistent, or when there is no ledger yet; otherwise pf becomes the
+// ledger's, left for the next sync. It saves r's fills and equity either
+// way, and returns the portfolio of a fill it recorded, uuid.Nil if none.
+func (s *Service) storePull(ctx context.Context, c Connection, version int64, r brokerRead, pf *Portfolio, now time.Time) (uuid.UUID, error) {
 	var recorded uuid.UUID
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := database.LockUser(ctx, tx, c.UserID); err != nil {
 			return err
 		}
@@ -237,8 +316,8 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 		if err != nil && !errors.Is(err, errNoLedger) {
 			return err
 		}
-		if !exists || consistent && b.Version == version {
-			d, err := st.reconcile(ctx, &c, b.Portfolio, exists, &pf, states, now)
+		if !exists || r.consistent && b.Version == version {
+			d, err := st.reconcile(ctx, &c, b.Portfolio, exists, pf, r.states, now)
 			if err != nil {
 				return err
 			}
@@ -247,20 +326,14 @@ func (s *Service) pull(ctx context.Context, id uuid.UUID) (int, error) {
 					"connection_id", c.ID, "differences", d)
 			}
 		} else {
-			pf = b.Portfolio
+			*pf = b.Portfolio
 		}
-		if recorded, err = st.saveFills(ctx, &pf, fs); err != nil {
+		if recorded, err = st.saveFills(ctx, pf, r.fills); err != nil {
 			return err
 		}
-		return st.saveHistory(ctx, pf.ID, hs)
+		return st.saveHistory(ctx, pf.ID, r.equity)
 	})
-	if err != nil {
-		return 0, err
-	}
-	if recorded != uuid.Nil && s.cfg.OnFill != nil {
-		s.cfg.OnFill(recorded)
-	}
-	return len(pf.Positions), nil
+	return recorded, err
 }
 
 // orderStates reads the orders from the broker: by their id there, or,

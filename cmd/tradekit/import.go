@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/bulk"
 )
@@ -178,8 +176,10 @@ func (e *env) importReference(ctx context.Context, kind marketdata.ReferenceKind
 	}
 	defer db.Close()
 	var n int
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		n, err = marketdata.ImportReference(ctx, marketdata.NewStore(tx), kind, f, ft)
+	// One transaction of marketdata's (InConnTx): a bad record stores
+	// nothing.
+	err = marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+		n, err = marketdata.ImportReference(ctx, st, kind, f, ft)
 		return err
 	})
 	if err != nil {
@@ -277,8 +277,10 @@ func (e *env) importActions(ctx context.Context, kind string, args []string) err
 	}
 	defer db.Close()
 	var n int
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		n, err = marketdata.ImportActions(ctx, marketdata.NewStore(tx), ak, f)
+	// One transaction of marketdata's (InConnTx): a bad row stores
+	// nothing.
+	err = marketdata.InConnTx(ctx, db, func(ctx context.Context, st *marketdata.Store) error {
+		n, err = marketdata.ImportActions(ctx, st, ak, f)
 		return err
 	})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
@@ -55,66 +54,33 @@ func (e *env) keysCreate(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 
-	var out []string
-	var full string
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		st := billing.NewStore(tx)
-		u, err := st.UserByEmail(ctx, *email)
-		isNew := errors.Is(err, tradekit.ErrNotFound)
-		if err != nil && !isNew {
-			return err
-		}
-		slug := *plan
-		if slug == "" && isNew {
-			slug = billing.FreePlan
-		}
-		var p billing.Plan
-		if slug != "" {
-			if p, err = planBySlug(ctx, st, slug); err != nil {
-				return fail("--plan", err)
-			}
-		}
-		switch {
-		case isNew:
-			u = billing.User{Email: *email, Name: strings.Split(*email, "@")[0], PlanID: p.ID, IsAdmin: *admin}
-			if err := st.CreateUser(ctx, &u, time.Now()); err != nil {
-				return err
-			}
-			out = append(out, createdUser(u, p, ""))
-			if !u.IsAdmin {
-				out = append(out, "note: a member cannot manage keys or members in the dashboard; make it an administrator with "+
-					setRoleCommand(u.Email, "admin"))
-			}
-		case (slug != "" && p.ID != u.PlanID) || (*admin && !u.IsAdmin):
-			if slug != "" {
-				u.PlanID = p.ID
-			}
-			u.IsAdmin = u.IsAdmin || *admin
-			if err := st.UpdateUser(ctx, u); err != nil {
-				return err
-			}
-			if slug == "" {
-				if p, err = st.PlanOf(ctx, u.ID); err != nil {
-					return err
-				}
-			}
-			out = append(out, fmt.Sprintf("updated user %s: plan %s, %s", u.Email, p.Slug, roleName(u.IsAdmin)))
-		}
-		k, key, err := st.CreateKey(ctx, u.ID, strings.TrimSpace(*name), time.Now())
+	st := billing.NewStore(db)
+	g := billing.KeyGrant{Email: *email, Name: strings.Split(*email, "@")[0], KeyName: strings.TrimSpace(*name),
+		Admin: *admin, Now: time.Now()}
+	if *plan != "" {
+		p, err := planBySlug(ctx, st, *plan)
 		if err != nil {
-			return err
+			return fail("--plan", err)
 		}
-		out = append(out, fmt.Sprintf("created key %s %q (%s…) for %s; it is shown only once:", k.ID, k.Name, k.Prefix, u.Email))
-		full = key
-		return nil
-	})
+		g.Plan = &p
+	}
+	k, err := st.GrantKey(ctx, g)
 	if err != nil {
 		return err
 	}
-	for _, line := range out {
-		fmt.Fprintln(e.stdout, line)
+	u := k.User
+	switch {
+	case k.Created:
+		fmt.Fprintln(e.stdout, createdUser(u, k.Plan, ""))
+		if !u.IsAdmin {
+			fmt.Fprintln(e.stdout, "note: a member cannot manage keys or members in the dashboard; make it an administrator with "+
+				setRoleCommand(u.Email, "admin"))
+		}
+	case k.Updated:
+		fmt.Fprintf(e.stdout, "updated user %s: plan %s, %s\n", u.Email, k.Plan.Slug, roleName(u.IsAdmin))
 	}
-	fmt.Fprintln(e.stdout, full)
+	fmt.Fprintf(e.stdout, "created key %s %q (%s…) for %s; it is shown only once:\n", k.Key.ID, k.Key.Name, k.Key.Prefix, u.Email)
+	fmt.Fprintln(e.stdout, k.Secret)
 	return nil
 }
 

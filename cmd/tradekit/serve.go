@@ -17,6 +17,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/alerts"
+	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
@@ -327,16 +329,16 @@ func (e *env) brokersConfig(ctx context.Context, db *bun.DB, dsn, publicURL stri
 		}
 		var n int
 		if tables["broker_connections"] {
-			if n, err = db.NewSelect().Table("broker_connections").Where("status = 'active'").Count(ctx); err != nil {
-				return server.BrokersConfig{}, fmt.Errorf("serve: count broker connections: %w", err)
+			if n, err = connect.NewStore(db).CountAllActive(ctx); err != nil {
+				return server.BrokersConfig{}, fmt.Errorf("serve: %w", err)
 			}
 		}
 		if n > 0 {
 			return server.BrokersConfig{}, fmt.Errorf("serve: the database holds active broker connections (%d) whose tokens are sealed with TRADEKIT_SECRET_KEY: set it", n)
 		}
 		if tables["webhooks"] {
-			if n, err = db.NewSelect().Table("webhooks").Where("deleted_at IS NULL AND secret LIKE 'v1.%'").Count(ctx); err != nil {
-				return server.BrokersConfig{}, fmt.Errorf("serve: count webhooks: %w", err)
+			if n, err = alerts.CountSealedWebhooks(ctx, db); err != nil {
+				return server.BrokersConfig{}, fmt.Errorf("serve: %w", err)
 			}
 		}
 		if n > 0 {

@@ -81,30 +81,28 @@ func (e *env) usersCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	var u billing.User
+	// The reads, then the one insert of the user ([billing.Store.CreateUser]):
+	// no transaction of the CLI's own.
+	st := billing.NewStore(db)
+	u := billing.User{Email: *email, Name: *name, IsAdmin: *admin, PasswordHash: &hash}
 	var p billing.Plan
 	var ofEmail string // the email of the user of --account-of, as stored
-	err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		st := billing.NewStore(tx)
-		u = billing.User{Email: *email, Name: *name, IsAdmin: *admin, PasswordHash: &hash}
-		if *accountOf != "" {
-			of, err := st.UserByEmail(ctx, *accountOf)
-			if err != nil {
-				return fail("--account-of", err)
-			}
-			u.AccountID, u.PlanID, ofEmail = of.AccountID, of.PlanID, of.Email
-			if p, err = st.PlanOf(ctx, of.ID); err != nil {
-				return err
-			}
-		} else {
-			var err error
-			if p, err = planBySlug(ctx, st, *plan); err != nil {
-				return fail("--plan", err)
-			}
-			u.PlanID = p.ID
+	if *accountOf != "" {
+		of, err := st.UserByEmail(ctx, *accountOf)
+		if err != nil {
+			return fail("users create", fail("--account-of", err))
 		}
-		return st.CreateUser(ctx, &u, time.Now())
-	})
+		u.AccountID, u.PlanID, ofEmail = of.AccountID, of.PlanID, of.Email
+		if p, err = st.PlanOf(ctx, of.ID); err != nil {
+			return fail("users create", err)
+		}
+	} else {
+		if p, err = planBySlug(ctx, st, *plan); err != nil {
+			return fail("users create", fail("--plan", err))
+		}
+		u.PlanID = p.ID
+	}
+	err = st.CreateUser(ctx, &u, time.Now())
 	if errors.Is(err, tradekit.ErrConflict) {
 		return existingUser(ctx, db, *email, err)
 	}

@@ -33,13 +33,33 @@ func LockUser(ctx context.Context, tx bun.IDB, userID uuid.UUID) error {
 // of [RunInTx]: outside a transaction the lock would end with its
 // statement.
 func Lock(ctx context.Context, tx bun.IDB, id uuid.UUID) error {
+	if err := LockKey(ctx, tx, int64(binary.BigEndian.Uint64(id[:8]))); err != nil {
+		return fmt.Errorf("database: lock %s: %w", id, err)
+	}
+	return nil
+}
+
+// LockKey holds, until the transaction tx ends, the lock with the given
+// key: the one helper behind every advisory lock of the repository
+// ([Lock] and [LockUser] of ids, the follows' creation in package
+// copytrading, [Migrate]'s). Keys are shared by every instance on the
+// database, so each use picks a key of its own (a constant spelling its
+// name, or the bits of an id).
+//
+// On PostgreSQL it is a transaction-level advisory lock
+// (pg_advisory_xact_lock), released when tx commits or rolls back, which
+// holds through a transaction pooler. SQLite transactions begin
+// IMMEDIATE (see [Open]), so a writer holds the whole database already
+// and LockKey does nothing there. tx must be a [bun.Tx] or a [Tx] of
+// [RunInTx]: outside a transaction the lock would end with its
+// statement.
+func LockKey(ctx context.Context, tx bun.IDB, key int64) error {
 	if !InTx(tx) {
-		return errors.New("database: Lock needs a transaction")
+		return errors.New("database: a lock needs a transaction")
 	}
 	if tx.Dialect().Name() != dialect.PG {
 		return nil
 	}
-	key := int64(binary.BigEndian.Uint64(id[:8]))
 	if t, ok := tx.(*Tx); ok {
 		// Sent with the next statement, which runs once the lock is
 		// held.
@@ -47,7 +67,7 @@ func Lock(ctx context.Context, tx bun.IDB, id uuid.UUID) error {
 		return nil
 	}
 	if _, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?)", key).Exec(ctx); err != nil {
-		return fmt.Errorf("database: lock %s: %w", id, err)
+		return fmt.Errorf("database: lock %d: %w", key, err)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func Migrate(ctx context.Context, db *bun.DB) ([]string, error) {
 			return nil, fmt.Errorf("database: migrate: %w", err)
 		}
 		defer lock.Rollback()
-		if _, err := lock.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrateLockID); err != nil {
+		if err := LockKey(ctx, lock, migrateLockID); err != nil {
 			return nil, fmt.Errorf("database: migrate: lock: %w", err)
 		}
 	}
