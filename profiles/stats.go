@@ -75,24 +75,61 @@ func logistic(x float64) float64 {
 
 // ranks writes into dst the ranks 1..n of x with ties given their average
 // rank (the ranking used by Spearman's rho); sorted and end are scratch of
-// len(x). x must hold no NaN. The values are sorted once (an ordered
-// sort, with no comparison function to call); end[k] is the end of the
-// run of values equal to sorted[k]; each value's run [lo, hi), lo found
-// by binary search, gives its average rank (lo+1 + hi) / 2.
+// len(x). x must hold no NaN. The values are sorted once with their
+// positions, by an LSD radix sort of their order-preserving bit patterns
+// (a byte per pass, passes where every key has the same byte skipped):
+// sorted holds the values ascending and end the position in x of each.
+// Every run [lo, hi) of equal values then gives its members the average
+// rank (lo+1 + hi) / 2. -0 and +0 sort next to each other and, being
+// equal, share their rank.
 func ranks(dst, x, sorted []float64, end []int) {
-	copy(sorted, x)
-	slices.Sort(sorted)
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
-		}
-		end[i] = j
-		i = j
-	}
+	n := len(x)
+	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
+	idx, tmpIdx := end, make([]int, n)
 	for i, v := range x {
-		lo, _ := slices.BinarySearch(sorted, v)
-		dst[i] = float64(lo+end[lo]+1) / 2
+		b := math.Float64bits(v)
+		if b>>63 == 1 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i], idx[i] = b, i
+	}
+	var count [256]int
+	for shift := uint(0); shift < 64; shift += 8 {
+		clear(count[:])
+		for _, k := range keys {
+			count[byte(k>>shift)]++
+		}
+		if n > 0 && count[byte(keys[0]>>shift)] == n {
+			continue // every key has this byte: the pass would not move anything
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for i, k := range keys {
+			d := byte(k >> shift)
+			tmpKeys[count[d]], tmpIdx[count[d]] = k, idx[i]
+			count[d]++
+		}
+		keys, tmpKeys = tmpKeys, keys
+		idx, tmpIdx = tmpIdx, idx
+	}
+	for k, i := range idx {
+		sorted[k] = x[i]
+	}
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && sorted[hi] == sorted[lo] {
+			hi++
+		}
+		r := float64(lo+1+hi) / 2
+		for k := lo; k < hi; k++ {
+			dst[idx[k]] = r
+		}
+		lo = hi
 	}
 }
 
