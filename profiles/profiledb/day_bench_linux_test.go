@@ -65,7 +65,7 @@ func splitLastDay(tb testing.TB, path string) (history, day string) {
 // incrementally from the stored states), and runs the alert evaluation
 // the new prices call for (alerts.Service.Evaluate), on SQLite and on
 // PostgreSQL. N is 1,000, or $TRADEKIT_BENCH_ASSETS. It reports the
-// seconds of each step (import-s, profiles-s, alerts-s), the CPU seconds
+// seconds of each step (import-s, profiles-s with its load-s, alerts-s), the CPU seconds
 // of this process for the whole op (cpu-s; the PostgreSQL server is
 // another process, not counted), and fails unless every profile was
 // updated incrementally. Run it with -benchtime=1x (a second op would
@@ -97,7 +97,7 @@ func BenchmarkDayUpdate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("%dx%d", m, bars), func(b *testing.B) {
-			var imp, prof, eval, cpu time.Duration
+			var imp, prof, load, eval, cpu time.Duration
 			b.ReportAllocs()
 			for b.Loop() {
 				if imp > 0 {
@@ -120,13 +120,14 @@ func BenchmarkDayUpdate(b *testing.B) {
 				}
 				t3 := time.Now()
 				cpu += cpuTime() - cpu0
-				imp, prof, eval = t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)
+				imp, prof, load, eval = t1.Sub(t0), t2.Sub(t1), built.Load, t3.Sub(t2)
 				if built.Built != m || built.Incremental != m {
 					b.Fatalf("profiles: %d built, %d incrementally, want %d both (import: %+v)", built.Built, built.Incremental, m, res)
 				}
 			}
 			b.ReportMetric(imp.Seconds(), "import-s")
 			b.ReportMetric(prof.Seconds(), "profiles-s")
+			b.ReportMetric(load.Seconds(), "load-s")
 			b.ReportMetric(eval.Seconds(), "alerts-s")
 			b.ReportMetric(cpu.Seconds(), "cpu-s")
 		})
@@ -162,4 +163,5 @@ func mustAlerts(tb testing.TB, db *bun.DB, md *marketdata.Store) *alerts.Service
 	}
 	return svc
 }
+
 
