@@ -163,5 +163,3 @@ func mustAlerts(tb testing.TB, db *bun.DB, md *marketdata.Store) *alerts.Service
 	}
 	return svc
 }
-
-
