@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -153,13 +152,18 @@ type fwdOrder struct {
 }
 
 func newFwdOrder(fwd []float64) fwdOrder {
-	order := make([]int, 0, len(fwd))
+	var defined []float64 // the fwd[t] not NaN, in order of t
+	at := make([]int, 0, len(fwd))
 	for t, v := range fwd {
 		if !math.IsNaN(v) {
-			order = append(order, t)
+			defined = append(defined, v)
+			at = append(at, t)
 		}
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(fwd[a], fwd[b]) })
+	order := radixOrder(make([]int, len(defined)), defined)
+	for k, i := range order {
+		order[k] = at[i]
+	}
 	return fwdOrder{fwd: fwd, order: order}
 }
 

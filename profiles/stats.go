@@ -75,48 +75,14 @@ func logistic(x float64) float64 {
 
 // ranks writes into dst the ranks 1..n of x with ties given their average
 // rank (the ranking used by Spearman's rho); sorted and end are scratch of
-// len(x). x must hold no NaN. The values are sorted once with their
-// positions, by an LSD radix sort of their order-preserving bit patterns
-// (a byte per pass, passes where every key has the same byte skipped):
-// sorted holds the values ascending and end the position in x of each.
-// Every run [lo, hi) of equal values then gives its members the average
-// rank (lo+1 + hi) / 2. -0 and +0 sort next to each other and, being
-// equal, share their rank.
+// len(x). x must hold no NaN. The values are ordered once with
+// [radixOrder]: sorted holds them ascending and end the position in x of
+// each. Every run [lo, hi) of equal values then gives its members the
+// average rank (lo+1 + hi) / 2. -0 and +0 sort next to each other and,
+// being equal, share their rank.
 func ranks(dst, x, sorted []float64, end []int) {
 	n := len(x)
-	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
-	idx, tmpIdx := end, make([]int, n)
-	for i, v := range x {
-		b := math.Float64bits(v)
-		if b>>63 == 1 {
-			b = ^b
-		} else {
-			b |= 1 << 63
-		}
-		keys[i], idx[i] = b, i
-	}
-	var count [256]int
-	for shift := uint(0); shift < 64; shift += 8 {
-		clear(count[:])
-		for _, k := range keys {
-			count[byte(k>>shift)]++
-		}
-		if n > 0 && count[byte(keys[0]>>shift)] == n {
-			continue // every key has this byte: the pass would not move anything
-		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
-		}
-		for i, k := range keys {
-			d := byte(k >> shift)
-			tmpKeys[count[d]], tmpIdx[count[d]] = k, idx[i]
-			count[d]++
-		}
-		keys, tmpKeys = tmpKeys, keys
-		idx, tmpIdx = tmpIdx, idx
-	}
+	idx := radixOrder(end, x)
 	for k, i := range idx {
 		sorted[k] = x[i]
 	}
@@ -133,6 +99,66 @@ func ranks(dst, x, sorted []float64, end []int) {
 	}
 }
 
+// radixOrder writes to dst (len(x)) the positions 0..len(x)-1 of x ordered
+// by value ascending, equal values in the order of their positions, and
+// returns dst. It is an LSD radix sort of the values' order-preserving bit
+// patterns, a byte per pass, the passes where every key has the same byte
+// skipped; NaNs sort after +Inf (positive ones) or before -Inf (negative
+// ones), -0 just before +0.
+func radixOrder(dst []int, x []float64) []int {
+	n := len(x)
+	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
+	idx, tmpIdx := make([]int, n), make([]int, n)
+	for i, v := range x {
+		b := math.Float64bits(v)
+		if b>>63 == 1 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i], idx[i] = b, i
+	}
+	// The histograms of all eight bytes in one pass over the keys.
+	var count [8][256]int
+	for _, k := range keys {
+		for p := range count {
+			count[p][byte(k>>(8*p))]++
+		}
+	}
+	for p := range count {
+		c := &count[p]
+		shift := uint(8 * p)
+		if n > 0 && c[byte(keys[0]>>shift)] == n {
+			continue // every key has this byte: the pass would not move anything
+		}
+		sum := 0
+		for d, v := range c {
+			c[d] = sum
+			sum += v
+		}
+		for i, k := range keys {
+			d := byte(k >> shift)
+			tmpKeys[c[d]], tmpIdx[c[d]] = k, idx[i]
+			c[d]++
+		}
+		keys, tmpKeys = tmpKeys, keys
+		idx, tmpIdx = tmpIdx, idx
+	}
+	copy(dst, idx)
+	return dst
+}
+
+// sortFloats sorts x ascending in place, as slices.Sort does for values
+// without NaN, by [radixOrder].
+func sortFloats(x []float64) {
+	order := radixOrder(make([]int, len(x)), x)
+	sorted := make([]float64, len(x))
+	for k, i := range order {
+		sorted[k] = x[i]
+	}
+	copy(x, sorted)
+}
+
 // medianTracker keeps a multiset of values, chosen from a fixed universe
 // known in advance, and answers the median of those added so far in
 // O(log n) per operation (a Fenwick tree over the values' sorted order).
@@ -145,7 +171,7 @@ type medianTracker struct {
 
 func newMedianTracker(universe []float64) *medianTracker {
 	s := slices.Clone(universe)
-	slices.Sort(s)
+	sortFloats(s)
 	lg := 1
 	for 1<<lg <= len(s) {
 		lg++

@@ -46,25 +46,31 @@ func configHash(cfg Config) uint64 {
 	return h.Sum64()
 }
 
-// historyHash returns a hash of a's first n bars: dates, closes, highs
-// and lows, bit for bit.
-func historyHash(a *asset, n int) uint64 {
+// historyHashes returns hashes of a's first n-1 bars and of all n of
+// them (dates, closes, highs and lows, bit for bit), in one pass: FNV-1a
+// is a stream, so the second continues the first.
+func historyHashes(a *asset) (prefix, all uint64) {
 	h := fnv.New64a()
-	b := make([]byte, 0, 28*n)
-	for t := range n {
+	b := make([]byte, 0, 28*a.n)
+	for t := range a.n {
+		if t == a.n-1 {
+			h.Write(b)
+			prefix = h.Sum64()
+			b = b[:0]
+		}
 		b = binary.LittleEndian.AppendUint32(b, uint32(a.days[t]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.close[t]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.high[t]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(a.low[t]))
 	}
 	h.Write(b)
-	return h.Sum64()
+	return prefix, h.Sum64()
 }
 
-// follows reports whether a is the series prev was computed from plus one
-// bar, under the same cfg.
-func (prev *State) follows(a *asset, cfgHash uint64) bool {
-	return prev != nil && prev.cfg == cfgHash && prev.n == a.n-1 && prev.hash == historyHash(a, prev.n)
+// follows reports whether a series whose first n-1 bars hash to prefix
+// is the series prev was computed from plus one bar, under the same cfg.
+func (prev *State) follows(n int, prefix, cfgHash uint64) bool {
+	return prev != nil && prev.cfg == cfgHash && prev.n == n-1 && prev.hash == prefix
 }
 
 // profileState returns the profile of a without its correlations, and
@@ -73,9 +79,10 @@ func (prev *State) follows(a *asset, cfgHash uint64) bool {
 // otherwise.
 func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, incremental bool) {
 	ch := configHash(cfg)
-	next = &State{cfg: ch, n: a.n, hash: historyHash(a, a.n)}
+	prefix, all := historyHashes(a)
+	next = &State{cfg: ch, n: a.n, hash: all}
 	vol := rollingVol(a.ret, cfg.VolWindow)
-	if !prev.follows(a, ch) {
+	if !prev.follows(a.n, prefix, ch) {
 		// profileBase, keeping the state of each part on the way.
 		labels, start := rawRegimes(a, vol, cfg)
 		from := a.n - 1
@@ -109,7 +116,7 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 	cur := hist[len(hist)-1]
 	tail := func(k int) float64 { return stat.Mean(hist[max(0, len(hist)-k):], nil) }
 	avg30, avg90 := tail(30), tail(90)
-	slices.Sort(hist)
+	sortFloats(hist)
 	p.Volatility = Volatility{Current: cur, Avg30d: avg30, Avg90d: avg90,
 		Percentile: 100 * stat.CDF(cur*(1+pctTol), stat.Empirical, hist, nil)}
 
