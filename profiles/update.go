@@ -36,9 +36,6 @@ type State struct {
 	season seasonSums
 }
 
-// Bars returns the number of bars the state was computed from.
-func (s *State) Bars() int { return s.n }
-
 // configHash returns a hash of the resolved cfg.
 func configHash(cfg Config) uint64 {
 	h := fnv.New64a()
@@ -159,7 +156,8 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 // adjustment for a split does, more than one new bar, another cfg) is
 // computed in full. Either way the profile equals ComputeAll's within
 // 1e-9, and each gets the state for the next update. states may be nil;
-// it is not modified. Its errors and calls of each are ComputeAll's.
+// it is not modified, and ComputeAllFrom panics if it is not nil and its
+// length is not series'. Its errors and calls of each are ComputeAll's.
 func (u *Universe) ComputeAllFrom(series []Asset, states []*State, cfg Config, workers int,
 	each func(i int, p Profile, next *State, incremental bool, err error) bool) error {
 	cfg, err := cfg.resolve()
@@ -195,19 +193,6 @@ func (u *Universe) ComputeAllFrom(series []Asset, states []*State, cfg Config, w
 		}
 	})
 	return nil
-}
-
-// correlationsFor returns the correlations of series i, a, as
-// [Universe.profileWith] computes them.
-func (u *Universe) correlationsFor(a *asset, id string, cfg Config, d *denseCorr, i int) []Correlation {
-	if !d.on[i] {
-		return u.correlationsSkipping(a, id, cfg, nil)
-	}
-	top := u.correlationsSkipping(a, id, cfg, d.peer)
-	for _, c := range d.top[i] {
-		top = insertTop(top, c, cfg.TopPeers)
-	}
-	return top
 }
 
 // errState is the error of [State.UnmarshalBinary].
