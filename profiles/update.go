@@ -14,7 +14,10 @@ import (
 )
 
 // stateFormat is the first byte of an encoded [State]; a State of another
-// format does not decode, and its asset is computed in full.
+// format does not decode, and its asset is computed in full. Change it
+// whenever a field is added or changes meaning, or the method of a
+// statistic the state continues changes: stored states of the old format
+// are then ignored once, not misread.
 const stateFormat = 1
 
 // State is what the profile of an asset leaves for the next day's update
