@@ -74,16 +74,23 @@ type denseCorr struct {
 // profileWith is [Universe.profile], taking the correlations of a dense
 // series from d and merging only the other peers pair by pair.
 func (u *Universe) profileWith(a *asset, id string, cfg Config, d *denseCorr, i int) Profile {
-	if !d.on[i] {
-		return u.profile(a, id, cfg)
-	}
 	p := profileBase(a, cfg)
+	p.Correlations = u.correlationsFor(a, id, cfg, d, i)
+	return p
+}
+
+// correlationsFor returns the correlations of a, series i of d's batch:
+// those with the dense peers from d when the series is on the calendar,
+// merged with the other peers pair by pair.
+func (u *Universe) correlationsFor(a *asset, id string, cfg Config, d *denseCorr, i int) []Correlation {
+	if !d.on[i] {
+		return u.correlationsSkipping(a, id, cfg, nil)
+	}
 	top := u.correlationsSkipping(a, id, cfg, d.peer)
 	for _, c := range d.top[i] {
 		top = insertTop(top, c, cfg.TopPeers)
 	}
-	p.Correlations = top
-	return p
+	return top
 }
 
 // dense finds the universe's calendar window for cfg and computes the

@@ -190,6 +190,57 @@
 // rounding (1e-9 is tested). The rest of each profile is computed once
 // per series, on GOMAXPROCS goroutines.
 //
+// # Incremental updates
+//
+// A profile computed by [Universe.ComputeAllFrom] comes with a [State]:
+// what the next day's update needs besides the prices. When the series
+// is the state's series plus one bar (same bars before it, bit for bit,
+// checked by a hash of their dates, closes, highs and lows; the same
+// resolved Config), the profile is updated from it; otherwise (no state, a
+// bar inserted or changed in the past, as the back-adjustment for a new
+// split changes every earlier close, several new bars, another Config)
+// it is computed in full. Either way it equals the full computation within
+// 1e-9, and the parts that recompute do so by the very same code.
+//
+// Updated from the new bar (the state keeps what the rest of the history
+// contributed):
+//
+//	regimes           the hysteresis state machine continues from the last
+//	                  day's state: one trend statistic T[n-1] (W returns) and
+//	                  one volatility ratio; the merged runs before the last
+//	                  raw run are kept, and the last raw run extended or
+//	                  closed (the minimum-run rule only ever looks at the run
+//	                  just closed and the one before it)
+//	strategy affinity running sums s, Σx², k of each rule's daily returns,
+//	                  plus the one return of the position held over the last
+//	                  day; the Sharpe ratio from sums equals the two-pass one
+//	                  within rounding (about 1e-14)
+//	optimalThresholds running sums of each grid level (long and short parts),
+//	                  plus the last day's term: the same sums in the same order
+//	seasonality       sums of the completed months and of each weekday, plus
+//	                  the new day; the last, partial month is added on output
+//
+// Recomputed over the series, because the new bar changes them beyond
+// one term:
+//
+//	volatility        σ is a rolling window (the last 20 returns), but its
+//	                  percentile and the regime's median are over every reading
+//	                  so far: the σ series is recomputed (O(n·w), the same
+//	                  code as the full computation) and sorted once for both,
+//	                  rather than kept in the state (2,520 values an asset)
+//	predictiveScore   Spearman's rho: one new pair shifts the rank of every
+//	                  pair above it, so the ranks are taken again (by a radix
+//	                  sort); the oscillators themselves (RSI's Wilder smoothing,
+//	                  MACD's EMAs) depend on the whole history and are
+//	                  recomputed with it, O(n) each
+//	correlations      the last CorrWindow returns of every peer change with
+//	                  the day: one matrix product over the new windows, as
+//	                  [Universe.ComputeAll] does
+//	strategy positions the rules' indicators (SMA 50/200, Bollinger, Donchian)
+//	                  are recomputed, O(n) each, to get the last day's position
+//	                  (their running sums start from the first bar, so a tail
+//	                  alone would not give the same bits)
+//
 // # Building and storage
 //
 // This package is the engine alone: no database, no clock, no logging.

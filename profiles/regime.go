@@ -15,26 +15,65 @@ import (
 // dispersion gives ±Inf by the sign of the drift, or 0 without drift.
 func trendStat(a *asset, w int) []float64 {
 	out := make([]float64, a.n)
-	sw := math.Sqrt(float64(w))
 	for t := range out {
 		if t < w {
 			out[t] = math.NaN()
 			continue
 		}
-		drift := a.logc[t] - a.logc[t-w]
-		s := stat.StdDev(a.ret[t-w+1:t+1], nil)
-		switch {
-		case s > 1e-12:
-			out[t] = drift / (s * sw)
-		case drift > 0:
-			out[t] = math.Inf(1)
-		case drift < 0:
-			out[t] = math.Inf(-1)
-		default:
-			out[t] = 0
-		}
+		out[t] = trendAt(a, w, t)
 	}
 	return out
+}
+
+// trendAt returns the trend statistic T[t] of [trendStat], for t >= w.
+func trendAt(a *asset, w, t int) float64 {
+	drift := a.logc[t] - a.logc[t-w]
+	s := stat.StdDev(a.ret[t-w+1:t+1], nil)
+	switch {
+	case s > 1e-12:
+		return drift / (s * math.Sqrt(float64(w)))
+	case drift > 0:
+		return math.Inf(1)
+	case drift < 0:
+		return math.Inf(-1)
+	}
+	return 0
+}
+
+// volRatio returns the ratio of today's volatility v to the median med of
+// the n readings so far, 0 while n < cfg.VolMinHistory.
+func volRatio(v, med float64, n int, cfg Config) float64 {
+	if n < cfg.VolMinHistory {
+		return 0
+	}
+	switch {
+	case med > 0:
+		return v / med
+	case v > 0:
+		return math.Inf(1)
+	}
+	return 0
+}
+
+// nextRegime applies the hysteresis rules of the package documentation to
+// the day's volatility ratio and trend statistic T, from the day before's
+// regime state.
+func nextRegime(state Regime, ratio, T float64, cfg Config) Regime {
+	switch {
+	case state == Volatile && ratio >= cfg.VolExit:
+		// stays volatile
+	case ratio >= cfg.VolEnter:
+		state = Volatile
+	case state == TrendingUp && T >= cfg.TrendExit:
+	case state == TrendingDown && T <= -cfg.TrendExit:
+	case T >= cfg.TrendEnter:
+		state = TrendingUp
+	case T <= -cfg.TrendEnter:
+		state = TrendingDown
+	default:
+		state = Ranging
+	}
+	return state
 }
 
 // rawRegimes labels each day from index start on with the hysteresis rules
@@ -58,28 +97,9 @@ func rawRegimes(a *asset, vol []float64, cfg Config) (labels []Regime, start int
 		}
 		ratio := 0.0
 		if med.n >= cfg.VolMinHistory {
-			switch m := med.median(); {
-			case m > 0:
-				ratio = vol[t] / m
-			case vol[t] > 0:
-				ratio = math.Inf(1)
-			}
+			ratio = volRatio(vol[t], med.median(), med.n, cfg)
 		}
-		T := tstat[t]
-		switch {
-		case state == Volatile && ratio >= cfg.VolExit:
-			// stays volatile
-		case ratio >= cfg.VolEnter:
-			state = Volatile
-		case state == TrendingUp && T >= cfg.TrendExit:
-		case state == TrendingDown && T <= -cfg.TrendExit:
-		case T >= cfg.TrendEnter:
-			state = TrendingUp
-		case T <= -cfg.TrendEnter:
-			state = TrendingDown
-		default:
-			state = Ranging
-		}
+		state = nextRegime(state, ratio, tstat[t], cfg)
 		labels[t] = state
 	}
 	return labels, start
@@ -101,16 +121,22 @@ func mergeShortRuns(labels []Regime, start, minRun int) []run {
 		for j < len(labels) && labels[j] == labels[i] {
 			j++
 		}
-		r := run{labels[i], i, j - 1}
-		switch {
-		case len(out) == 0:
-			out = append(out, r)
-		case j-i < minRun || out[len(out)-1].regime == r.regime:
-			out[len(out)-1].to = r.to
-		default:
-			out = append(out, r)
-		}
+		out = appendRun(out, run{labels[i], i, j - 1}, minRun)
 		i = j
+	}
+	return out
+}
+
+// appendRun adds the raw run r, which follows the runs of out, to out by
+// the rule of [mergeShortRuns].
+func appendRun(out []run, r run, minRun int) []run {
+	switch {
+	case len(out) == 0:
+		out = append(out, r)
+	case r.to-r.from+1 < minRun || out[len(out)-1].regime == r.regime:
+		out[len(out)-1].to = r.to
+	default:
+		out = append(out, r)
 	}
 	return out
 }
@@ -119,6 +145,11 @@ func mergeShortRuns(labels []Regime, start, minRun int) []run {
 func regimes(a *asset, vol []float64, cfg Config) Regimes {
 	labels, start := rawRegimes(a, vol, cfg)
 	runs := mergeShortRuns(labels, start, cfg.MinRun)
+	return regimesOf(a, runs)
+}
+
+// regimesOf returns the regimes of the merged runs of a's days.
+func regimesOf(a *asset, runs []run) Regimes {
 	h := make([]RegimeRun, len(runs))
 	for i, r := range runs {
 		h[i] = RegimeRun{Regime: r.regime, From: a.dates[r.from]}

@@ -12,21 +12,62 @@ import (
 // seasonality finds the best and worst calendar months and the weekday
 // bias (see the package documentation).
 func seasonality(a *asset, cfg Config) Seasonality {
-	// Month-end closes: the last bar of each (year, month).
-	var monthSum [13]float64
-	var monthN [13]int
-	prevEnd := -1 // index of the previous month's last bar
-	for t := 0; t < a.n; t++ {
-		last := t == a.n-1 || !sameMonth(a.dates[t], a.dates[t+1])
-		if !last {
-			continue
+	var st seasonSums
+	st.addDays(a, 0)
+	return st.seasonality(a, cfg)
+}
+
+// seasonSums are the sums behind [seasonality] over a's bars up to day
+// upTo: the monthly log returns of the calendar months completed before
+// upTo's month (prevEnd the index of the last month's last bar, -1 while
+// none), and the daily log returns by weekday.
+type seasonSums struct {
+	monthSum [13]float64
+	monthN   [13]int
+	daySum   [7]float64
+	dayN     [7]int
+	prevEnd  int
+	upTo     int // the last bar counted; -1 before any
+}
+
+// addDays counts a's bars from index from (upTo+1 of the sums so far, or 0
+// with zero sums) to the last.
+func (st *seasonSums) addDays(a *asset, from int) {
+	if from == 0 {
+		*st = seasonSums{prevEnd: -1, upTo: -1}
+	}
+	for t := from; t < a.n; t++ {
+		if t > 0 {
+			d := a.dates[t].Weekday()
+			st.daySum[d] += a.ret[t]
+			st.dayN[d]++
 		}
-		if prevEnd >= 0 {
-			m := a.dates[t].Month
-			monthSum[m] += a.logc[t] - a.logc[prevEnd]
-			monthN[m]++
+		// A bar is a month's last once the next bar is in another month.
+		if t > 0 && !sameMonth(a.dates[t-1], a.dates[t]) {
+			st.endMonth(a, t-1)
 		}
-		prevEnd = t
+		st.upTo = t
+	}
+}
+
+// endMonth counts the month whose last bar is t.
+func (st *seasonSums) endMonth(a *asset, t int) {
+	if st.prevEnd >= 0 {
+		m := a.dates[t].Month
+		st.monthSum[m] += a.logc[t] - a.logc[st.prevEnd]
+		st.monthN[m]++
+	}
+	st.prevEnd = t
+}
+
+// seasonality returns the seasonality of a from the sums, which must be
+// up to a's last bar: the last (partial) month is counted here.
+func (st seasonSums) seasonality(a *asset, cfg Config) Seasonality {
+	monthSum, monthN := st.monthSum, st.monthN
+	if st.prevEnd >= 0 {
+		m := a.dates[a.n-1].Month
+		monthSum[m] += a.logc[a.n-1] - a.logc[st.prevEnd]
+		monthN[m]++
 	}
 	type mean struct {
 		m time.Month
@@ -47,13 +88,7 @@ func seasonality(a *asset, cfg Config) Seasonality {
 		worst = append(worst, means[len(means)-1-i].m.String())
 	}
 
-	var daySum [7]float64
-	var dayN [7]int
-	for t := 1; t < a.n; t++ {
-		d := a.dates[t].Weekday()
-		daySum[d] += a.ret[t]
-		dayN[d]++
-	}
+	daySum, dayN := st.daySum, st.dayN
 	bias := make(map[string]float64, 7)
 	for d := time.Sunday; d <= time.Saturday; d++ {
 		if dayN[d] > 0 {

@@ -1,7 +1,6 @@
 package profiles
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -50,6 +49,18 @@ var (
 
 // sensitivity scores each indicator (see the package documentation).
 func sensitivity(a *asset, cfg Config) map[string]Sensitivity {
+	return sensitivityFrom(a, cfg, nil, nil)
+}
+
+// oscillators is the number of indicators with optimal thresholds, whose
+// grid sums a [State] keeps (RSI, STOCH, WILLR, CCI, in that order).
+const oscillators = 4
+
+// sensitivityFrom is [sensitivity] taking the oscillators' threshold grid
+// sums over the days before a's last from prev when not nil (adding only
+// the term of the day before the last), and leaving the sums over every
+// day in next when not nil.
+func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) map[string]Sensitivity {
 	fwd := make([]float64, a.n)
 	for t := range fwd {
 		if t+cfg.Horizon < a.n {
@@ -60,15 +71,30 @@ func sensitivity(a *asset, cfg Config) map[string]Sensitivity {
 	}
 	out := make(map[string]Sensitivity, 8)
 	fo := newFwdOrder(fwd)
-	score := func(name string, sig []float64, orient float64, osc []float64, g *grid) {
+	osc := 0 // index of the next oscillator
+	score := func(name string, sig []float64, orient float64, x []float64, g *grid) {
 		ic := orient * fo.rankIC(sig)
 		if ic == 0 {
 			ic = 0 // no negative zero in JSON
 		}
 		s := Sensitivity{PredictiveScore: ic}
 		if g != nil {
-			th := bestThresholds(a, osc, *g)
+			var gs gridSums
+			if prev != nil {
+				gs = prev[osc].clone()
+				gs.add(x, a.ret, *g, a.n-2)
+			} else {
+				gs = newGridSums(*g)
+				for t := 0; t < a.n-1; t++ {
+					gs.add(x, a.ret, *g, t)
+				}
+			}
+			if next != nil {
+				next[osc] = gs
+			}
+			th := gs.best(*g)
 			s.OptimalThresholds = &th
+			osc++
 		}
 		out[name] = s
 	}
@@ -126,13 +152,18 @@ type fwdOrder struct {
 }
 
 func newFwdOrder(fwd []float64) fwdOrder {
-	order := make([]int, 0, len(fwd))
+	var defined []float64 // the fwd[t] not NaN, in order of t
+	at := make([]int, 0, len(fwd))
 	for t, v := range fwd {
 		if !math.IsNaN(v) {
-			order = append(order, t)
+			defined = append(defined, v)
+			at = append(at, t)
 		}
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(fwd[a], fwd[b]) })
+	order := radixOrder(make([]int, len(defined)), defined)
+	for k, i := range order {
+		order[k] = at[i]
+	}
 	return fwdOrder{fwd: fwd, order: order}
 }
 
@@ -182,41 +213,55 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 	return c
 }
 
-// bestThresholds returns the (oversold, overbought) pair of g that
-// maximises the annualised Sharpe ratio of the daily rule "long the next
-// day when osc <= oversold, short when osc >= overbought, flat otherwise",
-// over every day where osc is defined (flat days count as 0). Ties, and a
-// series where no pair beats it, keep the conventional pair.
-//
-// The rule's return splits into a long and a short part, so each level's
-// sum and sum of squares are taken once and the pairs combined from them.
-func bestThresholds(a *asset, osc []float64, g grid) Thresholds {
-	type sums struct{ s, q float64 }
-	ls := make([]sums, len(g.oversold))
-	ss := make([]sums, len(g.overbought))
-	n := 0
-	for t := 0; t < a.n-1; t++ {
-		o := osc[t]
-		if math.IsNaN(o) {
-			continue
-		}
-		n++
-		r := a.ret[t+1]
-		for i, lv := range g.oversold {
-			if o <= lv {
-				ls[i].s += r
-				ls[i].q += r * r
-			}
-		}
-		for i, lv := range g.overbought {
-			if o >= lv {
-				ss[i].s -= r
-				ss[i].q += r * r
-			}
+// gridSums are the sums behind [bestThresholds]: for each oversold level
+// i the sum and sum of squares of the next day's return over the days the
+// oscillator was at or below it (ls), for each overbought level those of
+// minus the return at or above it (ss), and n the days the oscillator was
+// defined.
+type gridSums struct {
+	ls, ss []sums
+	n      int
+}
+
+// sums is a sum s and a sum of squares q.
+type sums struct{ s, q float64 }
+
+func newGridSums(g grid) gridSums {
+	return gridSums{ls: make([]sums, len(g.oversold)), ss: make([]sums, len(g.overbought))}
+}
+
+func (gs gridSums) clone() gridSums {
+	return gridSums{ls: slices.Clone(gs.ls), ss: slices.Clone(gs.ss), n: gs.n}
+}
+
+// add counts day t: the oscillator osc[t] and the next day's return
+// ret[t+1], unless osc[t] is NaN.
+func (gs *gridSums) add(osc, ret []float64, g grid, t int) {
+	o := osc[t]
+	if math.IsNaN(o) {
+		return
+	}
+	gs.n++
+	r := ret[t+1]
+	for i, lv := range g.oversold {
+		if o <= lv {
+			gs.ls[i].s += r
+			gs.ls[i].q += r * r
 		}
 	}
+	for i, lv := range g.overbought {
+		if o >= lv {
+			gs.ss[i].s -= r
+			gs.ss[i].q += r * r
+		}
+	}
+}
+
+// best returns the pair of g with the highest Sharpe ratio by the sums, the
+// conventional pair on ties and when none beats it.
+func (gs gridSums) best(g grid) Thresholds {
 	eval := func(i, j int) float64 {
-		return sharpeFromSums(ls[i].s+ss[j].s, ls[i].q+ss[j].q, n)
+		return sharpeFromSums(gs.ls[i].s+gs.ss[j].s, gs.ls[i].q+gs.ss[j].q, gs.n)
 	}
 	bi, bj := -1, -1
 	for i, lv := range g.oversold {
@@ -235,4 +280,21 @@ func bestThresholds(a *asset, osc []float64, g grid) Thresholds {
 		}
 	}
 	return Thresholds{Oversold: g.oversold[bi], Overbought: g.overbought[bj]}
+}
+
+// bestThresholds returns the (oversold, overbought) pair of g that
+// maximises the annualised Sharpe ratio of the daily rule "long the next
+// day when osc <= oversold, short when osc >= overbought, flat otherwise",
+// over every day where osc is defined (flat days count as 0). Ties, and a
+// series where no pair beats it, keep the conventional pair.
+//
+// The rule's return splits into a long and a short part, so each level's
+// sum and sum of squares are taken once ([gridSums]) and the pairs
+// combined from them.
+func bestThresholds(a *asset, osc []float64, g grid) Thresholds {
+	gs := newGridSums(g)
+	for t := 0; t < a.n-1; t++ {
+		gs.add(osc, a.ret, g, t)
+	}
+	return gs.best(g)
 }

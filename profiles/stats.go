@@ -75,25 +75,88 @@ func logistic(x float64) float64 {
 
 // ranks writes into dst the ranks 1..n of x with ties given their average
 // rank (the ranking used by Spearman's rho); sorted and end are scratch of
-// len(x). x must hold no NaN. The values are sorted once (an ordered
-// sort, with no comparison function to call); end[k] is the end of the
-// run of values equal to sorted[k]; each value's run [lo, hi), lo found
-// by binary search, gives its average rank (lo+1 + hi) / 2.
+// len(x). x must hold no NaN. The values are ordered once with
+// [radixOrder]: sorted holds them ascending and end the position in x of
+// each. Every run [lo, hi) of equal values then gives its members the
+// average rank (lo+1 + hi) / 2. -0 and +0 sort next to each other and,
+// being equal, share their rank.
 func ranks(dst, x, sorted []float64, end []int) {
-	copy(sorted, x)
-	slices.Sort(sorted)
-	for i := 0; i < len(sorted); {
-		j := i + 1
-		for j < len(sorted) && sorted[j] == sorted[i] {
-			j++
+	n := len(x)
+	idx := radixOrder(end, x)
+	for k, i := range idx {
+		sorted[k] = x[i]
+	}
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && sorted[hi] == sorted[lo] {
+			hi++
 		}
-		end[i] = j
-		i = j
+		r := float64(lo+1+hi) / 2
+		for k := lo; k < hi; k++ {
+			dst[idx[k]] = r
+		}
+		lo = hi
 	}
+}
+
+// radixOrder writes to dst (len(x)) the positions 0..len(x)-1 of x ordered
+// by value ascending, equal values in the order of their positions, and
+// returns dst. It is an LSD radix sort of the values' order-preserving bit
+// patterns, a byte per pass, the passes where every key has the same byte
+// skipped; NaNs sort after +Inf (positive ones) or before -Inf (negative
+// ones), -0 just before +0.
+func radixOrder(dst []int, x []float64) []int {
+	n := len(x)
+	keys, tmpKeys := make([]uint64, n), make([]uint64, n)
+	idx, tmpIdx := make([]int, n), make([]int, n)
 	for i, v := range x {
-		lo, _ := slices.BinarySearch(sorted, v)
-		dst[i] = float64(lo+end[lo]+1) / 2
+		b := math.Float64bits(v)
+		if b>>63 == 1 {
+			b = ^b
+		} else {
+			b |= 1 << 63
+		}
+		keys[i], idx[i] = b, i
 	}
+	// The histograms of all eight bytes in one pass over the keys.
+	var count [8][256]int
+	for _, k := range keys {
+		for p := range count {
+			count[p][byte(k>>(8*p))]++
+		}
+	}
+	for p := range count {
+		c := &count[p]
+		shift := uint(8 * p)
+		if n > 0 && c[byte(keys[0]>>shift)] == n {
+			continue // every key has this byte: the pass would not move anything
+		}
+		sum := 0
+		for d, v := range c {
+			c[d] = sum
+			sum += v
+		}
+		for i, k := range keys {
+			d := byte(k >> shift)
+			tmpKeys[c[d]], tmpIdx[c[d]] = k, idx[i]
+			c[d]++
+		}
+		keys, tmpKeys = tmpKeys, keys
+		idx, tmpIdx = tmpIdx, idx
+	}
+	copy(dst, idx)
+	return dst
+}
+
+// sortFloats sorts x ascending in place, as slices.Sort does for values
+// without NaN, by [radixOrder].
+func sortFloats(x []float64) {
+	order := radixOrder(make([]int, len(x)), x)
+	sorted := make([]float64, len(x))
+	for k, i := range order {
+		sorted[k] = x[i]
+	}
+	copy(x, sorted)
 }
 
 // medianTracker keeps a multiset of values, chosen from a fixed universe
@@ -108,7 +171,7 @@ type medianTracker struct {
 
 func newMedianTracker(universe []float64) *medianTracker {
 	s := slices.Clone(universe)
-	slices.Sort(s)
+	sortFloats(s)
 	lg := 1
 	for 1<<lg <= len(s) {
 		lg++

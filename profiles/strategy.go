@@ -114,6 +114,48 @@ func affinity(a *asset) Affinity {
 	}
 }
 
+// rules are the four strategies, in the order of a [State]'s sums.
+var rules = [4]rule{momentumPos, meanReversionPos, breakoutPos, trendFollowingPos}
+
+// strategySums is a strategy's running sums: the sum s and sum of squares
+// q of its daily returns pos[t]*ret[t+1], and their number k.
+type strategySums struct {
+	s, q float64
+	k    int
+}
+
+// affinityFrom is [affinity] from running sums: the sums of every rule's
+// returns up to the day before a's last, taken from prev (adding the
+// return of the position held over the last day) or summed over the whole
+// series when prev is nil, and left in next. The Sharpe ratio from sums
+// equals the two-pass one of [affinity] within rounding.
+func affinityFrom(a *asset, prev *[4]strategySums, next *[4]strategySums) Affinity {
+	var sc [4]float64
+	for i, r := range rules {
+		pos, start := r(a)
+		var ss strategySums
+		add := func(t int) {
+			v := float64(pos[t]) * a.ret[t+1]
+			ss.s += v
+			ss.q += v * v
+			ss.k++
+		}
+		if prev != nil {
+			ss = prev[i]
+			if t := a.n - 2; t >= start {
+				add(t)
+			}
+		} else {
+			for t := start; t < a.n-1; t++ {
+				add(t)
+			}
+		}
+		next[i] = ss
+		sc[i] = logistic(sharpeFromSums(ss.s, ss.q, ss.k))
+	}
+	return Affinity{Momentum: sc[0], MeanReversion: sc[1], Breakout: sc[2], TrendFollowing: sc[3]}
+}
+
 func sign(x float64) int8 {
 	switch {
 	case x > 0:

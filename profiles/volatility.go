@@ -2,7 +2,6 @@ package profiles
 
 import (
 	"math"
-	"slices"
 
 	"gonum.org/v1/gonum/stat"
 )
@@ -25,7 +24,7 @@ func volatility(vol []float64) Volatility {
 		return stat.Mean(hist[max(0, len(hist)-k):], nil)
 	}
 	avg30, avg90 := tail(30), tail(90)
-	slices.Sort(hist)
+	sortFloats(hist)
 	return Volatility{
 		Current:    cur,
 		Avg30d:     avg30,

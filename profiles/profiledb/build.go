@@ -68,6 +68,10 @@ type BuildResult struct {
 	Assets int
 	// Built is the number of profiles computed and stored.
 	Built int
+	// Incremental is how many of those Built were updated from the state
+	// their last profile left (one new bar since, nothing changed before
+	// it), rather than computed in full.
+	Incremental int
 	// UpToDate is the number of assets left alone because their stored
 	// profile was built from their current prices.
 	UpToDate int
@@ -345,6 +349,7 @@ func (b *builder) plan(all []loaded) (*profiles.Universe, []int, error) {
 type outcome struct {
 	i   int
 	rec Record
+	inc bool // updated from the stored state
 	err error
 }
 
@@ -359,13 +364,20 @@ func (b *builder) computeAndSave(ctx context.Context, u *profiles.Universe, all 
 	for k, i := range todo {
 		series[k] = all[i].bars
 	}
+	states, err := b.states(ctx, all, todo)
+	if err != nil {
+		return err
+	}
 	go func() {
 		defer close(out)
-		// The config was checked by newBuilder: ComputeAll cannot refuse it.
-		_ = u.ComputeAll(series, b.engine, b.cfg.Workers, func(k int, p profiles.Profile, err error) bool {
-			o := outcome{i: todo[k], err: err}
+		// The config was checked by newBuilder: ComputeAllFrom cannot refuse it.
+		_ = u.ComputeAllFrom(series, states, b.engine, b.cfg.Workers, func(k int, p profiles.Profile, st *profiles.State, inc bool, err error) bool {
+			o := outcome{i: todo[k], inc: inc, err: err}
 			if err == nil {
 				o.rec, o.err = NewRecord(all[o.i].asset.ID, all[o.i].version, p, b.cfg.Now().UTC().Truncate(time.Millisecond))
+			}
+			if o.err == nil {
+				o.rec.State, _ = st.MarshalBinary() // never fails
 			}
 			select {
 			case out <- o:
@@ -378,7 +390,6 @@ func (b *builder) computeAndSave(ctx context.Context, u *profiles.Universe, all 
 
 	batch := make([]Record, 0, SaveBatch)
 	saver := progress{log: b.cfg.Logger, total: len(todo), next: len(todo) / 10}
-	var err error
 	for o := range out {
 		switch {
 		case err != nil: // drain, so the workers can stop
@@ -388,6 +399,9 @@ func (b *builder) computeAndSave(ctx context.Context, u *profiles.Universe, all 
 				Bars: l.bars.Bars.Len(), Reason: o.err.Error()})
 		default:
 			all[o.i] = loaded{} // let the asset's prices go
+			if o.inc {
+				b.res.Incremental++
+			}
 			if batch = append(batch, o.rec); len(batch) == SaveBatch {
 				err = b.save(ctx, &batch, &saver)
 			}
@@ -403,6 +417,34 @@ func (b *builder) computeAndSave(ctx context.Context, u *profiles.Universe, all 
 		return err
 	}
 	return b.save(ctx, &batch, &saver)
+}
+
+// states returns the stored states of all[i] for i in todo, decoded, by
+// index in todo: nil for an asset with none, or one that does not decode
+// (its profile is then computed in full), and nil altogether with All,
+// which recomputes every profile in full.
+func (b *builder) states(ctx context.Context, all []loaded, todo []int) ([]*profiles.State, error) {
+	if b.cfg.All || len(todo) == 0 {
+		return nil, nil
+	}
+	ids := make([]uuid.UUID, len(todo))
+	for k, i := range todo {
+		ids[k] = all[i].asset.ID
+	}
+	raw, err := b.store.States(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*profiles.State, len(todo))
+	for k, id := range ids {
+		if data, ok := raw[id]; ok {
+			var st profiles.State
+			if st.UnmarshalBinary(data) == nil {
+				out[k] = &st
+			}
+		}
+	}
+	return out, nil
 }
 
 // save stores the batch, empties it and counts it as built.

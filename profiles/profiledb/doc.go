@@ -27,6 +27,14 @@
 // as the build that computed them: an incremental build does not redo an
 // unchanged asset whose peers changed (BuildConfig.All does).
 //
+// Each profile is stored with the profiles.State it leaves (column
+// state, a versioned binary form), and [Build] updates the profile of an
+// asset whose prices gained one day since from it, with
+// profiles.Universe.ComputeAllFrom ([BuildResult].Incremental counts
+// them); any other change of its prices (a corporate action that adjusts
+// its history, a bar written in the past) and BuildConfig.All compute the
+// profile in full.
+//
 // The table profiles holds one row per asset: the price version the
 // profile was built from, the date of its last bar, its JSON form as TEXT
 // on both databases (nothing queries inside it, and PostgreSQL's JSONB

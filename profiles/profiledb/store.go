@@ -39,6 +39,10 @@ type Record struct {
 	JSON json.RawMessage
 	// UpdatedAt is when the profile was computed, in UTC.
 	UpdatedAt time.Time
+	// State is the binary form of the profiles.State the profile leaves
+	// for the next day's update ([Build] keeps it), or nil. [Store.Save]
+	// writes it; the reads of [Store] leave it nil (see [Store.States]).
+	State []byte
 }
 
 // NewRecord returns the record of p, the profile of the asset assetID
@@ -87,21 +91,21 @@ func NewStore(db bun.IDB) *Store {
 // wins). The records must not repeat an asset, and each asset must exist.
 func (s *Store) Save(ctx context.Context, recs []Record) error {
 	var b strings.Builder
-	args := make([]any, 0, 5*SaveBatch)
+	args := make([]any, 0, 6*SaveBatch)
 	for start := 0; start < len(recs); start += SaveBatch {
 		batch := recs[start:min(start+SaveBatch, len(recs))]
 		b.Reset()
 		args = args[:0]
-		b.WriteString("INSERT INTO profiles (asset_id, price_version, as_of, profile, updated_at) VALUES ")
+		b.WriteString("INSERT INTO profiles (asset_id, price_version, as_of, profile, updated_at, state) VALUES ")
 		for i, r := range batch {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, r.AssetID, r.PriceVersion, marketdata.SQLDate(r.AsOf), string(r.JSON), r.UpdatedAt.UTC())
+			b.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(args, r.AssetID, r.PriceVersion, marketdata.SQLDate(r.AsOf), string(r.JSON), r.UpdatedAt.UTC(), r.State)
 		}
 		b.WriteString(` ON CONFLICT (asset_id) DO UPDATE SET price_version = excluded.price_version,
-			as_of = excluded.as_of, profile = excluded.profile, updated_at = excluded.updated_at
+			as_of = excluded.as_of, profile = excluded.profile, updated_at = excluded.updated_at, state = excluded.state
 			WHERE profiles.price_version <= excluded.price_version`)
 		if _, err := s.db.NewRaw(b.String(), args...).Exec(ctx); err != nil {
 			return fmt.Errorf("profiledb: save %d profiles: %w", len(batch), err)
@@ -181,6 +185,27 @@ func (s *Store) Versions(ctx context.Context) (map[uuid.UUID]int64, error) {
 	out := make(map[uuid.UUID]int64, len(rows))
 	for _, r := range rows {
 		out[r.AssetID] = r.PriceVersion
+	}
+	return out, nil
+}
+
+// States returns the stored state (see [Record].State) of each of the
+// assets ids that has one, by asset, in queries of 1,000 assets.
+func (s *Store) States(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID][]byte, error) {
+	out := make(map[uuid.UUID][]byte, len(ids))
+	for lo := 0; lo < len(ids); lo += 1000 {
+		batch := ids[lo:min(lo+1000, len(ids))]
+		var rows []struct {
+			AssetID uuid.UUID `bun:"asset_id"`
+			State   []byte    `bun:"state"`
+		}
+		if err := s.db.NewRaw("SELECT asset_id, state FROM profiles WHERE state IS NOT NULL AND asset_id IN (?)",
+			bun.In(batch)).Scan(ctx, &rows); err != nil {
+			return nil, fmt.Errorf("profiledb: states of %d assets: %w", len(batch), err)
+		}
+		for _, r := range rows {
+			out[r.AssetID] = r.State
+		}
 	}
 	return out, nil
 }
