@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/database"
 )
 
@@ -190,13 +191,24 @@ func (l *Loader) quietTriggers(ctx context.Context, quiet bool) error {
 	return nil
 }
 
+// PriceChange is an asset whose stored prices a bulk load changed, from
+// the date From on (the earliest date the load wrote for it); a zero From
+// means from its first day.
+type PriceChange struct {
+	AssetID uuid.UUID
+	From    calendar.Date
+}
+
 // Commit raises the price versions of the assets changed (distinct ids,
-// see [Store.SavePrices]) and commits the open transaction.
-func (l *Loader) Commit(ctx context.Context, changed []uuid.UUID) error {
+// see [Store.SavePrices]), marks their prices changed from each one's
+// From, so that readers of the stored copies of their columns re-read
+// only the records from there on (see [Store.PriceColumnsOf]), and
+// commits the open transaction.
+func (l *Loader) Commit(ctx context.Context, changed []PriceChange) error {
 	if len(changed) > 0 {
 		ps := make([]Price, len(changed))
-		for i, id := range changed {
-			ps[i].AssetID = id
+		for i, c := range changed {
+			ps[i].AssetID, ps[i].Date = c.AssetID, c.From
 		}
 		if err := l.Store().bumpPriceVersions(ctx, ps); err != nil {
 			return err

@@ -450,3 +450,68 @@ func TestBulkImportSnags(t *testing.T) {
 		}
 	})
 }
+
+// TestImportPricesBulkChangedFrom checks that a day appended to stored
+// prices marks each asset's prices changed from that day, not from its
+// first: the readers of the stored copies of the columns (the profile
+// build after a day's import) then re-read one record per asset instead
+// of the whole history. On main before this, the day's import marked every
+// asset changed from the first day.
+func TestImportPricesBulkChangedFrom(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		dir := writeFiles(t, map[string]string{
+			"history.csv": multiCSV,
+			"day.csv": "Symbol,Date,Open,High,Low,Close,Volume\n" +
+				"ACME,2024-01-04,11.5,12,11,11.75,100\n" +
+				"BOLT,2024-01-04,5.25,5.5,5,5.5,200\n",
+			"again.csv": "Symbol,Date,Open,High,Low,Close,Volume\n" +
+				"BOLT,2024-01-05,5.5,6,5,5.75,200\n" +
+				"BOLT,2024-01-03,5.25,5.5,5,5.4,200\n",
+		})
+		if _, err := bulk.Import(ctx, db, filepath.Join(dir, "history.csv"), bulk.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		st := marketdata.NewStore(db)
+		changedFrom := func(sym string) string {
+			t.Helper()
+			var d marketdata.SQLDate
+			if err := db.NewRaw("SELECT prices_changed_from FROM assets WHERE symbol = ?", sym).Scan(ctx, &d); err != nil {
+				t.Fatal(err)
+			}
+			if (d == marketdata.SQLDate{}) {
+				return ""
+			}
+			return calendar.Date(d).String()
+		}
+		// Reading the columns stores each asset's copy and clears its mark.
+		for _, sym := range []string{"ACME", "BOLT"} {
+			a, err := st.AssetBySymbol(ctx, sym)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.PriceColumns(ctx, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got := changedFrom(sym); got != "" {
+				t.Fatalf("%s changed from %q after its copy was stored, want none", sym, got)
+			}
+		}
+		if _, err := bulk.Import(ctx, db, filepath.Join(dir, "day.csv"), bulk.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, sym := range []string{"ACME", "BOLT"} {
+			if got := changedFrom(sym); got != "2024-01-04" {
+				t.Errorf("after a day's import %s changed from %q, want 2024-01-04", sym, got)
+			}
+		}
+		// A file reaching back marks the asset from its earliest row.
+		if _, err := bulk.Import(ctx, db, filepath.Join(dir, "again.csv"), bulk.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got := changedFrom("BOLT"); got != "2024-01-03" {
+			t.Errorf("after a file reaching back BOLT changed from %q, want 2024-01-03", got)
+		}
+	})
+}

@@ -43,6 +43,16 @@ func (s *daySet) add(day int32) bool {
 	return true
 }
 
+// first returns the earliest day of s; ok is false when s is empty.
+func (s *daySet) first() (day int32, ok bool) {
+	for i, w := range s.words {
+		if w != 0 {
+			return (s.base+int32(i))<<6 + int32(bits.TrailingZeros64(w)), true
+		}
+	}
+	return 0, false
+}
+
 // union adds the days of o to s.
 func (s *daySet) union(o *daySet) {
 	o.each(func(day int32) { s.add(day) })

@@ -147,7 +147,7 @@ func Import(ctx context.Context, db *bun.DB, path string, opt Options) (Result, 
 		return res, err
 	}
 	w := &writer{opt: opt, ld: ld, pg: ld.IsPostgres(), assets: make(map[string]*asset, len(known)),
-		changed: map[uuid.UUID]bool{}, seen: map[uuid.UUID]bool{}, runDays: map[uuid.UUID]*daySet{}}
+		changed: map[uuid.UUID]int32{}, seen: map[uuid.UUID]bool{}, runDays: map[uuid.UUID]*daySet{}}
 	p := &parser{pg: w.pg, known: known}
 	for sym, id := range known {
 		w.assets[sym] = &asset{id: id, exists: true}

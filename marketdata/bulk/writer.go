@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/google/uuid"
 
@@ -45,11 +46,15 @@ type writer struct {
 
 	assets map[string]*asset
 	// changed holds the assets whose prices changed in the open
-	// transaction; seen every asset imported for.
-	changed, seen map[uuid.UUID]bool
-	created       []string
-	changedTotal  int
-	file          int
+	// transaction, each with the earliest day the transaction wrote for
+	// it (days since dayEpoch): the stored copies of its columns are
+	// stale from there on, not before (see [marketdata.Loader.Commit]).
+	changed map[uuid.UUID]int32
+	// seen holds every asset imported for.
+	seen         map[uuid.UUID]bool
+	created      []string
+	changedTotal int
+	file         int
 	// fileLocked are the assets that checkAssets locked in the current
 	// file, whose locks a rollback of the file releases.
 	fileLocked []*asset
@@ -64,6 +69,10 @@ type writer struct {
 	from, to                      calendar.Date
 }
 
+// unknownDay stands in [writer.changed] for an asset whose written days
+// are not known: it changed from its first day on.
+const unknownDay = math.MinInt32
+
 // begin begins a transaction (see [marketdata.Loader.Begin]).
 func (w *writer) begin(ctx context.Context) error {
 	w.txFiles = 0
@@ -73,14 +82,18 @@ func (w *writer) begin(ctx context.Context) error {
 // commit raises the price versions of the assets that changed and
 // commits.
 func (w *writer) commit(ctx context.Context) error {
-	ids := make([]uuid.UUID, 0, len(w.changed))
-	for id := range w.changed {
-		ids = append(ids, id)
+	changes := make([]marketdata.PriceChange, 0, len(w.changed))
+	for id, day := range w.changed {
+		c := marketdata.PriceChange{AssetID: id}
+		if day != unknownDay {
+			c.From = dayEpoch.AddDays(int(day))
+		}
+		changes = append(changes, c)
 	}
-	if err := w.ld.Commit(ctx, ids); err != nil {
+	if err := w.ld.Commit(ctx, changes); err != nil {
 		return err
 	}
-	w.changedTotal += len(ids)
+	w.changedTotal += len(changes)
 	clear(w.changed)
 	w.committedRows = w.rows
 	return nil
@@ -172,8 +185,19 @@ func (w *writer) writeFile(ctx context.Context, f *sourceFile, q <-chan chan *ba
 		}
 		d.union(a.days)
 	}
-	for id := range changed {
-		w.changed[id] = true
+	for _, a := range w.fileAssets {
+		if !changed[a.id] {
+			continue
+		}
+		// The file's earliest day for the asset bounds its changed rows
+		// from below.
+		day, ok := a.days.first()
+		if !ok {
+			day = unknownDay
+		}
+		if old, had := w.changed[a.id]; !had || day < old {
+			w.changed[a.id] = day
+		}
 	}
 	for id := range seen {
 		w.seen[id] = true

@@ -21,6 +21,7 @@ import (
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
+	"github.com/tradekit/tradekit/marketdata/bulk"
 	"github.com/tradekit/tradekit/profiles/profiledb"
 )
 
@@ -115,7 +116,7 @@ func dayPrices(tb testing.TB, md *marketdata.Store, path string) []marketdata.Pr
 // (profiledb.Build, incrementally from the stored states), and runs the
 // alert evaluation the new prices call for (alerts.Service.Evaluate), on
 // SQLite and on PostgreSQL. Two days are imported in turn: the first as
-// a file by the bulk importer (bulk, marketdata.ImportPricesBulk, what
+// a file by the bulk importer (bulk, bulk.Import, what
 // `tradekit import prices --file` runs), the second with
 // marketdata.Store.SavePrices (store). N is 1,000, or
 // $TRADEKIT_BENCH_ASSETS. It reports the seconds of each step (import-s,
@@ -139,7 +140,7 @@ func BenchmarkDayUpdate(b *testing.B) {
 	history, days := splitLastDays(b, writeMarketCSV(b, m, bars+2), 2)
 	dbtest.Each(b, func(b *testing.B, db *bun.DB) {
 		ctx := context.Background()
-		if _, err := marketdata.ImportPricesBulk(ctx, db, history, marketdata.BulkOptions{}); err != nil {
+		if _, err := bulk.Import(ctx, db, history, bulk.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		md, st := marketdata.NewStore(db), profiledb.NewStore(db)
@@ -156,7 +157,7 @@ func BenchmarkDayUpdate(b *testing.B) {
 			run  func() error
 		}{
 			{"bulk", func() error {
-				_, err := marketdata.ImportPricesBulk(ctx, db, days[0], marketdata.BulkOptions{})
+				_, err := bulk.Import(ctx, db, days[0], bulk.Options{})
 				return err
 			}},
 			{"store", func() error { return md.SavePrices(ctx, second) }},
