@@ -327,17 +327,32 @@ func (b *Broker) handleKeyCreate(w http.ResponseWriter, r *http.Request) error {
 	}
 	name := r.PostForm.Get("name")
 	k, secret, err := b.CreateAPIKey(r.Context(), a.ID, name)
-	var te *tradekit.Error
-	var pe *tradekit.ParamError
-	switch {
-	case errors.As(err, &pe):
-		return b.showAccount(w, r, a, session, http.StatusBadRequest, accountPage{Error: "The name " + pe.Msg + ".", Name: name})
-	case errors.As(err, &te):
-		return b.showAccount(w, r, a, session, http.StatusConflict, accountPage{Error: sentence(te.Msg), Name: name})
-	case err != nil:
-		return err
+	if err != nil {
+		status, msg, ok := keyRefusal(err)
+		if !ok {
+			return err
+		}
+		return b.showAccount(w, r, a, session, status, accountPage{Error: msg, Name: name})
 	}
 	return b.showAccount(w, r, a, session, http.StatusOK, accountPage{NewKey: &newKeyPage{ID: k.ID, Secret: secret}})
+}
+
+// keyRefusal returns the status and the message of the account page that
+// shows a refused new key: the status of err's kind ([tradekit.Status]),
+// with a name's fault said of the name, and false for an error of no
+// known kind or with no message for users, which answers 500.
+func keyRefusal(err error) (int, string, bool) {
+	status := tradekit.Status(err)
+	if status == http.StatusInternalServerError {
+		return 0, "", false
+	}
+	if pe := (*tradekit.ParamError)(nil); errors.As(err, &pe) {
+		return status, "The name " + pe.Msg + ".", true
+	}
+	if msg := tradekit.Message(err); msg != "" {
+		return status, sentence(msg), true
+	}
+	return 0, "", false
 }
 
 // handleKeyRevoke answers POST /account/keys/revoke: it revokes the key
