@@ -5,28 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 )
 
-// Handler returns the broker's HTTP interface, with paths relative to
-// where it is mounted (Config.Prefix):
+// Handler returns the broker's Alpaca-dialect API, with paths relative to
+// where it is mounted; package brokers/paper/portal's Handler serves the
+// OAuth server and the account pages beside it and sends it the rest:
 //
-//	GET  /oauth/authorize                 the consent page
-//	POST /oauth/authorize                 the user's decision
-//	POST /oauth/token                     authorization_code and refresh_token grants
-//	POST /oauth/revoke                    token revocation (RFC 7009)
-//	POST /account/sign-in-links           a sign-in link to the account page (access token with account:write)
-//	GET  /account/sign-in                 use a sign-in link: start a session, go to the account page
-//	GET  /account                         the account page: its API keys
-//	POST /account/keys                    create an API key; the page shows its secret once
-//	POST /account/keys/revoke             revoke an API key (key_id)
-//	POST /account/sign-out                end the session
 //	GET  /v2/account                      Alpaca's account
 //	GET  /v2/account/configurations       the account's configurations (fixed)
 //	PATCH /v2/account/configurations      accepted when it changes nothing; 422 otherwise
@@ -57,37 +46,28 @@ import (
 // corporate actions), 405 for a known path with another method, 404 for
 // anything else.
 //
-// Mount it under its prefix with the prefix stripped:
+// Mount it under its prefix with the prefix stripped, usually through the
+// portal:
 //
-//	mux.Handle("/paper/", http.StripPrefix("/paper", b.Handler()))
+//	mux.Handle("/paper/", http.StripPrefix("/paper", portal.New(db, b, cfg).Handler()))
 func (b *Broker) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /oauth/authorize", b.page(b.handleAuthorizeShow))
-	mux.Handle("POST /oauth/authorize", b.page(b.handleAuthorizeDecide))
-	mux.Handle("POST /oauth/token", b.oauth(b.handleToken))
-	mux.Handle("POST /oauth/revoke", b.oauth(b.handleRevoke))
-	mux.Handle("POST /account/sign-in-links", b.apiWith(b.bearerWithKeysScope, b.handleSignInLink))
-	mux.Handle("GET /account/sign-in", b.accountPages(b.handleSignIn))
-	mux.Handle("GET /account", b.accountPages(b.handleAccountPage))
-	mux.Handle("POST /account/keys", b.accountPages(b.handleKeyCreate))
-	mux.Handle("POST /account/keys/revoke", b.accountPages(b.handleKeyRevoke))
-	mux.Handle("POST /account/sign-out", b.accountPages(b.handleSignOut))
 	mux.Handle("GET /v2/account", b.api(b.handleAccount))
 	mux.Handle("GET /v2/account/configurations", b.api(b.handleConfigurations))
-	mux.Handle("PATCH /v2/account/configurations", b.apiWith(b.scoped(scopeAccountWrite), b.handleConfigurationsUpdate))
+	mux.Handle("PATCH /v2/account/configurations", b.apiWith(b.scoped(ScopeAccountWrite), b.handleConfigurationsUpdate))
 	mux.Handle("GET /v2/account/activities", b.api(b.handleActivities))
 	mux.Handle("GET /v2/account/activities/{type}", b.api(b.handleActivities))
 	mux.Handle("GET /v2/account/portfolio/history", b.api(b.handleHistory))
 	mux.Handle("GET /v2/positions", b.api(b.handlePositions))
-	mux.Handle("DELETE /v2/positions", b.apiWith(b.scoped(scopeTrading), b.handleCloseAll))
+	mux.Handle("DELETE /v2/positions", b.apiWith(b.scoped(ScopeTrading), b.handleCloseAll))
 	mux.Handle("GET /v2/positions/{symbol}", b.api(b.handlePosition))
-	mux.Handle("DELETE /v2/positions/{symbol}", b.apiWith(b.scoped(scopeTrading), b.handleClose))
+	mux.Handle("DELETE /v2/positions/{symbol}", b.apiWith(b.scoped(ScopeTrading), b.handleClose))
 	mux.Handle("GET /v2/orders", b.api(b.handleOrders))
 	mux.Handle("POST /v2/orders", b.apiWith(b.authenticateLater, b.handlePlace))
-	mux.Handle("DELETE /v2/orders", b.apiWith(b.scoped(scopeTrading), b.handleCancelAll))
+	mux.Handle("DELETE /v2/orders", b.apiWith(b.scoped(ScopeTrading), b.handleCancelAll))
 	mux.Handle("GET /v2/orders/{id}", b.apiWith(b.authenticateLater, b.handleOrder))
-	mux.Handle("PATCH /v2/orders/{id}", b.apiWith(b.scoped(scopeTrading), b.handleReplace))
-	mux.Handle("DELETE /v2/orders/{id}", b.apiWith(b.scoped(scopeTrading), b.handleCancel))
+	mux.Handle("PATCH /v2/orders/{id}", b.apiWith(b.scoped(ScopeTrading), b.handleReplace))
+	mux.Handle("DELETE /v2/orders/{id}", b.apiWith(b.scoped(ScopeTrading), b.handleCancel))
 	mux.Handle("GET /v2/orders:by_client_order_id", b.api(b.handleOrderByClientID))
 	mux.Handle("GET /v2/clock", b.api(b.handleClock))
 	mux.Handle("GET /v2/calendar", b.api(b.handleCalendar))
@@ -128,75 +108,6 @@ func unknownRoute(mux *http.ServeMux, r *http.Request) error {
 		}
 	}
 	return &apiError{http.StatusNotFound, codeNotFound, "endpoint not found"}
-}
-
-// The three dialects of the handler's errors: HTML pages for the browser,
-// OAuth JSON for clients at the token endpoints, Alpaca's JSON for the
-// API. Handlers return errors; these adapters alone write them.
-
-// page adapts a handler of the authorization endpoint: a *pageError is
-// shown as it is (a *retryError with its Retry-After header), anything
-// else as a 500 page, logged.
-func (b *Broker) page(h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return b.pageWith("This connection cannot go on", "Close this page and connect again from the application.", h)
-}
-
-// accountPages adapts a handler of the account page as page does the
-// authorization endpoint's.
-func (b *Broker) accountPages(h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return b.pageWith("Paper account", accountNote, h)
-}
-
-// pageWith adapts a handler of HTML pages: a *pageError is shown with the
-// title and the closing note, anything else as a 500 page, logged.
-func (b *Broker) pageWith(title, note string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := h(w, r)
-		if err == nil {
-			return
-		}
-		var re *retryError
-		if errors.As(err, &re) {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(re.after.Seconds()))))
-		}
-		var pe *pageError
-		if !errors.As(err, &pe) {
-			b.logError(r, err)
-			pe = &pageError{http.StatusInternalServerError, "Something went wrong on our side. Please try again later."}
-		}
-		title := title
-		if pe.status >= 500 {
-			title = "Something went wrong"
-		}
-		if err := b.render(w, pe.status, "error", errorPage{Title: title, Message: pe.msg, Note: note}); err != nil {
-			b.logError(r, err)
-			http.Error(w, "internal error", http.StatusInternalServerError)
-		}
-	})
-}
-
-// oauth adapts a handler of the token or revocation endpoint: an
-// *oauthError is written as RFC 6749 §5.2 says, anything else as
-// server_error, logged.
-func (b *Broker) oauth(h func(http.ResponseWriter, *http.Request) error) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		err := h(w, r)
-		if err == nil {
-			return
-		}
-		var oe *oauthError
-		if !errors.As(err, &oe) {
-			b.logError(r, err)
-			oe = &oauthError{status: http.StatusInternalServerError, code: "server_error", desc: "internal error"}
-		}
-		if oe.status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Basic realm="paper"`)
-		}
-		writeOAuthJSON(w, oe.status, struct {
-			Error       string `json:"error"`
-			Description string `json:"error_description"`
-		}{oe.code, oe.desc})
-	})
 }
 
 // Alpaca's error codes.

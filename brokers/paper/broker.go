@@ -3,10 +3,7 @@ package paper
 import (
 	"context"
 	"fmt"
-	"html/template"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -19,51 +16,14 @@ import (
 	"github.com/tradekit/tradekit/marketdata"
 )
 
-// Client is an OAuth 2.0 client registered with the paper broker: an
-// application that may ask users to connect a paper account.
-type Client struct {
-	// ID is the client_id the application sends.
-	ID string
-	// Secret authenticates the application at the token and revocation
-	// endpoints.
-	Secret string
-	// Name is shown to the user on the consent page; ID when empty.
-	Name string
-	// RedirectURIs are the absolute URLs the broker may send the user back
-	// to. A request's redirect_uri must equal one of them exactly.
-	RedirectURIs []string
-
-	secretHash string // a registered app's: the hex SHA-256 of its secret
-}
-
-// name returns the name shown on the consent page.
-func (c Client) name() string {
-	if c.Name != "" {
-		return c.Name
-	}
-	return c.ID
-}
-
-// Config configures a [Broker]. The zero value of every field but Clients
-// is a usable default.
+// Config configures a [Broker]. The zero value of every field is a usable
+// default. The OAuth server and the pages have their own configuration,
+// package brokers/paper/portal's Config.
 type Config struct {
-	// Clients are the registered OAuth clients.
-	Clients []Client
 	// StartingCash is the cash of a new account; 100000 when zero.
 	StartingCash decimal.Decimal
 	// Currency is the ISO 4217 code of the accounts; "USD" when empty.
 	Currency string
-	// Prefix is the path at which the handler is mounted, as browsers see
-	// it, e.g. "/paper": the consent form posts to Prefix+"/oauth/authorize"
-	// and the CSRF cookie's Path is that same path. Empty means the root.
-	Prefix string
-	// PublicURL is the base URL at which browsers and clients reach the
-	// server the broker is mounted in, such as "https://tradekit.example":
-	// sign-in links to the account page start with it, then Prefix.
-	// Empty: they are paths on the broker's host.
-	PublicURL string
-	// AccessTTL is the lifetime of an access token; 1 h when zero.
-	AccessTTL time.Duration
 	// SlippageBps is how far from the latest close a market order fills,
 	// in basis points, against the order: a buy at close × (1 + bps/10⁴),
 	// a sell at close × (1 − bps/10⁴). Zero: at the close.
@@ -93,15 +53,6 @@ type Config struct {
 	// Logger receives the errors that answer 500 and the detected reuse of
 	// codes and refresh tokens; nothing is logged when nil.
 	Logger *slog.Logger
-	// SigningKey signs the consent form's CSRF tokens (HMAC-SHA256); at
-	// least 32 bytes. Brokers sharing a database must share it, or a form
-	// shown by one is refused by another. Random when nil: right for a
-	// single process.
-	SigningKey []byte
-	// SignupLimit is how many paper accounts one client address may open
-	// in a UTC clock hour; approvals beyond it answer 429 with
-	// Retry-After. [DefaultSignupLimit] when zero; negative: no limit.
-	SignupLimit int
 	// MaxOpenOrders is how many open orders (status new) an account may
 	// hold: a placement that would open more is refused with 403 and
 	// Alpaca's code 40310000. [DefaultMaxOpenOrders] when zero.
@@ -118,18 +69,11 @@ type Config struct {
 	// one API key or access token may hold open at once on this Broker;
 	// one more answers 429. [DefaultMaxStreams] when zero.
 	MaxStreams int
-	// ClientAddress names the client of a request for SignupLimit: a
-	// server passes the address it counts clients by elsewhere (Tradekit's
-	// server: the IP address, or the /64 network of an IPv6 one). The host
-	// of the request's RemoteAddr when nil. Behind a reverse proxy every
-	// client is the proxy unless this function says otherwise.
-	ClientAddress func(*http.Request) string
 }
 
 // The defaults of [Config].
 const (
 	DefaultCurrency      = "USD"
-	DefaultAccessTTL     = time.Hour
 	DefaultMatchInterval = 250 * time.Millisecond
 
 	// DefaultStreamPoll is the default of Config.StreamPoll.
@@ -148,9 +92,6 @@ const (
 // Config.StartingCash is zero.
 var defaultStartingCash = decimal.New(100000, 0)
 
-// CodeTTL is the lifetime of an authorization code.
-const CodeTTL = 10 * time.Minute
-
 // The precision rules of the broker's arithmetic. Quantities and prices
 // have at most qtyScale decimal places (Alpaca's precision for fractional
 // quantities), so that every notional, qty × price, has at most 18 and
@@ -167,9 +108,10 @@ const (
 // before the point.
 var maxAmount = decimal.New(1, 20)
 
-// Broker is Tradekit's paper broker: an OAuth 2.0 authorization server
-// and a brokerage that speaks Alpaca's Trading API v2 dialect, serving
-// play-money accounts from the paper_* tables. It is safe for concurrent
+// Broker is Tradekit's paper broker: a brokerage that speaks Alpaca's
+// Trading API v2 dialect, serving play-money accounts from the paper_*
+// tables. Package brokers/paper/portal puts its OAuth 2.0 authorization
+// server and its account pages in front of it. It is safe for concurrent
 // use, and several Brokers on one PostgreSQL database behave as one.
 //
 // Broker is not a [brokers.Broker]: it is the far side of one. Tradekit
@@ -179,12 +121,8 @@ type Broker struct {
 	db         bun.IDB
 	md         *marketdata.Store
 	closes     *lastCloses
-	clients    map[string]Client
 	cash       decimal.Decimal
 	currency   string
-	prefix     string
-	publicURL  string // no trailing slash
-	accessTTL  time.Duration
 	slippage   decimal.Decimal // SlippageBps / 10⁴
 	commission decimal.Decimal
 	matchEvery time.Duration
@@ -198,41 +136,29 @@ type Broker struct {
 	matching   matchState // what the matcher's regular passes remember (see matchChanged)
 	now        func() time.Time
 	log        *slog.Logger
-	pages      *template.Template
 
-	key         []byte // signs the consent tokens
-	signupLimit int    // accounts per client address per hour; negative: no limit
-	maxOpen     int    // open orders per account
-	rateLimit   int    // requests per account per minute; negative: no limit
-	leases      rateLeases
-	maxStreams  int // trade-update streams per credential
-	streamsMu   sync.Mutex
-	streams     map[string]int // open trade-update streams by [credential]
-	clientAddr  func(*http.Request) string
+	maxOpen    int // open orders per account
+	rateLimit  int // requests per account per minute; negative: no limit
+	leases     rateLeases
+	maxStreams int // trade-update streams per credential
+	streamsMu  sync.Mutex
+	streams    map[string]int // open trade-update streams by [credential]
 }
 
 // New returns a Broker on db (a *bun.DB or a bun.Tx) configured by cfg;
 // the db must have Tradekit's migrations applied. New panics, as
 // [regexp.MustCompile] does, on a configuration that is a programming
-// error: a client without an ID, a secret or a redirect URI, two clients
-// with one ID, a redirect URI that is not an absolute URL without a
-// fragment, a negative or oversized StartingCash or one with more than 18
-// decimal places, a Currency that is not three letters, a Prefix that does
-// not start with "/", a PublicURL that is not an absolute URL without a
-// query or a fragment, a negative AccessTTL, MatchInterval, StreamPoll
-// or StreamKeepAlive, a negative MaxOpenOrders or MaxStreams, a SlippageBps outside [0, 10000), a
-// negative Commission or one with more than 9 decimal places, or a
-// SigningKey shorter than 32 bytes.
+// error: a negative or oversized StartingCash or one with more than 18
+// decimal places, a Currency that is not three letters, a negative
+// MatchInterval, StreamPoll or StreamKeepAlive, a negative MaxOpenOrders
+// or MaxStreams, a SlippageBps outside [0, 10000), or a negative
+// Commission or one with more than 9 decimal places.
 func New(db bun.IDB, cfg Config) *Broker {
 	b := &Broker{
 		db:         db,
 		md:         marketdata.NewStore(db),
-		clients:    map[string]Client{},
 		cash:       cfg.StartingCash,
 		currency:   strings.ToUpper(cfg.Currency),
-		prefix:     strings.TrimRight(cfg.Prefix, "/"),
-		publicURL:  strings.TrimRight(cfg.PublicURL, "/"),
-		accessTTL:  cfg.AccessTTL,
 		slippage:   cfg.SlippageBps.Shift(-4),
 		commission: cfg.Commission,
 		matchEvery: cfg.MatchInterval,
@@ -242,38 +168,13 @@ func New(db bun.IDB, cfg Config) *Broker {
 		kick:       make(chan struct{}, 1),
 		now:        cfg.Now,
 		log:        cfg.Logger,
-		pages:      pages,
 
-		key:         cfg.SigningKey,
-		signupLimit: cfg.SignupLimit,
-		maxOpen:     cfg.MaxOpenOrders,
-		rateLimit:   cfg.RateLimit,
-		maxStreams:  cfg.MaxStreams,
-		streams:     map[string]int{},
-		clientAddr:  cfg.ClientAddress,
+		maxOpen:    cfg.MaxOpenOrders,
+		rateLimit:  cfg.RateLimit,
+		maxStreams: cfg.MaxStreams,
+		streams:    map[string]int{},
 	}
 	b.closes = &lastCloses{version: cfg.PriceVersion, m: make(map[uuid.UUID]lastClose)}
-	for _, c := range cfg.Clients {
-		switch {
-		case c.ID == "":
-			panic("paper: a client has no ID")
-		case c.Secret == "":
-			panic(fmt.Sprintf("paper: client %q has no secret", c.ID))
-		case len(c.RedirectURIs) == 0:
-			panic(fmt.Sprintf("paper: client %q has no redirect URI", c.ID))
-		}
-		if _, dup := b.clients[c.ID]; dup {
-			panic(fmt.Sprintf("paper: two clients have the ID %q", c.ID))
-		}
-		for _, u := range c.RedirectURIs {
-			p, err := url.Parse(u)
-			if err != nil || !p.IsAbs() || p.Host == "" || p.Fragment != "" || strings.Contains(u, "#") {
-				panic(fmt.Sprintf("paper: client %q: redirect URI %q is not an absolute URL without a fragment", c.ID, u))
-			}
-		}
-		c.RedirectURIs = append([]string(nil), c.RedirectURIs...)
-		b.clients[c.ID] = c
-	}
 	if b.cash.IsZero() {
 		b.cash = defaultStartingCash
 	}
@@ -285,18 +186,6 @@ func New(db bun.IDB, cfg Config) *Broker {
 	}
 	if len(b.currency) != 3 || strings.IndexFunc(b.currency, func(r rune) bool { return r < 'A' || r > 'Z' }) >= 0 {
 		panic(fmt.Sprintf("paper: currency %q is not a 3-letter code", cfg.Currency))
-	}
-	if b.prefix != "" && !strings.HasPrefix(b.prefix, "/") {
-		panic(fmt.Sprintf("paper: prefix %q does not start with /", cfg.Prefix))
-	}
-	if p, err := url.Parse(b.publicURL); b.publicURL != "" && (err != nil || !p.IsAbs() || p.Host == "" || p.RawQuery != "" || strings.Contains(b.publicURL, "#")) {
-		panic(fmt.Sprintf("paper: public URL %q is not an absolute URL without a query or a fragment", cfg.PublicURL))
-	}
-	switch {
-	case b.accessTTL < 0:
-		panic("paper: negative AccessTTL")
-	case b.accessTTL == 0:
-		b.accessTTL = DefaultAccessTTL
 	}
 	switch {
 	case cfg.SlippageBps.IsNegative() || !cfg.SlippageBps.LessThan(decimal.New(10000, 0)):
@@ -338,27 +227,7 @@ func New(db bun.IDB, cfg Config) *Broker {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	b.setConsentDefaults()
 	return b
-}
-
-// setConsentDefaults fills in the defaults of the consent form's
-// defences, and panics on a SigningKey too short to sign with.
-func (b *Broker) setConsentDefaults() {
-	switch {
-	case b.key == nil:
-		b.key = newKey()
-	case len(b.key) < 32:
-		panic(fmt.Sprintf("paper: SigningKey has %d bytes, want at least 32", len(b.key)))
-	default:
-		b.key = append([]byte(nil), b.key...)
-	}
-	if b.signupLimit == 0 {
-		b.signupLimit = DefaultSignupLimit
-	}
-	if b.clientAddr == nil {
-		b.clientAddr = peerAddress
-	}
 }
 
 // clock returns the current time as stored: UTC, to the microsecond

@@ -106,8 +106,8 @@ func (b *Broker) place(ctx context.Context, who account, req alpaca.OrderRequest
 		if err != nil {
 			return err
 		}
-		if l.Scope != nil && !hasScope(*l.Scope, scopeTrading) {
-			return errScope(scopeTrading)
+		if l.Scope != nil && !hasScope(*l.Scope, ScopeTrading) {
+			return errScope(ScopeTrading)
 		}
 		if l.Asset == nil {
 			return notTraded(o.Symbol)

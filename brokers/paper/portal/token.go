@@ -1,4 +1,4 @@
-package paper
+package portal
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/paper"
 )
 
 // tokenResponse is a successful answer of the token endpoint (RFC 6749
@@ -32,8 +33,8 @@ var errReused = errors.New("paper: reused")
 
 // handleToken answers POST /oauth/token: the authorization_code and
 // refresh_token grants.
-func (b *Broker) handleToken(w http.ResponseWriter, r *http.Request) error {
-	c, err := b.authenticateClient(w, r)
+func (p *Portal) handleToken(w http.ResponseWriter, r *http.Request) error {
+	c, err := p.authenticateClient(w, r)
 	if err != nil {
 		return err
 	}
@@ -45,9 +46,9 @@ func (b *Broker) handleToken(w http.ResponseWriter, r *http.Request) error {
 	}
 	switch gt := f.Get("grant_type"); gt {
 	case "authorization_code":
-		return b.exchangeCode(w, r, c, f)
+		return p.exchangeCode(w, r, c, f)
 	case "refresh_token":
-		return b.refresh(w, r, c, f)
+		return p.refresh(w, r, c, f)
 	case "":
 		return badRequest("invalid_request", "grant_type is missing")
 	default:
@@ -58,7 +59,7 @@ func (b *Broker) handleToken(w http.ResponseWriter, r *http.Request) error {
 // authenticateClient parses the form and authenticates the client by HTTP
 // Basic (RFC 6749 §2.3.1, names and secrets form-urlencoded) or by
 // client_id and client_secret in the form, never both.
-func (b *Broker) authenticateClient(w http.ResponseWriter, r *http.Request) (Client, error) {
+func (p *Portal) authenticateClient(w http.ResponseWriter, r *http.Request) (Client, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
 		return Client{}, badRequest("invalid_request", "the form could not be read")
@@ -79,7 +80,7 @@ func (b *Broker) authenticateClient(w http.ResponseWriter, r *http.Request) (Cli
 		}
 		id, secret = u, p
 	}
-	c, ok, err := b.client(r.Context(), id)
+	c, ok, err := p.client(r.Context(), id)
 	if err != nil {
 		return Client{}, err
 	}
@@ -98,13 +99,13 @@ var errInvalidClient = &oauthError{status: http.StatusUnauthorized, code: "inval
 // exchangeCode redeems an authorization code (RFC 6749 §4.1.3, RFC 7636
 // §4.6). A code is single use: presenting it again revokes every token
 // issued from it (§4.1.2, §10.5).
-func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, f url.Values) error {
+func (p *Portal) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, f url.Values) error {
 	ctx := r.Context()
 	code := f.Get("code")
 	if code == "" {
 		return badRequest("invalid_request", "code is missing")
 	}
-	g, err := grantByCode(ctx, b.db, code)
+	g, err := grantByCode(ctx, p.db, code)
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return badRequest("invalid_grant", "the code is invalid")
 	}
@@ -112,9 +113,9 @@ func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, 
 		return err
 	}
 	if g.UsedAt != nil {
-		return b.reused(ctx, "code", g.ID, c.ID)
+		return p.reused(ctx, "code", g.ID, c.ID)
 	}
-	now := b.clock()
+	now := p.clock()
 	verifier := f.Get("code_verifier")
 	switch {
 	case !now.Before(g.ExpiresAt):
@@ -131,7 +132,7 @@ func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, 
 		return badRequest("invalid_grant", "code_verifier does not match the code_challenge")
 	}
 	var resp tokenResponse
-	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		ok, err := useGrant(ctx, tx, g.ID, now)
 		if err != nil {
 			return err
@@ -139,11 +140,11 @@ func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, 
 		if !ok {
 			return errReused
 		}
-		resp, err = b.issue(ctx, tx, g.ID, g.AccountID, c.ID, g.Scope, now)
+		resp, err = p.issue(ctx, tx, g.ID, g.AccountID, c.ID, g.Scope, now)
 		return err
 	})
 	if errors.Is(err, errReused) {
-		return b.reused(ctx, "code", g.ID, c.ID)
+		return p.reused(ctx, "code", g.ID, c.ID)
 	}
 	if err != nil {
 		return err
@@ -153,11 +154,11 @@ func (b *Broker) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, 
 
 // reused revokes every token of the grant, because its code or one of its
 // refresh tokens was presented again: a sign that it leaked.
-func (b *Broker) reused(ctx context.Context, what string, grantID uuid.UUID, clientID string) error {
-	if err := revokeGrantTokens(ctx, b.db, grantID, b.clock()); err != nil {
+func (p *Portal) reused(ctx context.Context, what string, grantID uuid.UUID, clientID string) error {
+	if err := p.tokens.RevokeGrant(ctx, grantID, p.clock()); err != nil {
 		return err
 	}
-	b.log.Warn("paper: a "+what+" was presented again; its grant's tokens are revoked", "grant", grantID, "client", clientID)
+	p.log.Warn("paper: a "+what+" was presented again; its grant's tokens are revoked", "grant", grantID, "client", clientID)
 	return badRequest("invalid_grant", "the %s was already used", what)
 }
 
@@ -166,9 +167,9 @@ func (b *Broker) reused(ctx context.Context, what string, grantID uuid.UUID, cli
 // token of its grant (see [Broker.reused]); else (its client revoked it,
 // as a disconnect does, while one of its requests was on the way) only
 // invalid.
-func (b *Broker) revokedRefresh(ctx context.Context, t token, clientID string) error {
+func (p *Portal) revokedRefresh(ctx context.Context, t paper.Token, clientID string) error {
 	if t.Rotated {
-		return b.reused(ctx, "refresh token", t.GrantID, clientID)
+		return p.reused(ctx, "refresh token", t.GrantID, clientID)
 	}
 	return badRequest("invalid_grant", "the refresh token was revoked")
 }
@@ -176,21 +177,21 @@ func (b *Broker) revokedRefresh(ctx context.Context, t token, clientID string) e
 // refresh exchanges a refresh token for new tokens (RFC 6749 §6),
 // rotating it: the old refresh token is revoked, and presenting it again
 // revokes every token of its grant.
-func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url.Values) error {
+func (p *Portal) refresh(w http.ResponseWriter, r *http.Request, c Client, f url.Values) error {
 	ctx := r.Context()
 	rt := f.Get("refresh_token")
 	if rt == "" {
 		return badRequest("invalid_request", "refresh_token is missing")
 	}
-	t, err := tokenByHash(ctx, b.db, hashSecret(rt))
-	if errors.Is(err, tradekit.ErrNotFound) || (err == nil && (t.Kind != kindRefresh || t.ClientID != c.ID)) {
+	t, err := p.tokens.Token(ctx, rt)
+	if errors.Is(err, tradekit.ErrNotFound) || (err == nil && (t.Kind != paper.TokenRefresh || t.ClientID != c.ID)) {
 		return badRequest("invalid_grant", "the refresh token is invalid")
 	}
 	if err != nil {
 		return err
 	}
 	if t.RevokedAt != nil {
-		return b.revokedRefresh(ctx, t, c.ID)
+		return p.revokedRefresh(ctx, t, c.ID)
 	}
 	scope := t.Scope
 	if s := f.Get("scope"); s != "" {
@@ -205,25 +206,25 @@ func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url
 		}
 		scope = narrowed
 	}
-	now := b.clock()
+	now := p.clock()
 	var resp tokenResponse
-	err = b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ok, err := revokeToken(ctx, tx, t.ID, now, true)
+	err = p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := paper.NewTokens(tx).Revoke(ctx, t.ID, now, true)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return errReused
 		}
-		resp, err = b.issue(ctx, tx, t.GrantID, t.AccountID, c.ID, scope, now)
+		resp, err = p.issue(ctx, tx, t.GrantID, t.AccountID, c.ID, scope, now)
 		return err
 	})
 	if errors.Is(err, errReused) {
 		// Revoked meanwhile: by another exchange of it, or by its client.
-		if t, err = tokenByHash(ctx, b.db, hashSecret(rt)); err != nil {
+		if t, err = p.tokens.Token(ctx, rt); err != nil {
 			return err
 		}
-		return b.revokedRefresh(ctx, t, c.ID)
+		return p.revokedRefresh(ctx, t, c.ID)
 	}
 	if err != nil {
 		return err
@@ -231,23 +232,16 @@ func (b *Broker) refresh(w http.ResponseWriter, r *http.Request, c Client, f url
 	return writeToken(w, resp)
 }
 
-// issue stores a new access token and a new refresh token of the grant and
-// returns them.
-func (b *Broker) issue(ctx context.Context, db bun.IDB, grantID, accountID uuid.UUID, clientID, scope string, now time.Time) (tokenResponse, error) {
-	access, refresh := newSecret(), newSecret()
-	exp := now.Add(b.accessTTL)
-	err := insertTokens(ctx, db,
-		&token{ID: uuid.New(), Hash: hashSecret(access), Kind: kindAccess, GrantID: grantID, AccountID: accountID,
-			ClientID: clientID, Scope: scope, CreatedAt: now, ExpiresAt: &exp},
-		&token{ID: uuid.New(), Hash: hashSecret(refresh), Kind: kindRefresh, GrantID: grantID, AccountID: accountID,
-			ClientID: clientID, Scope: scope, CreatedAt: now},
-	)
+// issue stores a new access token and a new refresh token of the grant,
+// on db, and returns them.
+func (p *Portal) issue(ctx context.Context, db bun.IDB, grantID, accountID uuid.UUID, clientID, scope string, now time.Time) (tokenResponse, error) {
+	ts, err := paper.NewTokens(db).Issue(ctx, grantID, accountID, clientID, scope, now, p.accessTTL)
 	if err != nil {
 		return tokenResponse{}, err
 	}
 	return tokenResponse{
-		AccessToken: access, TokenType: "bearer", ExpiresIn: int64(b.accessTTL / time.Second),
-		RefreshToken: refresh, Scope: scope,
+		AccessToken: ts.Access, TokenType: "bearer", ExpiresIn: int64(p.accessTTL / time.Second),
+		RefreshToken: ts.Refresh, Scope: scope,
 	}, nil
 }
 
@@ -272,8 +266,8 @@ func writeOAuthJSON(w http.ResponseWriter, status int, v any) error {
 // access tokens included (§2.1); revoking an access token revokes it
 // alone. An unknown token, or one issued to another client, answers 200
 // and changes nothing.
-func (b *Broker) handleRevoke(w http.ResponseWriter, r *http.Request) error {
-	c, err := b.authenticateClient(w, r)
+func (p *Portal) handleRevoke(w http.ResponseWriter, r *http.Request) error {
+	c, err := p.authenticateClient(w, r)
 	if err != nil {
 		return err
 	}
@@ -286,18 +280,18 @@ func (b *Broker) handleRevoke(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("invalid_request", "token is missing")
 	}
 	ctx := r.Context()
-	t, err := tokenByHash(ctx, b.db, hashSecret(tok))
+	t, err := p.tokens.Token(ctx, tok)
 	switch {
 	case errors.Is(err, tradekit.ErrNotFound):
 	case err != nil:
 		return err
 	case t.ClientID != c.ID:
-	case t.Kind == kindRefresh:
-		if err := revokeGrantTokens(ctx, b.db, t.GrantID, b.clock()); err != nil {
+	case t.Kind == paper.TokenRefresh:
+		if err := p.tokens.RevokeGrant(ctx, t.GrantID, p.clock()); err != nil {
 			return err
 		}
 	default:
-		if _, err := revokeToken(ctx, b.db, t.ID, b.clock(), false); err != nil {
+		if _, err := p.tokens.Revoke(ctx, t.ID, p.clock(), false); err != nil {
 			return err
 		}
 	}

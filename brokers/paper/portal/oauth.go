@@ -1,6 +1,8 @@
-package paper
+package portal
 
 import (
+	"github.com/tradekit/tradekit/brokers/paper"
+
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -22,61 +24,15 @@ import (
 	"github.com/tradekit/tradekit"
 )
 
-// Alpaca's OAuth scopes. Every access token reads its account, positions,
-// orders and history whatever its scopes; trading places, replaces and
-// cancels orders and closes positions; account:write changes the
-// account's configurations and asks for sign-in links to its page; data
-// reads market data, of which the paper broker serves none but the
-// assets, clock and calendar, open to every token. An API key, the
-// account owner's own, holds them all.
-const (
-	scopeAccountWrite = "account:write"
-	scopeTrading      = "trading"
-	scopeData         = "data"
-)
-
 // scopes lists the scopes a client may ask for, in the order the token
 // endpoint reports them.
-var scopes = []string{scopeAccountWrite, scopeTrading, scopeData}
-
-// hasScope reports whether the space-separated scope list granted holds
-// sc.
-func hasScope(granted, sc string) bool { return slices.Contains(strings.Fields(granted), sc) }
-
-// errScope is the 403 of an access token without the scope sc.
-func errScope(sc string) error {
-	return &apiError{http.StatusForbidden, codeForbidden, "the access token was not granted the scope " + sc}
-}
-
-// scoped returns the authentication of a route that needs the scope sc
-// of an access token: [Broker.authenticate], which takes API keys as they
-// are, and for a token a 403 when it was not granted sc.
-func (b *Broker) scoped(sc string) func(*http.Request) (account, error) {
-	return func(r *http.Request) (account, error) {
-		if hasKeyHeaders(r) {
-			return b.authenticate(r)
-		}
-		a, err := b.bearer(r)
-		if err != nil {
-			return account{}, err
-		}
-		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		t, err := tokenByHash(r.Context(), b.db, hashSecret(tok))
-		if err != nil {
-			return account{}, err
-		}
-		if !hasScope(t.Scope, sc) {
-			return account{}, errScope(sc)
-		}
-		return a, nil
-	}
-}
+var scopes = []string{paper.ScopeAccountWrite, paper.ScopeTrading, paper.ScopeData}
 
 // scopeText describes each scope on the consent page.
 var scopeText = map[string]string{
-	scopeAccountWrite: "change the account's settings and open its account page",
-	scopeTrading:      "place, change and cancel orders, and close positions, in the account",
-	scopeData:         "read market data",
+	paper.ScopeAccountWrite: "change the account's settings and open its account page",
+	paper.ScopeTrading:      "place, change and cancel orders, and close positions, in the account",
+	paper.ScopeData:         "read market data",
 }
 
 // csrfCookie names the cookie that binds a consent form to the browser
@@ -160,14 +116,14 @@ type authRequest struct {
 // parseAuthRequest reads an authorization request from the query (GET) or
 // the form (POST). It checks the client and the redirect URI only: an
 // error about them must be shown to the user, never sent to the URI.
-func (b *Broker) parseAuthRequest(ctx context.Context, v url.Values) (authRequest, error) {
+func (p *Portal) parseAuthRequest(ctx context.Context, v url.Values) (authRequest, error) {
 	for _, k := range []string{"client_id", "redirect_uri"} {
 		if len(v[k]) > 1 {
 			return authRequest{}, &pageError{http.StatusBadRequest, fmt.Sprintf("The request repeats the parameter %s.", k)}
 		}
 	}
 	id := v.Get("client_id")
-	c, ok, err := b.client(ctx, id)
+	c, ok, err := p.client(ctx, id)
 	if err != nil {
 		return authRequest{}, err
 	}
@@ -321,9 +277,9 @@ type errorPage struct {
 }
 
 // handleAuthorizeShow answers GET /oauth/authorize with the consent page.
-func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) error {
+func (p *Portal) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	ar, err := b.parseAuthRequest(r.Context(), q)
+	ar, err := p.parseAuthRequest(r.Context(), q)
 	if err != nil {
 		return err
 	}
@@ -337,7 +293,7 @@ func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) err
 	} else {
 		binding = newSecret()
 	}
-	http.SetCookie(w, b.csrfCookie(r, binding, int(csrfTTL/time.Second)))
+	http.SetCookie(w, p.csrfCookie(r, binding, int(csrfTTL/time.Second)))
 	hidden := []hiddenField{
 		{"response_type", ar.responseType},
 		{"client_id", ar.client.ID},
@@ -350,7 +306,7 @@ func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) err
 	if ar.loginHint != "" {
 		hidden = append(hidden, hiddenField{"login_hint", ar.loginHint})
 	}
-	hidden = append(hidden, hiddenField{csrfField, b.issueToken(ar, binding, b.clock().Add(csrfTTL))})
+	hidden = append(hidden, hiddenField{csrfField, p.issueToken(ar, binding, p.clock().Add(csrfTTL))})
 	host := ar.redirectURI
 	if u, err := url.Parse(ar.redirectURI); err == nil {
 		host = u.Host
@@ -359,23 +315,24 @@ func (b *Broker) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) err
 	for _, sc := range strings.Fields(ar.scope) {
 		allowed = append(allowed, scopeText[sc])
 	}
-	return b.render(w, http.StatusOK, "consent", consentPage{
+	cash, currency := p.broker.StartingCash()
+	return p.render(w, http.StatusOK, "consent", consentPage{
 		Client: ar.client.name(),
 		User:   ar.loginHint,
-		Money:  formatMoney(b.cash) + " " + b.currency,
+		Money:  formatMoney(cash) + " " + currency,
 		Scopes: allowed,
 		Host:   host,
-		Action: b.prefix + "/oauth/authorize",
+		Action: p.prefix + "/oauth/authorize",
 		Hidden: hidden,
 	})
 }
 
 // csrfCookie returns the CSRF cookie with the given value and max age.
-func (b *Broker) csrfCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+func (p *Portal) csrfCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name:     csrfCookie,
 		Value:    value,
-		Path:     b.prefix + "/oauth/authorize",
+		Path:     p.prefix + "/oauth/authorize",
 		MaxAge:   maxAge,
 		HttpOnly: true,
 		Secure:   r.TLS != nil,
@@ -389,18 +346,18 @@ func (b *Broker) csrfCookie(r *http.Request, value string, maxAge int) *http.Coo
 // broker signed for this request and this browser's cookie, unexpired
 // and unused; it is then used up. Approvals count against the client
 // address's sign-up limit.
-func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) error {
+func (p *Portal) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
 		return &pageError{http.StatusBadRequest, "The form could not be read."}
 	}
 	f := r.PostForm
-	ar, err := b.parseAuthRequest(r.Context(), f)
+	ar, err := p.parseAuthRequest(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	now := b.clock()
-	nonce, exp, ok := b.csrfToken(r, f, ar, now)
+	now := p.clock()
+	nonce, exp, ok := p.csrfToken(r, f, ar, now)
 	if !ok {
 		return &pageError{http.StatusForbidden, "This form has expired or did not come from this broker's page. Go back to the application and connect again."}
 	}
@@ -412,33 +369,30 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 	if decision != "approve" && decision != "deny" {
 		return &pageError{http.StatusBadRequest, "Choose Approve or Deny."}
 	}
-	defer b.purgeConsent(context.WithoutCancel(r.Context()), now)
+	defer p.purgeConsent(context.WithoutCancel(r.Context()), now)
 	if decision == "deny" {
-		if err := claimNonce(r.Context(), b.db, nonce, exp); err != nil {
+		if err := claimNonce(r.Context(), p.db, nonce, exp); err != nil {
 			return err
 		}
 		redirectError(w, r, ar, badRequest("access_denied", "the user denied the request"))
 		return nil
 	}
-	addr := b.clientAddr(r)
+	addr := p.clientAddr(r)
 	code := newSecret()
-	err = b.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err = p.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := claimNonce(ctx, tx, nonce, exp); err != nil {
 			return err
 		}
-		if err := b.countSignup(ctx, tx, addr, now); err != nil {
+		if err := p.countSignup(ctx, tx, addr, now); err != nil {
 			return err
 		}
-		a := account{
-			ID: uuid.New(), Number: accountNumber(), ClientID: ar.client.ID, Currency: b.currency,
-			StartingCash: b.cash, Cash: b.cash, CreatedAt: now,
-		}
-		if err := insertAccount(ctx, tx, &a); err != nil {
+		accountID, err := p.broker.OpenClientAccount(ctx, tx, ar.client.ID, now)
+		if err != nil {
 			return err
 		}
 		return insertGrant(ctx, tx, &grant{
 			ID: uuid.New(), CodeHash: hashSecret(code), ClientID: ar.client.ID, RedirectURI: ar.redirectURI,
-			Scope: ar.scope, CodeChallenge: ar.codeChallenge, AccountID: a.ID,
+			Scope: ar.scope, CodeChallenge: ar.codeChallenge, AccountID: accountID,
 			CreatedAt: now, ExpiresAt: now.Add(CodeTTL),
 		})
 	})
@@ -452,19 +406,19 @@ func (b *Broker) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 // csrfToken checks the form's CSRF token against the browser's CSRF
 // cookie and the request (see [Broker.verifyToken]) and returns its nonce
 // and expiry.
-func (b *Broker) csrfToken(r *http.Request, f url.Values, ar authRequest, now time.Time) (string, time.Time, bool) {
+func (p *Portal) csrfToken(r *http.Request, f url.Values, ar authRequest, now time.Time) (string, time.Time, bool) {
 	c, err := r.Cookie(csrfCookie)
 	if err != nil || !isSecret(c.Value) || len(f[csrfField]) != 1 {
 		return "", time.Time{}, false
 	}
-	return b.verifyToken(f.Get(csrfField), ar, c.Value, now)
+	return p.verifyToken(f.Get(csrfField), ar, c.Value, now)
 }
 
 // render writes the named page with the headers that keep it out of
 // frames and caches and forbid every script.
-func (b *Broker) render(w http.ResponseWriter, status int, name string, data any) error {
+func (p *Portal) render(w http.ResponseWriter, status int, name string, data any) error {
 	var buf bytes.Buffer
-	if err := b.pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := p.pages.ExecuteTemplate(&buf, name, data); err != nil {
 		return fmt.Errorf("paper: page %s: %w", name, err)
 	}
 	h := w.Header()
