@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/paper"
 )
 
 // grant is a row of paper_grants: an authorization code, by its hash.
@@ -69,4 +70,66 @@ func notFound(err error, what string) error {
 		return fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrNotFound, "%s not found", what))
 	}
 	return fmt.Errorf("paper: %s: %w", what, err)
+}
+
+// approve records an approval in one transaction: it uses up the consent
+// form's nonce (errTokenUsed when it was used already), counts the
+// sign-up of the client address addr (a *retryError past the limit),
+// opens the account through the engine and stores g, the code's grant,
+// with the account's id. A failure undoes it all, leaving the form
+// usable.
+func (p *Portal) approve(ctx context.Context, nonce string, exp time.Time, addr string, g *grant) error {
+	return p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := claimNonce(ctx, tx, nonce, exp); err != nil {
+			return err
+		}
+		if err := p.countSignup(ctx, tx, addr, g.CreatedAt); err != nil {
+			return err
+		}
+		accountID, err := p.broker.OpenClientAccount(ctx, tx, g.ClientID, g.CreatedAt)
+		if err != nil {
+			return err
+		}
+		g.AccountID = accountID
+		return insertGrant(ctx, tx, g)
+	})
+}
+
+// redeem uses up the grant g and issues its first tokens to the client,
+// in one transaction. It returns errReused when the grant was used
+// already, maybe by a concurrent request.
+func (p *Portal) redeem(ctx context.Context, g grant, clientID string, now time.Time) (tokenResponse, error) {
+	var resp tokenResponse
+	err := p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := useGrant(ctx, tx, g.ID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errReused
+		}
+		resp, err = p.issue(ctx, tx, g.ID, g.AccountID, clientID, g.Scope, now)
+		return err
+	})
+	return resp, err
+}
+
+// rotate revokes the refresh token t by its rotation and issues new
+// tokens of its grant with the scope, in one transaction. It returns
+// errReused when t was revoked meanwhile, by another exchange of it or by
+// its client.
+func (p *Portal) rotate(ctx context.Context, t paper.Token, clientID, scope string, now time.Time) (tokenResponse, error) {
+	var resp tokenResponse
+	err := p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		ok, err := paper.NewTokens(tx).Revoke(ctx, t.ID, now, true)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errReused
+		}
+		resp, err = p.issue(ctx, tx, t.GrantID, t.AccountID, clientID, scope, now)
+		return err
+	})
+	return resp, err
 }

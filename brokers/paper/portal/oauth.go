@@ -19,7 +19,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 )
@@ -37,7 +36,7 @@ var scopeText = map[string]string{
 
 // csrfCookie names the cookie that binds a consent form to the browser
 // it was shown to, and csrfField the form field that holds the form's
-// CSRF token (see [Broker.issueToken]).
+// CSRF token (see [Portal.issueToken]).
 const (
 	csrfCookie = "paper_csrf"
 	csrfField  = "csrf_token"
@@ -377,26 +376,12 @@ func (p *Portal) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 		redirectError(w, r, ar, badRequest("access_denied", "the user denied the request"))
 		return nil
 	}
-	addr := p.clientAddr(r)
 	code := newSecret()
-	err = p.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		if err := claimNonce(ctx, tx, nonce, exp); err != nil {
-			return err
-		}
-		if err := p.countSignup(ctx, tx, addr, now); err != nil {
-			return err
-		}
-		accountID, err := p.broker.OpenClientAccount(ctx, tx, ar.client.ID, now)
-		if err != nil {
-			return err
-		}
-		return insertGrant(ctx, tx, &grant{
-			ID: uuid.New(), CodeHash: hashSecret(code), ClientID: ar.client.ID, RedirectURI: ar.redirectURI,
-			Scope: ar.scope, CodeChallenge: ar.codeChallenge, AccountID: accountID,
-			CreatedAt: now, ExpiresAt: now.Add(CodeTTL),
-		})
-	})
-	if err != nil {
+	g := grant{
+		ID: uuid.New(), CodeHash: hashSecret(code), ClientID: ar.client.ID, RedirectURI: ar.redirectURI,
+		Scope: ar.scope, CodeChallenge: ar.codeChallenge, CreatedAt: now, ExpiresAt: now.Add(CodeTTL),
+	}
+	if err := p.approve(r.Context(), nonce, exp, p.clientAddr(r), &g); err != nil {
 		return err
 	}
 	redirect(w, r, ar, url.Values{"code": {code}})
@@ -404,7 +389,7 @@ func (p *Portal) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 }
 
 // csrfToken checks the form's CSRF token against the browser's CSRF
-// cookie and the request (see [Broker.verifyToken]) and returns its nonce
+// cookie and the request (see [Portal.verifyToken]) and returns its nonce
 // and expiry.
 func (p *Portal) csrfToken(r *http.Request, f url.Values, ar authRequest, now time.Time) (string, time.Time, bool) {
 	c, err := r.Cookie(csrfCookie)

@@ -22,7 +22,7 @@ import (
 // own, so the holder signs in with a single-use link that the application
 // connected to the account asks for with the account's access token
 // (POST /account/sign-in-links), or that the server running the broker
-// makes with [Broker.SignInLink]: whoever the application lets trade the
+// makes with [Portal.SignInLink]: whoever the application lets trade the
 // account may manage its keys.
 
 // SignInLinkTTL is how long a sign-in link works, and SessionTTL how long

@@ -131,18 +131,7 @@ func (p *Portal) exchangeCode(w http.ResponseWriter, r *http.Request, c Client, 
 	case !isVerifier(verifier) || subtle.ConstantTimeCompare([]byte(s256(verifier)), []byte(g.CodeChallenge)) != 1:
 		return badRequest("invalid_grant", "code_verifier does not match the code_challenge")
 	}
-	var resp tokenResponse
-	err = p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ok, err := useGrant(ctx, tx, g.ID, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errReused
-		}
-		resp, err = p.issue(ctx, tx, g.ID, g.AccountID, c.ID, g.Scope, now)
-		return err
-	})
+	resp, err := p.redeem(ctx, g, c.ID, now)
 	if errors.Is(err, errReused) {
 		return p.reused(ctx, "code", g.ID, c.ID)
 	}
@@ -164,7 +153,7 @@ func (p *Portal) reused(ctx context.Context, what string, grantID uuid.UUID, cli
 
 // revokedRefresh answers the exchange of the revoked refresh token t: a
 // replay when it was revoked by its own exchange, which revokes every
-// token of its grant (see [Broker.reused]); else (its client revoked it,
+// token of its grant (see [Portal.reused]); else (its client revoked it,
 // as a disconnect does, while one of its requests was on the way) only
 // invalid.
 func (p *Portal) revokedRefresh(ctx context.Context, t paper.Token, clientID string) error {
@@ -207,18 +196,7 @@ func (p *Portal) refresh(w http.ResponseWriter, r *http.Request, c Client, f url
 		scope = narrowed
 	}
 	now := p.clock()
-	var resp tokenResponse
-	err = p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ok, err := paper.NewTokens(tx).Revoke(ctx, t.ID, now, true)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return errReused
-		}
-		resp, err = p.issue(ctx, tx, t.GrantID, t.AccountID, c.ID, scope, now)
-		return err
-	})
+	resp, err := p.rotate(ctx, t, c.ID, scope, now)
 	if errors.Is(err, errReused) {
 		// Revoked meanwhile: by another exchange of it, or by its client.
 		if t, err = p.tokens.Token(ctx, rt); err != nil {
