@@ -54,7 +54,7 @@
 // usable. The count is one upsert in the database, exact across
 // instances; denials are not counted.
 //
-// Approving opens a new paper account with the starting cash (Config,
+// Approving opens a new paper account with the starting cash (the engine's [paper.Config],
 // 100,000 USD by default) and sends the user back with a code of 256
 // random bits, valid for [CodeTTL], single use, and bound to the client,
 // the redirect_uri and the PKCE challenge. Denying sends back

@@ -207,8 +207,15 @@ func (p *Portal) Handler() http.Handler {
 	mux.Handle("POST /account/keys", p.accountPages(p.handleKeyCreate))
 	mux.Handle("POST /account/keys/revoke", p.accountPages(p.handleKeyRevoke))
 	mux.Handle("POST /account/sign-out", p.accountPages(p.handleSignOut))
-	mux.Handle("/", p.broker.Handler())
-	return mux
+	api := p.broker.Handler()
+	mux.Handle("/", api)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v2/") {
+			api.ServeHTTP(w, r) // the order path: no second routing
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // clock returns the broker's current time as stored ([paper.Broker.Now]).
