@@ -208,13 +208,12 @@ func (p *Portal) Handler() http.Handler {
 	mux.Handle("POST /account/keys/revoke", p.accountPages(p.handleKeyRevoke))
 	mux.Handle("POST /account/sign-out", p.accountPages(p.handleSignOut))
 	api := p.broker.Handler()
-	mux.Handle("/", api)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v2/") {
-			api.ServeHTTP(w, r) // the order path: no second routing
+		if r.URL.Path == "/v2" || strings.HasPrefix(r.URL.Path, "/v2/") {
+			api.ServeHTTP(w, r) // the order path: one routing, the engine's
 			return
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r) // a known path with another method answers 405
 	})
 }
 
