@@ -24,7 +24,8 @@
 //	brokers              orders and the pre-trade guardrail checks; the broker interfaces
 //	brokers/alpaca       the client of Alpaca's Trading API v2
 //	brokers/connect      broker connections, syncs, portfolios, order placement
-//	brokers/paper        the built-in paper broker
+//	brokers/paper        the built-in paper broker: its engine and Alpaca-dialect API
+//	brokers/paper/portal the paper broker's OAuth server, consent and account pages
 //	copytrading          leaders, follows, auto-sync, notifications, strategies
 //	knowledge            blog, glossary and roadmap from an embedded content pack
 //	billing              accounts, API keys, plans and rate limits; passwords and sessions

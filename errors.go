@@ -107,20 +107,50 @@ func Quote(s string) string {
 	return strconv.Quote(s)
 }
 
-// kinds are the error kinds with their codes (docs/conventions.md,
-// "Errors"), in the order [Code] tries them.
+// kinds are the error kinds with their codes and HTTP statuses
+// (docs/conventions.md, "Errors"), in the order [Code] and [Status]
+// try them.
 var kinds = []struct {
-	kind error
-	code string
+	kind   error
+	code   string
+	status int
 }{
-	{ErrInvalid, "VALIDATION_ERROR"},
-	{ErrUnauthorized, "UNAUTHORIZED"},
-	{ErrForbidden, "FORBIDDEN"},
-	{ErrNotFound, "NOT_FOUND"},
-	{ErrConflict, "CONFLICT"},
-	{ErrRejected, "ORDER_REJECTED"},
-	{ErrRateLimited, "RATE_LIMITED"},
-	{ErrUnavailable, "UNAVAILABLE"},
+	{ErrInvalid, "VALIDATION_ERROR", 400},
+	{ErrUnauthorized, "UNAUTHORIZED", 401},
+	{ErrForbidden, "FORBIDDEN", 403},
+	{ErrNotFound, "NOT_FOUND", 404},
+	{ErrConflict, "CONFLICT", 409},
+	{ErrRejected, "ORDER_REJECTED", 422},
+	{ErrRateLimited, "RATE_LIMITED", 429},
+	{ErrUnavailable, "UNAVAILABLE", 503},
+}
+
+// Status returns the HTTP status that answers err, by the kind [Code]
+// finds (docs/conventions.md, "Errors"):
+//
+//	VALIDATION_ERROR  400
+//	UNAUTHORIZED      401
+//	FORBIDDEN         403
+//	NOT_FOUND         404
+//	CONFLICT          409
+//	ORDER_REJECTED    422
+//	RATE_LIMITED      429
+//	UNAVAILABLE       503
+//	INTERNAL          500
+//
+// Status returns 200 for a nil error. Surfaces other than the API's JSON
+// (HTML pages, for one) answer with it so that a kind has one status
+// everywhere.
+func Status(err error) int {
+	if err == nil {
+		return 200
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k.kind) {
+			return k.status
+		}
+	}
+	return 500
 }
 
 // Code returns the code of err's kind, as the HTTP API's error envelope

@@ -102,3 +102,27 @@ func ExampleMessage() {
 	// VALIDATION_ERROR period: must be at least 2
 	// INTERNAL ""
 }
+
+func TestStatus(t *testing.T) {
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 200},
+		{tradekit.ErrInvalid, 400},
+		{&tradekit.ParamError{Param: "name", Msg: "too long"}, 400},
+		{tradekit.ErrUnauthorized, 401},
+		{tradekit.ErrForbidden, 403},
+		{fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrNotFound, "no account")), 404},
+		{tradekit.Errorf(tradekit.ErrConflict, "taken"), 409},
+		{tradekit.ErrRejected, 422},
+		{tradekit.ErrRateLimited, 429},
+		{tradekit.ErrUnavailable, 503},
+		{errors.New("disk on fire"), 500},
+	}
+	for _, tt := range tests {
+		if got := tradekit.Status(tt.err); got != tt.want {
+			t.Errorf("Status(%v) = %d, want %d (code %s)", tt.err, got, tt.want, tradekit.Code(tt.err))
+		}
+	}
+}

@@ -224,72 +224,111 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 		}
 	}
 
-	q := o.Quantity // the signed quantity
+	s := checking{o: o, g: g, c: c, q: o.Quantity, held: -1, equityOK: c.Equity.Sign() > 0}
 	if o.Side == Sell {
-		q = q.Neg()
+		s.q = s.q.Neg()
 	}
-	held := -1
 	for i := range c.Positions {
 		if c.Positions[i].Symbol == o.Symbol {
-			held = i
+			s.held = i
 			break
 		}
 	}
-	var h Held // the position in o.Symbol, zero if none
-	if held >= 0 {
-		h = c.Positions[held]
+	if s.held >= 0 {
+		s.h = c.Positions[s.held]
 	}
-
-	r := Result{
-		Rules:    make([]RuleCheck, 0, 5),
+	s.r = Result{
+		Rules:    make([]RuleCheck, 0, len(rules)),
 		Price:    price,
 		Notional: o.Quantity.Mul(price),
-		Position: h.Quantity.Add(q),
+		Position: s.h.Quantity.Add(s.q),
 		Trades:   c.TradesToday + 1,
 	}
-	equityOK := c.Equity.Sign() > 0
+	for _, rule := range rules {
+		s.r.add(rule(&s))
+	}
+	return s.r, nil
+}
 
-	// maxDailyTrades
+// checking is one run of [Check]: its arguments, what every rule reads
+// of them, and the Result the rules fill in.
+type checking struct {
+	o        Order
+	g        Guardrails
+	c        Context
+	q        decimal.Decimal // the order's signed quantity: negative for a sell
+	held     int             // the index in c.Positions of the position in o.Symbol, -1 if none
+	h        Held            // the position in o.Symbol, zero if none
+	equityOK bool            // c.Equity is positive
+	r        Result
+}
+
+// rules are the rules [Check] evaluates, in the order of
+// [Result.Rules]. Each returns its evaluation and may set the figures of
+// s.r behind it; none reads a figure a later rule sets.
+var rules = [...]func(s *checking) RuleCheck{
+	maxDailyTradesRule,
+	maxPositionSizeRule,
+	maxPortfolioRiskRule,
+	stopLossRequiredRule,
+	allowedAssetTypesRule,
+	heldQuantityCheck,
+}
+
+// maxDailyTradesRule evaluates [RuleMaxDailyTrades]: the order's number
+// among today's, against the limit.
+func maxDailyTradesRule(s *checking) RuleCheck {
+	g, r := &s.g, &s.r
 	rc := RuleCheck{Rule: RuleMaxDailyTrades, Limit: decimal.NewFromInt(int64(g.MaxDailyTrades)),
 		Actual: decimal.NewFromInt(int64(r.Trades))}
 	rc.OK = g.MaxDailyTrades == 0 || r.Trades <= g.MaxDailyTrades
 	if !rc.OK {
 		rc.Message = fmt.Sprintf("this would be order %d today (UTC), over the limit of %d", r.Trades, g.MaxDailyTrades)
 	}
-	r.add(rc)
+	return rc
+}
 
-	// maxPositionSizePct
-	w, sameSide := h.Quantity, 0 // the worst-case position before the order, and the open orders it counts
+// maxPositionSizeRule evaluates [RuleMaxPositionSizePct] on the
+// worst-case position in the order's symbol, and sets r.Exposure and
+// r.PositionPct.
+func maxPositionSizeRule(s *checking) RuleCheck {
+	o, g, c, r := &s.o, &s.g, &s.c, &s.r
+	w, sameSide := s.h.Quantity, 0 // the worst-case position before the order, and the open orders it counts
 	for i := range c.Open {
-		if v := &c.Open[i]; v.Symbol == o.Symbol && v.Quantity.Sign() == q.Sign() {
+		if v := &c.Open[i]; v.Symbol == o.Symbol && v.Quantity.Sign() == s.q.Sign() {
 			w = w.Add(v.Quantity)
 			sameSide++
 		}
 	}
-	r.Exposure = w.Add(q)
+	r.Exposure = w.Add(s.q)
 	after := r.Exposure.Abs()
-	value := after.Mul(price).Shift(2) // 100 × |worst-case position after| × price
-	if equityOK {
+	value := after.Mul(r.Price).Shift(2) // 100 × |worst-case position after| × price
+	if s.equityOK {
 		r.PositionPct = value.DivRound(c.Equity, PctPlaces)
 	}
-	rc = RuleCheck{Rule: RuleMaxPositionSizePct, Limit: g.MaxPositionSizePct, Actual: r.PositionPct}
+	rc := RuleCheck{Rule: RuleMaxPositionSizePct, Limit: g.MaxPositionSizePct, Actual: r.PositionPct}
 	rc.OK = g.MaxPositionSizePct.IsZero() ||
 		after.Cmp(w.Abs()) <= 0 || // the order does not grow the worst-case position
-		equityOK && value.Cmp(g.MaxPositionSizePct.Mul(c.Equity)) <= 0
+		s.equityOK && value.Cmp(g.MaxPositionSizePct.Mul(c.Equity)) <= 0
 	if !rc.OK {
-		if equityOK {
+		if s.equityOK {
 			rc.Message = fmt.Sprintf("the %s position%s would be %s%% of equity, over the limit of %s%%",
 				o.Symbol, withOpen(sameSide, o.Side), r.PositionPct.StringFixed(2), g.MaxPositionSizePct)
 		} else {
 			rc.Message = fmt.Sprintf("equity is %s, so no position fits a percent-of-equity limit", c.Equity)
 		}
 	}
-	r.add(rc)
+	return rc
+}
 
-	// maxPortfolioRiskPct
+// maxPortfolioRiskRule evaluates [RuleMaxPortfolioRiskPct] on the risk
+// of the positions and of the open orders that grow one, and sets r.Risk
+// and r.RiskPct.
+func maxPortfolioRiskRule(s *checking) RuleCheck {
+	o, g, c, r, h := &s.o, &s.g, &s.c, &s.r, &s.h
 	var others decimal.Decimal // the risk of the positions in other symbols and of the open orders
 	for i := range c.Positions {
-		if i != held {
+		if i != s.held {
 			p := &c.Positions[i]
 			others = others.Add(risk(p.Quantity, p.Price, p.StopLossPrice, p.ATR))
 		}
@@ -303,8 +342,8 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 			growing++
 		}
 	}
-	rest, open := h.Quantity, q // what stays of the held position, what the order opens
-	if h.Quantity.Sign() != 0 && h.Quantity.Sign() != q.Sign() {
+	rest, open := h.Quantity, s.q // what stays of the held position, what the order opens
+	if h.Quantity.Sign() != 0 && h.Quantity.Sign() != s.q.Sign() {
 		// The order reduces the position, and may turn it around.
 		if r.Position.Sign() == h.Quantity.Sign() {
 			rest, open = r.Position, decimal.Decimal{}
@@ -313,50 +352,58 @@ func Check(o Order, g Guardrails, c Context) (Result, error) {
 		}
 	}
 	before := others.Add(risk(h.Quantity, h.Price, h.StopLossPrice, h.ATR))
-	r.Risk = others.Add(risk(rest, h.Price, h.StopLossPrice, h.ATR)).Add(risk(open, price, o.StopLossPrice, c.ATR))
+	r.Risk = others.Add(risk(rest, h.Price, h.StopLossPrice, h.ATR)).Add(risk(open, r.Price, o.StopLossPrice, c.ATR))
 	riskValue := r.Risk.Shift(2) // 100 × risk
-	if equityOK {
+	if s.equityOK {
 		r.RiskPct = riskValue.DivRound(c.Equity, PctPlaces)
 	}
-	rc = RuleCheck{Rule: RuleMaxPortfolioRiskPct, Limit: g.MaxPortfolioRiskPct, Actual: r.RiskPct}
+	rc := RuleCheck{Rule: RuleMaxPortfolioRiskPct, Limit: g.MaxPortfolioRiskPct, Actual: r.RiskPct}
 	rc.OK = g.MaxPortfolioRiskPct.IsZero() ||
 		r.Risk.Cmp(before) <= 0 || // the order does not add risk
-		equityOK && riskValue.Cmp(g.MaxPortfolioRiskPct.Mul(c.Equity)) <= 0
+		s.equityOK && riskValue.Cmp(g.MaxPortfolioRiskPct.Mul(c.Equity)) <= 0
 	if !rc.OK {
-		if equityOK {
+		if s.equityOK {
 			rc.Message = fmt.Sprintf("the portfolio's risk%s would be %s%% of equity, over the limit of %s%%",
 				withOpen(growing, ""), r.RiskPct.StringFixed(2), g.MaxPortfolioRiskPct)
 		} else {
 			rc.Message = fmt.Sprintf("equity is %s, so no risk fits a percent-of-equity limit", c.Equity)
 		}
 	}
-	r.add(rc)
+	return rc
+}
 
-	// stopLossRequired
-	rc = RuleCheck{Rule: RuleStopLossRequired, OK: true}
-	if g.StopLossRequired && o.Side == Buy {
+// stopLossRequiredRule evaluates [RuleStopLossRequired]: a buy must carry
+// a stop-loss price when the guardrails require one.
+func stopLossRequiredRule(s *checking) RuleCheck {
+	rc := RuleCheck{Rule: RuleStopLossRequired, OK: true}
+	if s.g.StopLossRequired && s.o.Side == Buy {
 		rc.Limit = one
 	}
-	if o.StopLossPrice != nil {
+	if s.o.StopLossPrice != nil {
 		rc.Actual = one
 	}
 	if rc.Actual.Cmp(rc.Limit) < 0 {
 		rc.OK = false
 		rc.Message = "a buy must carry a stopLossPrice below its price"
 	}
-	r.add(rc)
+	return rc
+}
 
-	// allowedAssetTypes
-	rc = RuleCheck{Rule: RuleAllowedAssetTypes, Limit: one, OK: slices.Contains(g.AllowedAssetTypes, o.AssetType)}
+// allowedAssetTypesRule evaluates [RuleAllowedAssetTypes]: the order's
+// asset type must be among the allowed ones.
+func allowedAssetTypesRule(s *checking) RuleCheck {
+	rc := RuleCheck{Rule: RuleAllowedAssetTypes, Limit: one, OK: slices.Contains(s.g.AllowedAssetTypes, s.o.AssetType)}
 	if rc.OK {
 		rc.Actual = one
 	} else {
-		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types: %s", tradekit.Quote(o.AssetType), typeList(g.AllowedAssetTypes))
+		rc.Message = fmt.Sprintf("asset type %s is not among the allowed types: %s", tradekit.Quote(s.o.AssetType), typeList(s.g.AllowedAssetTypes))
 	}
-	r.add(rc)
+	return rc
+}
 
-	r.add(heldQuantityRule(o, h.Quantity, c))
-	return r, nil
+// heldQuantityCheck evaluates [RuleHeldQuantity] with [heldQuantityRule].
+func heldQuantityCheck(s *checking) RuleCheck {
+	return heldQuantityRule(s.o, s.h.Quantity, s.c)
 }
 
 // heldQuantityRule evaluates [RuleHeldQuantity] for order o, with held

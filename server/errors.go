@@ -24,17 +24,19 @@ type errorKind struct {
 }
 
 // errorKinds maps the codes of the error kinds of package tradekit (see
-// [tradekit.Code]) to HTTP statuses (docs/conventions.md, "Errors").
-// With serverKinds it is the only such mapping.
+// [tradekit.Code]) to the code and message the API answers with; the
+// status is the kind's [tradekit.Status] (docs/conventions.md,
+// "Errors"), the project's one mapping of kinds to statuses, which
+// answerOf fills in.
 var errorKinds = map[string]errorKind{
-	"VALIDATION_ERROR": {http.StatusBadRequest, "VALIDATION_ERROR", "invalid request"},
-	"UNAUTHORIZED":     {http.StatusUnauthorized, "UNAUTHORIZED", "unauthorized"},
-	"FORBIDDEN":        {http.StatusForbidden, "FORBIDDEN", "forbidden"},
-	"NOT_FOUND":        {http.StatusNotFound, "NOT_FOUND", "not found"},
-	"CONFLICT":         {http.StatusConflict, "CONFLICT", "conflict"},
-	"ORDER_REJECTED":   {http.StatusUnprocessableEntity, "ORDER_REJECTED", "rejected"},
-	"RATE_LIMITED":     {http.StatusTooManyRequests, "RATE_LIMITED", "rate limited"},
-	"UNAVAILABLE":      {http.StatusServiceUnavailable, "UNAVAILABLE", "unavailable; retry later"},
+	"VALIDATION_ERROR": {0, "VALIDATION_ERROR", "invalid request"},
+	"UNAUTHORIZED":     {0, "UNAUTHORIZED", "unauthorized"},
+	"FORBIDDEN":        {0, "FORBIDDEN", "forbidden"},
+	"NOT_FOUND":        {0, "NOT_FOUND", "not found"},
+	"CONFLICT":         {0, "CONFLICT", "conflict"},
+	"ORDER_REJECTED":   {0, "ORDER_REJECTED", "rejected"},
+	"RATE_LIMITED":     {0, "RATE_LIMITED", "rate limited"},
+	"UNAVAILABLE":      {0, "UNAVAILABLE", "unavailable; retry later"},
 }
 
 // serverKinds are the server's own error kinds: requests that HTTP, not
@@ -53,6 +55,7 @@ var serverKinds = []struct {
 // known kind.
 func answerOf(err error) (errorKind, bool) {
 	if k, ok := errorKinds[tradekit.Code(err)]; ok {
+		k.status = tradekit.Status(err)
 		return k, true
 	}
 	for _, k := range serverKinds {

@@ -23,6 +23,7 @@ import (
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/lru"
@@ -113,10 +114,13 @@ type Server struct {
 	knowledge *knowledge.Pack
 	studies   *studies.Service
 	paper     *paper.Broker
-	connect   *connect.Service
-	copy      *copytrading.Service
-	alerts    *alerts.Service
-	sealer    *connect.Sealer // seals broker tokens and webhook secrets; nil without a SecretKey
+	// paperPortal is the paper broker's OAuth server and account pages,
+	// mounted at paperPrefix in front of its API.
+	paperPortal *portal.Portal
+	connect     *connect.Service
+	copy        *copytrading.Service
+	alerts      *alerts.Service
+	sealer      *connect.Sealer // seals broker tokens and webhook secrets; nil without a SecretKey
 	// The stores the handlers read and write through; built once by New,
 	// as the services are. No handler builds a store or runs SQL of its
 	// own (thin_test.go).

@@ -17,6 +17,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/dashboard"
 )
 
@@ -53,7 +54,7 @@ type BrokersConfig struct {
 	PaperCommission decimal.Decimal
 	// PaperSignupsPerHour is how many paper accounts one client address
 	// (an IP address, or an IPv6 /64) may open in a UTC clock hour.
-	// Default 10 ([paper.DefaultSignupLimit]); negative: no limit.
+	// Default 10 ([portal.DefaultSignupLimit]); negative: no limit.
 	PaperSignupsPerHour int
 	// PaperRequestsPerMinute is how many requests one paper account may
 	// make to the paper broker's API in a UTC clock minute, Tradekit's own
@@ -83,18 +84,22 @@ const paperPrefix = "/paper"
 // callbackPath is the OAuth callback's path.
 const callbackPath = "/api/v1/brokers/oauth/callback"
 
-// newTrading builds the paper broker and the connection service.
+// newTrading builds the paper broker, its portal and the connection
+// service.
 func (s *Server) newTrading() {
 	cfg := s.cfg.Brokers
 	base := strings.TrimRight(or(cfg.PublicURL, "http://127.0.0.1:8080"), "/")
 	callback := base + callbackPath
 	secret := paperClientSecret(cfg.SecretKey)
 	s.paper = paper.New(s.db, paper.Config{
-		Clients:      []paper.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
 		StartingCash: cfg.PaperCash, SlippageBps: cfg.PaperSlippageBps, Commission: cfg.PaperCommission,
-		Prefix: paperPrefix, PublicURL: strings.TrimRight(cfg.PublicURL, "/"), PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
-		SigningKey: paperSigningKey(cfg.SecretKey), SignupLimit: cfg.PaperSignupsPerHour, ClientAddress: clientAddress,
+		PriceVersion: s.studies.PriceVersion, Now: s.now, Logger: s.log,
 		RateLimit: cfg.PaperRequestsPerMinute,
+	})
+	s.paperPortal = portal.New(s.db, s.paper, portal.Config{
+		Clients: []portal.Client{{ID: "tradekit", Name: "Tradekit", Secret: secret, RedirectURIs: []string{callback}}},
+		Prefix:  paperPrefix, PublicURL: strings.TrimRight(cfg.PublicURL, "/"),
+		SigningKey: paperSigningKey(cfg.SecretKey), SignupLimit: cfg.PaperSignupsPerHour, ClientAddress: clientAddress,
 	})
 	providers := []connect.Provider{{
 		Name:          "paper",
@@ -148,7 +153,7 @@ func (s *Server) paperSignIn(w http.ResponseWriter, r *http.Request, accountID s
 	if err != nil {
 		return "", fmt.Errorf("server: paper account id %q: %w", accountID, err)
 	}
-	link, _, err := s.paper.SignInLink(w, r, id)
+	link, _, err := s.paperPortal.SignInLink(w, r, id)
 	return link, err
 }
 
@@ -191,7 +196,7 @@ func or(s, def string) string {
 // dashboard, GET /metrics to the metrics when [Config.Metrics] is set, and
 // the rest to the router.
 func (s *Server) mount(router http.Handler) http.Handler {
-	paper := http.StripPrefix(paperPrefix, s.paper.Handler())
+	paper := http.StripPrefix(paperPrefix, s.paperPortal.Handler())
 	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
 		PublicURL: s.cfg.Brokers.PublicURL, Brokers: s.connect, Copy: s.copy, Logger: s.log,
 		Alerts: s.alerts, Studies: s.studies, Passwords: s.cfg.Passwords, PaperSignIn: s.paperSignIn})

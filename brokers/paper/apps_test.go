@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -26,11 +27,11 @@ func TestApps(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		e := mustEnv(t, db, paper.Config{})
-		app, secret, err := paper.CreateApp(ctx, db, "Third Party Bot", []string{redirectURI}, t0)
+		app, secret, err := portal.CreateApp(ctx, db, "Third Party Bot", []string{redirectURI}, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if apps, err := paper.Apps(ctx, db); err != nil || len(apps) != 1 || apps[0].ClientID != app.ClientID || apps[0].Name != "Third Party Bot" {
+		if apps, err := portal.Apps(ctx, db); err != nil || len(apps) != 1 || apps[0].ClientID != app.ClientID || apps[0].Name != "Third Party Bot" {
 			t.Fatalf("Apps: %+v, %v", apps, err)
 		}
 		conf := *e.conf
@@ -55,7 +56,7 @@ func TestApps(t *testing.T) {
 		if a, err := c.GetAccount(); err != nil || !a.Cash.Equal(d("100000")) {
 			t.Fatalf("GetAccount as the app: %+v, %v", a, err)
 		}
-		if err := paper.DeleteApp(ctx, db, app.ClientID, t0); err != nil {
+		if err := portal.DeleteApp(ctx, db, app.ClientID, t0); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.GetAccount(); !isStatus(err, http.StatusUnauthorized) {
@@ -64,11 +65,11 @@ func TestApps(t *testing.T) {
 		if _, err := conf.TokenSource(e.ctx, &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); oauthErrorCode(err) != "invalid_client" {
 			t.Errorf("refreshing after the app was deleted: %v, want invalid_client", err)
 		}
-		if err := paper.DeleteApp(ctx, db, app.ClientID, t0); !errors.Is(err, tradekit.ErrNotFound) {
+		if err := portal.DeleteApp(ctx, db, app.ClientID, t0); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("deleting it again: %v", err)
 		}
 		for _, uris := range [][]string{nil, {"/relative"}, {"https://a.example/cb#f"}} {
-			if _, _, err := paper.CreateApp(ctx, db, "x", uris, t0); !errors.Is(err, tradekit.ErrInvalid) {
+			if _, _, err := portal.CreateApp(ctx, db, "x", uris, t0); !errors.Is(err, tradekit.ErrInvalid) {
 				t.Errorf("CreateApp(%q): %v, want ErrInvalid", uris, err)
 			}
 		}

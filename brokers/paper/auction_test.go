@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
@@ -61,7 +62,7 @@ func TestAuctionAcceptance(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 24 * 365 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 24 * 365 * time.Hour})
 		tok, _ := e.connect(t)
 		c := sdk.NewClient(sdk.ClientOpts{OAuth: tok.AccessToken, BaseURL: e.srv.URL + "/paper", HTTPClient: e.srv.Client(), RetryLimit: 1})
 		buy := func(tif sdk.TimeInForce) error {
@@ -122,7 +123,7 @@ func TestAuctionFills(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100"})
 		mustBar(t, db, "ACME", "2026-03-02", "101", "102")
-		e := mustEnv(t, db, paper.Config{AccessTTL: 24 * 365 * time.Hour, SlippageBps: d("10"), Commission: d("1")})
+		e := mustEnv(t, db, paper.Config{SlippageBps: d("10"), Commission: d("1")}, portal.Config{AccessTTL: 24 * 365 * time.Hour})
 		tok, _ := e.connect(t)
 		c := sdk.NewClient(sdk.ClientOpts{OAuth: tok.AccessToken, BaseURL: e.srv.URL + "/paper", HTTPClient: e.srv.Client(), RetryLimit: 1})
 		place := func(side sdk.Side, qty string, limit *decimal.Decimal, tif sdk.TimeInForce) *sdk.Order {

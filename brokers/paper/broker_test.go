@@ -504,24 +504,14 @@ func TestConsentMoney(t *testing.T) {
 // programming errors.
 func TestNewPanics(t *testing.T) {
 	t.Parallel()
-	ok := paper.Client{ID: "a", Secret: "s", RedirectURIs: []string{"https://app.example/cb"}}
 	tests := []struct {
 		name string
 		cfg  paper.Config
 	}{
-		{"no client ID", paper.Config{Clients: []paper.Client{{Secret: "s", RedirectURIs: ok.RedirectURIs}}}},
-		{"no secret", paper.Config{Clients: []paper.Client{{ID: "a", RedirectURIs: ok.RedirectURIs}}}},
-		{"no redirect URI", paper.Config{Clients: []paper.Client{{ID: "a", Secret: "s"}}}},
-		{"relative redirect URI", paper.Config{Clients: []paper.Client{{ID: "a", Secret: "s", RedirectURIs: []string{"/cb"}}}}},
-		{"redirect URI with a fragment", paper.Config{Clients: []paper.Client{{ID: "a", Secret: "s", RedirectURIs: []string{"https://app.example/cb#x"}}}}},
-		{"two clients with one ID", paper.Config{Clients: []paper.Client{ok, ok}}},
 		{"negative cash", paper.Config{StartingCash: d("-1")}},
 		{"cash of 19 decimal places", paper.Config{StartingCash: d("0.0000000000000000001")}},
 		{"cash of 21 digits", paper.Config{StartingCash: d("100000000000000000000")}},
 		{"currency", paper.Config{Currency: "dollars"}},
-		{"prefix", paper.Config{Prefix: "paper"}},
-		{"negative TTL", paper.Config{AccessTTL: -time.Second}},
-		{"short signing key", paper.Config{SigningKey: make([]byte, 31)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -530,7 +520,7 @@ func TestNewPanics(t *testing.T) {
 			}
 		})
 	}
-	if panics(func() { paper.New(nil, paper.Config{Clients: []paper.Client{ok}, Prefix: "/paper/"}) }) {
+	if panics(func() { paper.New(nil, paper.Config{}) }) {
 		t.Error("New panicked on a good configuration")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -104,8 +105,7 @@ func TestSignupLimit(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		// The test names each browser's address in a header.
-		e := mustEnv(t, db, paper.Config{SignupLimit: paper.DefaultSignupLimit,
-			ClientAddress: func(r *http.Request) string { return r.Header.Get("X-Test-Address") }})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{SignupLimit: portal.DefaultSignupLimit, ClientAddress: func(r *http.Request) string { return r.Header.Get("X-Test-Address") }})
 		show := func(t *testing.T) (url.Values, *http.Cookie, string) {
 			t.Helper()
 			resp, page := e.browser(t).get(e.authURL("s"))
@@ -130,7 +130,7 @@ func TestSignupLimit(t *testing.T) {
 		}
 
 		e.clock.Set(t0) // 15:00 UTC
-		for i := range paper.DefaultSignupLimit {
+		for i := range portal.DefaultSignupLimit {
 			if r, body := approve(t, "192.0.2.1"); r.StatusCode != http.StatusSeeOther {
 				t.Fatalf("sign-up %d: %s, want 303\n%s", i+1, r.Status, body)
 			}
@@ -145,8 +145,8 @@ func TestSignupLimit(t *testing.T) {
 		if !strings.Contains(body, "opened 10 paper accounts this hour") || !strings.Contains(body, "Try again in 30 minutes.") {
 			t.Errorf("the 429 page does not say why and when:\n%s", body)
 		}
-		if n := count(t, db, "paper_accounts"); n != paper.DefaultSignupLimit {
-			t.Errorf("%d accounts, want %d", n, paper.DefaultSignupLimit)
+		if n := count(t, db, "paper_accounts"); n != portal.DefaultSignupLimit {
+			t.Errorf("%d accounts, want %d", n, portal.DefaultSignupLimit)
 		}
 
 		// Another address may sign up; the limited one may still deny.
@@ -167,7 +167,7 @@ func TestSignupLimit(t *testing.T) {
 		}
 
 		// Concurrent approvals from one address open exactly the limit.
-		const n = 3 * paper.DefaultSignupLimit / 2
+		const n = 3 * portal.DefaultSignupLimit / 2
 		type shown struct {
 			form   url.Values
 			cookie *http.Cookie
@@ -196,8 +196,8 @@ func TestSignupLimit(t *testing.T) {
 		for range n {
 			got[<-statuses]++
 		}
-		if got[http.StatusSeeOther] != paper.DefaultSignupLimit || got[http.StatusTooManyRequests] != n-paper.DefaultSignupLimit {
-			t.Errorf("%d concurrent sign-ups from one address: %v, want %d 303 and the rest 429", n, got, paper.DefaultSignupLimit)
+		if got[http.StatusSeeOther] != portal.DefaultSignupLimit || got[http.StatusTooManyRequests] != n-portal.DefaultSignupLimit {
+			t.Errorf("%d concurrent sign-ups from one address: %v, want %d 303 and the rest 429", n, got, portal.DefaultSignupLimit)
 		}
 	})
 }
@@ -207,8 +207,8 @@ func TestSignupLimit(t *testing.T) {
 func TestSignupLimitOff(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{SignupLimit: -1})
-		for range paper.DefaultSignupLimit + 1 {
+		e := mustEnv(t, db, paper.Config{}, portal.Config{SignupLimit: -1})
+		for range portal.DefaultSignupLimit + 1 {
 			e.approve(t)
 		}
 		if n := count(t, db, "paper_signups"); n != 0 {
@@ -223,7 +223,7 @@ func TestSignupLimitOff(t *testing.T) {
 func TestConsentPurge(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{SignupLimit: paper.DefaultSignupLimit})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{SignupLimit: portal.DefaultSignupLimit})
 		e.clock.Set(t0)
 		e.approve(t)
 		e.consent(t, e.browser(t), e.authURL("s"), "deny")

@@ -1,92 +1,43 @@
-// Package paper is Tradekit's built-in paper broker: an OAuth 2.0
-// authorization server with a consent page, and a brokerage of play-money
-// accounts that speaks Alpaca's Trading API v2 dialect. Tradekit connects
-// to it through package brokers/alpaca over real HTTP, exactly as it
-// connects to Alpaca, so the built-in broker exercises the code path of a
-// real one end to end, with nothing to install.
+// Package paper is the engine of Tradekit's built-in paper broker: a
+// brokerage of play-money accounts that speaks Alpaca's Trading API v2
+// dialect, with its accounts, orders, matching engine, auctions and
+// trade updates. Tradekit connects to it through package brokers/alpaca
+// over real HTTP, exactly as it connects to Alpaca, so the built-in
+// broker exercises the code path of a real one end to end, with nothing
+// to install.
 //
-//	b := paper.New(db, paper.Config{
-//		Clients: []paper.Client{{ID: "tradekit", Secret: secret, Name: "Tradekit",
+// The broker is two packages. This one is the engine and its API (the
+// routes under /v2, see [Broker.Handler]) with the credentials the API
+// checks: OAuth access tokens and their scopes ([Tokens]) and API keys.
+// Package brokers/paper/portal is the front: the OAuth 2.0 authorization
+// server with its consent page, the sign-in links and account page where
+// a holder manages API keys, and the registered third-party apps. The
+// portal calls this package's API ([Broker.OpenClientAccount],
+// [Broker.Account], [Tokens], [Broker.CreateAPIKey],
+// [Broker.AccountWriteRoute]) and keeps its own tables; this package
+// never imports it.
+//
+//	b := paper.New(db, paper.Config{})
+//	p := portal.New(db, b, portal.Config{
+//		Clients: []portal.Client{{ID: "tradekit", Secret: secret, Name: "Tradekit",
 //			RedirectURIs: []string{"https://tradekit.example/brokers/callback"}}},
 //		Prefix: "/paper",
 //	})
-//	mux.Handle("/paper/", http.StripPrefix("/paper", b.Handler()))
+//	mux.Handle("/paper/", http.StripPrefix("/paper", p.Handler()))
 //	…
 //	o, err := b.Fill(ctx, accountID, "ACME", brokers.Buy, qty, price, time.Time{})
 //
-// # Connecting
+// # Credentials
 //
-// The OAuth flow is the authorization code grant of RFC 6749 with PKCE
-// required, S256 only, as OAuth 2.1 asks: a request without
-// code_challenge, or with the plain method (the default when
-// code_challenge_method is absent), is sent back with invalid_request,
-// and the token endpoint exchanges a code only with the verifier of its
-// challenge. A client sends the user to GET /oauth/authorize. The broker
-// checks the client_id and the redirect_uri (an exact match with one the
-// client registered) before anything else: when either is wrong it shows
-// an error page and never redirects. Otherwise it shows a consent page,
-// plain HTML with no script, naming the client by its registered name,
-// the user the client names in login_hint (OpenID Connect's parameter,
-// which the client asserts: the page says so, and asks the user to deny
-// if it is not them), and what approving does.
-//
-// The form is protected against CSRF by a token the broker signs
-// (HMAC-SHA256 with Config.SigningKey) over a random nonce, its expiry
-// (one hour), the value of an HttpOnly, SameSite=Strict cookie that
-// binds it to the browser, and every field of the request (client,
-// redirect_uri, state, scope, challenge, login_hint). Nothing is stored
-// when the page is shown; the nonce is recorded when the form is posted,
-// so a token works once. A token the broker did not sign for this request
-// and this cookie, or an expired one, answers 403 and opens nothing, as
-// does a token posted a second time.
-//
-// Each approval opens an account, so approvals are limited per client
-// address (Config.ClientAddress; Tradekit's server counts an IP address,
-// or an IPv6 /64): [DefaultSignupLimit] (10) in each UTC clock hour, set
-// by Config.SignupLimit. One more answers 429 with Retry-After, the
-// seconds to the end of the hour, opens nothing and leaves its form
-// usable. The count is one upsert in the database, exact across
-// instances; denials are not counted.
-//
-// Approving opens a new paper account with the starting cash (Config,
-// 100,000 USD by default) and sends the user back with a code of 256
-// random bits, valid for [CodeTTL], single use, and bound to the client,
-// the redirect_uri and the PKCE challenge. Denying sends back
-// error=access_denied. Every approval opens a new account: an account is
-// reached only through the tokens of the approval that opened it.
-//
-// POST /oauth/token authenticates the client (HTTP Basic or
-// client_id and client_secret in the form) and exchanges a code or a
-// refresh token for an access token (Config.AccessTTL, 1 h by default)
-// and a refresh token. Refresh tokens do not expire but rotate: each use
-// revokes the one presented. Presenting a used code or a rotated refresh
-// token again answers invalid_grant and revokes every token descended
-// from that approval, as RFC 6749 §4.1.2 and the OAuth security BCP ask.
-// POST /oauth/revoke (RFC 7009) revokes an access token alone, or a
-// refresh token with every token of its approval; it answers 200 for an
-// unknown token. Codes and tokens are stored only as SHA-256 hashes.
-//
-// The scopes a client may ask for are Alpaca's: account:write, trading
-// and data; the consent page says what each granted one allows. Every
-// access token reads its account whatever its scopes. Placing, replacing
-// and cancelling orders and closing positions need trading; changing the
-// account's configurations and asking for a sign-in link to its page
-// need account:write; a token without the scope a route needs answers
-// 403 (code 40310000). An API key, the owner's, holds every scope.
-//
-// # Third-party apps
-//
-// Besides the clients of Config.Clients (Tradekit itself), the broker
-// accepts the apps registered in the database with [CreateApp] (the
-// command `tradekit paper apps create --name NAME --redirect-uri URI`):
-// each has a client_id "app_…" and a secret of 256 random bits, shown
-// once and stored as its SHA-256. [DeleteApp] unregisters an app and
-// revokes its tokens. An app connects accounts through the same consent
-// flow, PKCE S256 and CSRF defences as Tradekit, so Alpaca's own SDKs,
-// given the broker's base URL and the app's access token, work
-// unchanged.
-//
-// # API keys
+// Every route under /v2 takes an OAuth access token (Authorization:
+// Bearer), which package brokers/paper/portal issues, or an API key.
+// The scopes a client may ask for are Alpaca's: [ScopeAccountWrite],
+// [ScopeTrading] and [ScopeData]. Every access token reads its account
+// whatever its scopes. Placing, replacing and cancelling orders and
+// closing positions need trading; changing the account's configurations
+// and asking for a sign-in link to its page need account:write; a token
+// without the scope a route needs answers 403 (code 40310000). An API
+// key, the owner's, holds every scope.
 //
 // Besides OAuth access tokens, the API takes Alpaca-style API keys, as
 // Alpaca's SDKs send them when given a key id and a secret instead of a
@@ -97,23 +48,9 @@
 // secret, or a key beside an Authorization header answers Alpaca's 401
 // {"code":40110000,"message":"request is not authorized"}. Secrets are
 // shown once and stored as their SHA-256 only; a revoked key keeps its
-// row. An account holds at most [MaxAPIKeys] keys at once.
-//
-// Keys are created and revoked on the broker's account page, GET
-// /account, by the account's holder. The broker has no users or passwords
-// of its own: the holder signs in with a single-use link, valid for
-// [SignInLinkTTL], that the application connected to the account asks
-// for with one of its access tokens granted the account:write scope (POST
-// /account/sign-in-links; never with an API key, so that a key cannot
-// make keys), or that the server running the broker makes with
-// [Broker.SignInLink] (Tradekit's dashboard does, from a paper
-// connection's page) for the browser asking, which alone may use it: a
-// cookie set with the link must come back with it, so that a link sent
-// to someone else signs them in to nothing. Using the link starts a session of [SessionTTL] in
-// an HttpOnly, SameSite=Lax cookie whose token is stored as its SHA-256;
-// every form of the page carries a CSRF token, an HMAC of the session
-// under Config.SigningKey. [Broker.CreateAPIKey], [Broker.APIKeys] and
-// [Broker.RevokeAPIKey] do the same from Go.
+// row. An account holds at most [MaxAPIKeys] keys at once. Keys are
+// created and revoked on the portal's account page, or from Go with
+// [Broker.CreateAPIKey], [Broker.APIKeys] and [Broker.RevokeAPIKey].
 //
 // # The account
 //

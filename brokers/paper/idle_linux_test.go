@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -38,7 +39,7 @@ func TestIdleMatcherCPU(t *testing.T) {
 		for i := range assets {
 			mustPrices(t, db, fmt.Sprintf("IDLE%d", i), map[string]string{"2026-02-27": "100"})
 		}
-		e := mustEnv(t, db, paper.Config{AccessTTL: time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: time.Hour})
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var wg sync.WaitGroup

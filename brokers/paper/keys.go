@@ -91,8 +91,9 @@ func newKeySecret() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// isKeyID reports whether s could be a value of newKeyID.
-func isKeyID(s string) bool {
+// IsKeyID reports whether s has the form of an API key id: "PK" and 18
+// characters of A–Z and 2–7.
+func IsKeyID(s string) bool {
 	if len(s) != keyIDLen || !strings.HasPrefix(s, "PK") {
 		return false
 	}
@@ -198,7 +199,7 @@ func hasKeyHeaders(r *http.Request) bool {
 // pair is not a key of an account that is not revoked.
 func (b *Broker) apiKey(r *http.Request) (account, error) {
 	ids, secrets := r.Header.Values(keyIDHeader), r.Header.Values(keySecretHeader)
-	if len(ids) != 1 || len(secrets) != 1 || !isKeyID(ids[0]) || !isKeySecret(secrets[0]) {
+	if len(ids) != 1 || len(secrets) != 1 || !IsKeyID(ids[0]) || !isKeySecret(secrets[0]) {
 		return account{}, errUnauthorized
 	}
 	// The secret carries 240 random bits, so looking it up by its hash

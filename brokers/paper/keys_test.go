@@ -24,6 +24,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -51,7 +52,7 @@ func (e *env) signInLink(t *testing.T, accessToken string) (int, string) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatalf("sign-in link: %v\n%s", err, body)
 	}
-	if !got.ExpiresAt.Equal(e.clock.Now().Add(paper.SignInLinkTTL)) || resp.Header.Get("Cache-Control") != "no-store" {
+	if !got.ExpiresAt.Equal(e.clock.Now().Add(portal.SignInLinkTTL)) || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("sign-in link: expires_at %s, Cache-Control %q", got.ExpiresAt, resp.Header.Get("Cache-Control"))
 	}
 	return resp.StatusCode, got.URL
@@ -164,7 +165,7 @@ func TestAPIKeys(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100", "2026-03-02": "102"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		tok, accountID := e.connect(t)
 
 		status, link := e.signInLink(t, tok.AccessToken)
@@ -313,7 +314,7 @@ func TestAPIKeys(t *testing.T) {
 func TestAccountPage(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		tok, accountID := e.connect(t)
 
 		// A token without account:write may not ask for a link; an API
@@ -352,7 +353,7 @@ func TestAccountPage(t *testing.T) {
 
 		// A link expires after SignInLinkTTL.
 		_, link := e.signInLink(t, tok.AccessToken)
-		e.clock.Add(paper.SignInLinkTTL)
+		e.clock.Add(portal.SignInLinkTTL)
 		if resp, _ := e.browser(t).get(e.srv.URL + link); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("an expired link: %s, want 403", resp.Status)
 		}
@@ -430,7 +431,7 @@ func TestAccountPage(t *testing.T) {
 		}
 
 		// A session ends after SessionTTL.
-		e.clock.Add(paper.SessionTTL - time.Second)
+		e.clock.Add(portal.SessionTTL - time.Second)
 		if resp, _ := br.get(e.srv.URL + "/paper/account"); resp.StatusCode != http.StatusOK {
 			t.Errorf("the page before the session ends: %s", resp.Status)
 		}
@@ -446,14 +447,14 @@ func TestAccountPage(t *testing.T) {
 func TestSignInLinkPublicURL(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{PublicURL: "https://broker.example/"})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{PublicURL: "https://broker.example/"})
 		_, accountID := e.connect(t)
 		r := httptest.NewRequest(http.MethodPost, "https://broker.example/dashboard", nil)
-		link, exp, err := e.b.SignInLink(httptest.NewRecorder(), r, uuid.MustParse(accountID))
-		if err != nil || !strings.HasPrefix(link, "https://broker.example/paper/account/sign-in?token=") || !exp.Equal(t0.Add(paper.SignInLinkTTL)) {
+		link, exp, err := e.p.SignInLink(httptest.NewRecorder(), r, uuid.MustParse(accountID))
+		if err != nil || !strings.HasPrefix(link, "https://broker.example/paper/account/sign-in?token=") || !exp.Equal(t0.Add(portal.SignInLinkTTL)) {
 			t.Errorf("SignInLink() = %s, %s, %v", link, exp, err)
 		}
-		if _, _, err := e.b.SignInLink(httptest.NewRecorder(), r, uuid.New()); !errors.Is(err, tradekit.ErrNotFound) {
+		if _, _, err := e.p.SignInLink(httptest.NewRecorder(), r, uuid.New()); !errors.Is(err, tradekit.ErrNotFound) {
 			t.Errorf("SignInLink(no account): %v, want ErrNotFound", err)
 		}
 	})

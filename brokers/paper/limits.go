@@ -116,7 +116,7 @@ func (b *Broker) countRequests(ctx context.Context, a account, start, now time.T
 	} else {
 		err = b.db.NewRaw(`INSERT INTO paper_request_counts (account_id, window_start, count)
 			SELECT account_id, ?, ? FROM paper_tokens WHERE token_hash = ? AND kind = ? AND revoked_at IS NULL AND expires_at > ?`+upsert,
-			start.Unix(), n, a.token, kindAccess, now, b.rateLimit).Scan(ctx, &counts)
+			start.Unix(), n, a.token, TokenAccess, now, b.rateLimit).Scan(ctx, &counts)
 	}
 	if err != nil {
 		return 0, false, fmt.Errorf("paper: count a request: %w", err)

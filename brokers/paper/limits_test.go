@@ -20,6 +20,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -46,7 +47,7 @@ func (e *env) call(t *testing.T, method, token, path, body string) (*http.Respon
 func TestEchoCut(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		tok, _ := e.connect(t)
 		long := strings.Repeat("X", 60<<10)
 		order := func(field, value string) string {
@@ -87,7 +88,7 @@ func TestNULRefused(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		tok, accountID := e.connect(t)
 		base := `{"symbol":"ACME","qty":"1","side":"buy","type":"market","time_in_force":"day"`
 		for _, c := range []struct{ name, body, param string }{
@@ -138,7 +139,7 @@ func TestMaxOpenOrders(t *testing.T) {
 	const max = 20
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour, MaxOpenOrders: max})
+		e := mustEnv(t, db, paper.Config{MaxOpenOrders: max}, portal.Config{AccessTTL: 72 * time.Hour})
 		alice, aliceID := e.connect(t)
 		bob, _ := e.connect(t)
 		ctx := context.Background()
@@ -191,7 +192,7 @@ func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		e.clock.Set(t0.Add(10 * time.Second))
 		alice, _ := e.connect(t) // one request, GET /v2/account
 		bob, _ := e.connect(t)
@@ -276,7 +277,7 @@ func TestRateLimitOff(t *testing.T) {
 func TestMaxStreams(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		tok, accountID := e.connect(t)
 		k, secret, err := e.b.CreateAPIKey(context.Background(), uuid.MustParse(accountID), "k")
 		if err != nil {
@@ -353,12 +354,12 @@ func TestMaxStreams(t *testing.T) {
 func TestSignInLinkBoundToBrowser(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		_, attackerAccount := e.connect(t)
 		// The attacker's browser asks for a link, as the dashboard's
 		// button does for it.
 		rec := httptest.NewRecorder()
-		link, _, err := e.b.SignInLink(rec, httptest.NewRequest(http.MethodPost, e.srv.URL+"/dashboard", nil), uuid.MustParse(attackerAccount))
+		link, _, err := e.p.SignInLink(rec, httptest.NewRequest(http.MethodPost, e.srv.URL+"/dashboard", nil), uuid.MustParse(attackerAccount))
 		if err != nil {
 			t.Fatal(err)
 		}

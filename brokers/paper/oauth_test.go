@@ -27,6 +27,7 @@ import (
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -314,8 +315,8 @@ func TestAuthorizeCSRF(t *testing.T) {
 		{"another instance's key", func(e *env, f url.Values, c *http.Cookie) {}},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{SigningKey: key(1)})
-		other := mustEnv(t, db, paper.Config{SigningKey: key(2)})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{SigningKey: key(1)})
+		other := mustEnv(t, db, paper.Config{}, portal.Config{SigningKey: key(2)})
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				e.clock.Set(t0)
@@ -350,8 +351,8 @@ func TestAuthorizeCSRF(t *testing.T) {
 func TestAuthorizeSharedKey(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		a := mustEnv(t, db, paper.Config{SigningKey: key(7)})
-		b := mustEnv(t, db, paper.Config{SigningKey: key(7)})
+		a := mustEnv(t, db, paper.Config{}, portal.Config{SigningKey: key(7)})
+		b := mustEnv(t, db, paper.Config{}, portal.Config{SigningKey: key(7)})
 		resp, page := a.browser(t).get(a.authURL("s"))
 		f := parseForm(t, page)
 		f.Fields.Set("decision", "approve")
@@ -676,8 +677,8 @@ func TestCodeExpiry(t *testing.T) {
 		after   time.Duration
 		wantErr string
 	}{
-		{"just in time", paper.CodeTTL - time.Second, ""},
-		{"expired", paper.CodeTTL, "invalid_grant"},
+		{"just in time", portal.CodeTTL - time.Second, ""},
+		{"expired", portal.CodeTTL, "invalid_grant"},
 		{"long expired", 24 * time.Hour, "invalid_grant"},
 	}
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
@@ -701,7 +702,7 @@ func TestCodeExpiry(t *testing.T) {
 func TestAccessTokenExpiry(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
-		e := mustEnv(t, db, paper.Config{AccessTTL: 5 * time.Minute})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 5 * time.Minute})
 		tok, _ := e.connect(t)
 		if d := tok.Expiry.Sub(time.Now()); d < 4*time.Minute || d > 5*time.Minute {
 			t.Errorf("token expires in %v, want 5 min", d)
@@ -1000,7 +1001,7 @@ func TestScopesEnforced(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		e.conf.Scopes = []string{"data"}
 		readOnly, _ := e.connect(t)
 		order := `{"symbol":"ACME","qty":"1","side":"buy","type":"market","time_in_force":"day"}`

@@ -20,6 +20,7 @@ import (
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/marketdata"
@@ -53,7 +54,7 @@ func match(t *testing.T, b *paper.Broker) int {
 func TestMatchReadsEveryOpenOrder(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5", "2026-03-02": "101.25"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		c, _ := e.trader(t)
 		ctx := context.Background()
 		lim := d("90")
@@ -91,7 +92,7 @@ func TestPlaceAndMatch(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5", "2026-03-02": "101.25"})
-		e := mustEnv(t, db, paper.Config{SlippageBps: d("10"), Commission: d("0.5"), AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{SlippageBps: d("10"), Commission: d("0.5")}, portal.Config{AccessTTL: 72 * time.Hour})
 		c, _ := e.trader(t)
 		tok := e.lastToken
 		ctx := context.Background()
@@ -266,7 +267,7 @@ func TestMatchExactlyOnce(t *testing.T) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-03-02": "12.5"})
 		cfg := paper.Config{SlippageBps: d("4"), Commission: d("0.25")}
 		e := mustEnv(t, db, cfg)
-		cfg.Clients, cfg.Now = []paper.Client{{ID: "x", Secret: "y", RedirectURIs: []string{"http://127.0.0.1/cb"}}}, e.clock.Now
+		cfg.Now = e.clock.Now
 		second := paper.New(db, cfg) // another instance
 		c, _ := e.trader(t)
 		ctx := context.Background()
@@ -341,7 +342,7 @@ func TestPlaceChecksTheTokenFirst(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100.5"})
 		mustPrices(t, db, "OTO", map[string]string{"2026-02-27": "100"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: time.Hour})
 		alice, _ := e.connect(t)
 		bob, _ := e.connect(t)
 		post := func(token, body string) (int, string) {

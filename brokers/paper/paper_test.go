@@ -20,6 +20,7 @@ import (
 
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -67,6 +68,7 @@ type env struct {
 	db    *bun.DB
 	clock *clock
 	b     *paper.Broker
+	p     *portal.Portal
 	srv   *httptest.Server
 	conf  *oauth2.Config // the registered client, authenticating with Basic
 	ctx   context.Context
@@ -74,25 +76,31 @@ type env struct {
 	lastToken string
 }
 
-// mustEnv starts a broker on db. cfg's Clients, Prefix and Now are set
-// here, and a zero SignupLimit turns the limit off, since every test
-// signs up from 127.0.0.1 (the tests of the limit set one); its other
-// fields are kept.
-func mustEnv(t *testing.T, db *bun.DB, cfg paper.Config) *env {
+// mustEnv starts a broker on db with its portal in front of it. cfg's
+// Now is set here; of pc (at most one), Clients and Prefix are set here,
+// and a zero SignupLimit turns the limit off, since every test signs up
+// from 127.0.0.1 (the tests of the limit set one); their other fields are
+// kept.
+func mustEnv(t *testing.T, db *bun.DB, cfg paper.Config, pc ...portal.Config) *env {
 	t.Helper()
 	e := &env{db: db, clock: &clock{t: t0}}
-	if cfg.SignupLimit == 0 {
-		cfg.SignupLimit = -1
+	var pcfg portal.Config
+	if len(pc) > 0 {
+		pcfg = pc[0]
 	}
-	cfg.Clients = []paper.Client{
+	if pcfg.SignupLimit == 0 {
+		pcfg.SignupLimit = -1
+	}
+	pcfg.Clients = []portal.Client{
 		{ID: clientID, Secret: clientSecret, Name: clientName, RedirectURIs: []string{redirectURI, otherURI}},
 		{ID: otherID, Secret: otherSecret, RedirectURIs: []string{otherRedir}},
 	}
-	cfg.Prefix = "/paper"
+	pcfg.Prefix = "/paper"
 	cfg.Now = e.clock.Now
 	e.b = paper.New(db, cfg)
+	e.p = portal.New(db, e.b, pcfg)
 	mux := http.NewServeMux()
-	mux.Handle("/paper/", http.StripPrefix("/paper", e.b.Handler()))
+	mux.Handle("/paper/", http.StripPrefix("/paper", e.p.Handler()))
 	e.srv = httptest.NewServer(mux)
 	t.Cleanup(e.srv.Close)
 	e.conf = &oauth2.Config{

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
 
@@ -72,7 +73,7 @@ func TestOfficialSDK(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		// t0 is Monday 2 March 2026, 10:00 in New York: the market is open.
 		acme := mustPrices(t, db, "ACME", map[string]string{"2026-02-27": "100", "2026-03-02": "102"})
-		e := mustEnv(t, db, paper.Config{AccessTTL: 72 * time.Hour})
+		e := mustEnv(t, db, paper.Config{}, portal.Config{AccessTTL: 72 * time.Hour})
 		tok, accountID := e.connect(t)
 		c := sdk.NewClient(sdk.ClientOpts{OAuth: tok.AccessToken, BaseURL: e.srv.URL + "/paper", HTTPClient: e.srv.Client(), RetryLimit: 1})
 		s := &sdkRun{t: t, called: map[string]bool{}}

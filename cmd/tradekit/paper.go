@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 )
 
 // paperUsage is the help of `tradekit paper`.
@@ -58,7 +58,7 @@ func (e *env) paperAppsCreate(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	app, secret, err := paper.CreateApp(ctx, db, *name, uris, time.Now())
+	app, secret, err := portal.CreateApp(ctx, db, *name, uris, time.Now())
 	if err != nil {
 		return fmt.Errorf("paper apps create: %w", err)
 	}
@@ -78,7 +78,7 @@ func (e *env) paperAppsList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	apps, err := paper.Apps(ctx, db)
+	apps, err := portal.Apps(ctx, db)
 	if err != nil {
 		return fmt.Errorf("paper apps list: %w", err)
 	}
@@ -106,7 +106,7 @@ func (e *env) paperAppsDelete(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	if err := paper.DeleteApp(ctx, db, *id, time.Now()); err != nil {
+	if err := portal.DeleteApp(ctx, db, *id, time.Now()); err != nil {
 		return fmt.Errorf("paper apps delete: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "deleted app %s and revoked its tokens\n", *id)

@@ -20,6 +20,7 @@ import (
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/brokers/paper"
+	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/demo"
@@ -48,7 +49,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	paperCash := fs.String("paper-cash", "100000", "the cash a new paper account starts with, in `USD`")
 	paperSlippage := fs.String("paper-slippage-bps", "0", "the paper broker's slippage on market orders, in `BPS` (basis points) of the latest close")
 	paperCommission := fs.String("paper-commission", "0", "the paper broker's commission per filled order, in `USD`")
-	paperSignups := fs.Int("paper-signups-per-hour", paper.DefaultSignupLimit, "how many paper accounts one client address (an IP, or an IPv6 /64) may open\n"+
+	paperSignups := fs.Int("paper-signups-per-hour", portal.DefaultSignupLimit, "how many paper accounts one client address (an IP, or an IPv6 /64) may open\n"+
 		"in a UTC hour, `N`; 0 no limit (behind a reverse proxy every client is the proxy)")
 	paperRequests := fs.Int("paper-requests-per-minute", paper.DefaultRateLimit, "how many requests one paper account may make to the paper broker's API in a UTC\n"+
 		"minute, `N` (Alpaca's limit); 0 no limit")

@@ -1,4 +1,4 @@
-package paper
+package portal
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/paper"
 )
 
 // App is a third-party application registered with the paper broker
@@ -122,9 +123,7 @@ func DeleteApp(ctx context.Context, db bun.IDB, clientID string, now time.Time) 
 			}
 			return fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrNotFound, "app %s not found", tradekit.Quote(clientID)))
 		}
-		_, err = tx.NewUpdate().Model((*token)(nil)).Set("revoked_at = ?", now.UTC()).
-			Where("client_id = ? AND revoked_at IS NULL", clientID).Exec(ctx)
-		if err != nil {
+		if err := paper.NewTokens(tx).RevokeClient(ctx, clientID, now); err != nil {
 			return fmt.Errorf("paper: revoke the tokens of app %s: %w", clientID, err)
 		}
 		return nil
@@ -133,15 +132,15 @@ func DeleteApp(ctx context.Context, db bun.IDB, clientID string, now time.Time) 
 
 // client returns the OAuth client with the id: one of Config.Clients, or
 // a registered app, and whether there is one.
-func (b *Broker) client(ctx context.Context, id string) (Client, bool, error) {
-	if c, ok := b.clients[id]; ok {
+func (p *Portal) client(ctx context.Context, id string) (Client, bool, error) {
+	if c, ok := p.clients[id]; ok {
 		return c, true, nil
 	}
 	if !strings.HasPrefix(id, "app_") {
 		return Client{}, false, nil
 	}
 	var r appRow
-	err := b.db.NewSelect().Model(&r).Where("client_id = ?", id).Scan(ctx)
+	err := p.db.NewSelect().Model(&r).Where("client_id = ?", id).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Client{}, false, nil
 	}
@@ -163,4 +162,10 @@ func (c Client) checkSecret(secret string) bool {
 		want = w[:]
 	}
 	return subtle.ConstantTimeCompare(got[:], want) == 1
+}
+
+// invalid returns an error wrapping [tradekit.ErrInvalid] with a message
+// for end users.
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("paper: %w", tradekit.Errorf(tradekit.ErrInvalid, format, args...))
 }

@@ -1,21 +1,20 @@
-package paper
+package portal
 
 import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
+	"github.com/tradekit/tradekit/brokers/paper"
 )
 
 // The account page: where the holder of a paper account creates and
@@ -23,7 +22,7 @@ import (
 // own, so the holder signs in with a single-use link that the application
 // connected to the account asks for with the account's access token
 // (POST /account/sign-in-links), or that the server running the broker
-// makes with [Broker.SignInLink]: whoever the application lets trade the
+// makes with [Portal.SignInLink]: whoever the application lets trade the
 // account may manage its keys.
 
 // SignInLinkTTL is how long a sign-in link works, and SessionTTL how long
@@ -55,19 +54,19 @@ const formLabel = "tradekit paper account form v1\x00"
 // "/account/sign-in?token=…", a path on the broker's host when PublicURL
 // is empty. Only the SHA-256 of its token is stored. The error wraps
 // [tradekit.ErrNotFound] when there is no such account.
-func (b *Broker) SignInLink(w http.ResponseWriter, r *http.Request, accountID uuid.UUID) (string, time.Time, error) {
+func (p *Portal) SignInLink(w http.ResponseWriter, r *http.Request, accountID uuid.UUID) (string, time.Time, error) {
 	binding := newSecret()
-	link, exp, err := b.signInLink(r.Context(), accountID, hashSecret(binding))
+	link, exp, err := p.signInLink(r.Context(), accountID, hashSecret(binding))
 	if err != nil {
 		return "", time.Time{}, err
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     signInCookie,
 		Value:    binding,
-		Path:     b.prefix + "/account/sign-in",
+		Path:     p.prefix + "/account/sign-in",
 		MaxAge:   int(SignInLinkTTL / time.Second),
 		HttpOnly: true,
-		Secure:   r.TLS != nil || strings.HasPrefix(b.publicURL, "https:"),
+		Secure:   r.TLS != nil || strings.HasPrefix(p.publicURL, "https:"),
 		SameSite: http.SameSiteLaxMode,
 	})
 	return link, exp, nil
@@ -76,33 +75,17 @@ func (b *Broker) SignInLink(w http.ResponseWriter, r *http.Request, accountID uu
 // signInLink makes a sign-in link to the account page of the account,
 // bound to the browser whose binding cookie has the SHA-256 browser, or
 // to none when browser is "".
-func (b *Broker) signInLink(ctx context.Context, accountID uuid.UUID, browser string) (string, time.Time, error) {
-	if _, err := accountByID(ctx, b.db, accountID, false); err != nil {
+func (p *Portal) signInLink(ctx context.Context, accountID uuid.UUID, browser string) (string, time.Time, error) {
+	if _, err := p.broker.Account(ctx, accountID); err != nil {
 		return "", time.Time{}, err
 	}
-	now := b.clock()
+	now := p.clock()
 	tok, exp := newSecret(), now.Add(SignInLinkTTL)
-	var bound *string
-	if browser != "" {
-		bound = &browser
+	if err := insertSignInLink(ctx, p.db, hashSecret(tok), accountID, exp, browser); err != nil {
+		return "", time.Time{}, err
 	}
-	_, err := b.db.NewRaw("INSERT INTO paper_sign_in_links (token_hash, account_id, expires_at, browser_hash) VALUES (?, ?, ?, ?)",
-		hashSecret(tok), accountID, exp, bound).Exec(ctx)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("paper: sign-in link: %w", err)
-	}
-	b.purgeSessions(ctx, now)
-	return b.publicURL + b.prefix + "/account/sign-in?token=" + tok, exp, nil
-}
-
-// purgeSessions deletes the expired sign-in links and sessions. It only
-// logs its errors: what it leaves is deleted next time.
-func (b *Broker) purgeSessions(ctx context.Context, now time.Time) {
-	for _, table := range []string{"paper_sign_in_links", "paper_sessions"} {
-		if _, err := b.db.NewRaw("DELETE FROM ? WHERE expires_at < ?", bun.Ident(table), now).Exec(ctx); err != nil {
-			b.log.Warn("paper: purge expired "+table, "err", err)
-		}
-	}
+	purgeSessions(ctx, p.db, p.log, now)
+	return p.publicURL + p.prefix + "/account/sign-in?token=" + tok, exp, nil
 }
 
 // signInLinkJSON is the answer of POST /account/sign-in-links.
@@ -116,35 +99,26 @@ type signInLinkJSON struct {
 // application asks for it from its server, not from its user's browser,
 // so the link is bound to no browser: it works in whichever opens it
 // first.
-func (b *Broker) handleSignInLink(w http.ResponseWriter, r *http.Request, a account) error {
-	u, exp, err := b.signInLink(r.Context(), a.ID, "")
+func (p *Portal) handleSignInLink(w http.ResponseWriter, r *http.Request, accountID uuid.UUID) error {
+	u, exp, err := p.signInLink(r.Context(), accountID, "")
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	return writeJSON(w, http.StatusCreated, signInLinkJSON{URL: u, ExpiresAt: exp})
-}
-
-// bearerWithKeysScope authenticates an OAuth access token granted the
-// account:write scope; an API key does not do, so that a key cannot make
-// more keys. It answers 401 as [Broker.bearer] does, and 403 with Alpaca's
-// code 40310000 for a token without the scope.
-func (b *Broker) bearerWithKeysScope(r *http.Request) (account, error) {
-	if hasKeyHeaders(r) {
-		return account{}, errUnauthorized
-	}
-	return b.scoped(scopeAccountWrite)(r)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusCreated)
+	return json.NewEncoder(w).Encode(signInLinkJSON{URL: u, ExpiresAt: exp})
 }
 
 // accountCookie returns the session cookie with the given value and max
 // age. It is sent only to the account page's paths and, unlike the
 // consent page's, with SameSite=Lax, so that a browser arriving from the
 // application's site through a sign-in link keeps it on the redirect.
-func (b *Broker) accountCookie(r *http.Request, value string, maxAge int) *http.Cookie {
+func (p *Portal) accountCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 	return &http.Cookie{
 		Name:     sessionCookie,
 		Value:    value,
-		Path:     b.prefix + "/account",
+		Path:     p.prefix + "/account",
 		MaxAge:   maxAge,
 		HttpOnly: true,
 		Secure:   r.TLS != nil,
@@ -166,82 +140,52 @@ var errSignedOut = &pageError{http.StatusUnauthorized, "You are not signed in to
 // handleSignIn answers GET /account/sign-in?token=…: it uses up the
 // sign-in link, starts a session of [SessionTTL] in a new cookie and sends
 // the browser to the account page.
-func (b *Broker) handleSignIn(w http.ResponseWriter, r *http.Request) error {
+func (p *Portal) handleSignIn(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	if len(q["token"]) != 1 || !isSecret(q.Get("token")) {
 		return errLinkUsed
 	}
-	now := b.clock()
+	now := p.clock()
 	session := newSecret()
 	browser := ""
 	if c, err := r.Cookie(signInCookie); err == nil && isSecret(c.Value) {
 		browser = hashSecret(c.Value)
 	}
-	err := b.db.RunInTx(r.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		var ids []uuid.UUID
-		err := tx.NewRaw(`DELETE FROM paper_sign_in_links WHERE token_hash = ? AND expires_at > ?
-			AND (browser_hash IS NULL OR browser_hash = ?) RETURNING account_id`,
-			hashSecret(q.Get("token")), now, browser).Scan(ctx, &ids)
-		if err != nil {
-			return fmt.Errorf("paper: use sign-in link: %w", err)
-		}
-		if len(ids) != 1 {
-			var bound int
-			err := tx.NewRaw("SELECT count(*) FROM paper_sign_in_links WHERE token_hash = ? AND expires_at > ?",
-				hashSecret(q.Get("token")), now).Scan(ctx, &bound)
-			if err != nil {
-				return fmt.Errorf("paper: use sign-in link: %w", err)
-			}
-			if bound > 0 {
-				return errOtherBrowser
-			}
-			return errLinkUsed
-		}
-		_, err = tx.NewRaw("INSERT INTO paper_sessions (token_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-			hashSecret(session), ids[0], now, now.Add(SessionTTL)).Exec(ctx)
-		if err != nil {
-			return fmt.Errorf("paper: start session: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := startSession(r.Context(), p.db, hashSecret(q.Get("token")), browser, hashSecret(session), now); err != nil {
 		return err
 	}
-	http.SetCookie(w, b.accountCookie(r, session, int(SessionTTL/time.Second)))
-	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: b.prefix + "/account/sign-in", MaxAge: -1, HttpOnly: true,
+	http.SetCookie(w, p.accountCookie(r, session, int(SessionTTL/time.Second)))
+	http.SetCookie(w, &http.Cookie{Name: signInCookie, Path: p.prefix + "/account/sign-in", MaxAge: -1, HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	http.Redirect(w, r, b.prefix+"/account", http.StatusSeeOther)
+	http.Redirect(w, r, p.prefix+"/account", http.StatusSeeOther)
 	return nil
 }
 
 // session returns the account of the request's session and the
 // session's token. The error is errSignedOut when there is no session
 // cookie, or its session is unknown or has expired.
-func (b *Broker) session(r *http.Request) (account, string, error) {
+func (p *Portal) session(r *http.Request) (paper.Account, string, error) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || !isSecret(c.Value) {
-		return account{}, "", errSignedOut
+		return paper.Account{}, "", errSignedOut
 	}
-	var a account
-	err = b.db.NewSelect().Model(&a).
-		Join("JOIN paper_sessions AS s ON s.account_id = account.id").
-		Where("s.token_hash = ? AND s.expires_at > ?", hashSecret(c.Value), b.clock()).
-		Scan(r.Context())
-	if errors.Is(err, sql.ErrNoRows) {
-		return account{}, "", errSignedOut
-	}
+	id, err := sessionAccount(r.Context(), p.db, hashSecret(c.Value), p.clock())
 	if err != nil {
-		return account{}, "", fmt.Errorf("paper: session: %w", err)
+		return paper.Account{}, "", err
+	}
+	a, err := p.broker.Account(r.Context(), id)
+	if err != nil {
+		return paper.Account{}, "", err
 	}
 	return a, c.Value, nil
 }
 
 // formToken returns the CSRF token of the account page's forms for the
 // session: base64url(HMAC-SHA256(key, label ‖ session)).
-func (b *Broker) formToken(session string) string {
-	m := hmac.New(sha256.New, b.key)
+func (p *Portal) formToken(session string) string {
+	m := hmac.New(sha256.New, p.key)
 	m.Write([]byte(formLabel))
 	m.Write([]byte(session))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
@@ -253,18 +197,18 @@ var errFormForged = &pageError{http.StatusForbidden, "This form did not come fro
 
 // postedSession parses an account page's form and returns the account of
 // the session it was posted in and the form, checking its CSRF token.
-func (b *Broker) postedSession(w http.ResponseWriter, r *http.Request) (account, string, error) {
+func (p *Portal) postedSession(w http.ResponseWriter, r *http.Request) (paper.Account, string, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
 	if err := r.ParseForm(); err != nil {
-		return account{}, "", &pageError{http.StatusBadRequest, "The form could not be read."}
+		return paper.Account{}, "", &pageError{http.StatusBadRequest, "The form could not be read."}
 	}
-	a, session, err := b.session(r)
+	a, session, err := p.session(r)
 	if err != nil {
-		return account{}, "", err
+		return paper.Account{}, "", err
 	}
 	f := r.PostForm
-	if len(f[csrfField]) != 1 || !hmac.Equal([]byte(f.Get(csrfField)), []byte(b.formToken(session))) {
-		return account{}, "", errFormForged
+	if len(f[csrfField]) != 1 || !hmac.Equal([]byte(f.Get(csrfField)), []byte(p.formToken(session))) {
+		return paper.Account{}, "", errFormForged
 	}
 	return a, session, nil
 }
@@ -290,84 +234,99 @@ type keyLine struct{ ID, Name, Created string }
 type newKeyPage struct{ ID, Secret string }
 
 // showAccount renders the account page of a with the keys it holds.
-func (b *Broker) showAccount(w http.ResponseWriter, r *http.Request, a account, session string, status int, p accountPage) error {
-	keys, err := b.APIKeys(r.Context(), a.ID)
+func (p *Portal) showAccount(w http.ResponseWriter, r *http.Request, a paper.Account, session string, status int, page accountPage) error {
+	keys, err := p.broker.APIKeys(r.Context(), a.ID)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
-		p.Keys = append(p.Keys, keyLine{ID: k.ID, Name: k.Name, Created: k.CreatedAt.Format("2 January 2006, 15:04 UTC")})
+		page.Keys = append(page.Keys, keyLine{ID: k.ID, Name: k.Name, Created: k.CreatedAt.Format("2 January 2006, 15:04 UTC")})
 	}
-	p.Number, p.Money, p.Opened = a.Number, formatMoney(a.Cash)+" "+a.Currency, a.CreatedAt.UTC().Format("2 January 2006")
-	p.APIBase, p.Action = b.publicURL+b.prefix, b.prefix+"/account"
-	p.CSRF, p.Max = b.formToken(session), MaxAPIKeys
-	return b.render(w, status, "account", p)
+	page.Number, page.Money, page.Opened = a.Number, formatMoney(a.Cash)+" "+a.Currency, a.CreatedAt.UTC().Format("2 January 2006")
+	page.APIBase, page.Action = p.publicURL+p.prefix, p.prefix+"/account"
+	page.CSRF, page.Max = p.formToken(session), paper.MaxAPIKeys
+	return p.render(w, status, "account", page)
 }
 
 // handleAccountPage answers GET /account: the signed-in account's page.
-func (b *Broker) handleAccountPage(w http.ResponseWriter, r *http.Request) error {
-	a, session, err := b.session(r)
+func (p *Portal) handleAccountPage(w http.ResponseWriter, r *http.Request) error {
+	a, session, err := p.session(r)
 	if err != nil {
 		return err
 	}
-	var p accountPage
-	if id := r.URL.Query().Get("revoked"); isKeyID(id) {
-		p.Notice = "The key " + id + " is revoked: requests with it are now refused."
+	var page accountPage
+	if id := r.URL.Query().Get("revoked"); paper.IsKeyID(id) {
+		page.Notice = "The key " + id + " is revoked: requests with it are now refused."
 	}
-	return b.showAccount(w, r, a, session, http.StatusOK, p)
+	return p.showAccount(w, r, a, session, http.StatusOK, page)
 }
 
 // handleKeyCreate answers POST /account/keys: it creates an API key and
 // shows the page with its secret, once. A refused key shows the page with
 // the reason.
-func (b *Broker) handleKeyCreate(w http.ResponseWriter, r *http.Request) error {
-	a, session, err := b.postedSession(w, r)
+func (p *Portal) handleKeyCreate(w http.ResponseWriter, r *http.Request) error {
+	a, session, err := p.postedSession(w, r)
 	if err != nil {
 		return err
 	}
 	name := r.PostForm.Get("name")
-	k, secret, err := b.CreateAPIKey(r.Context(), a.ID, name)
-	var te *tradekit.Error
-	var pe *tradekit.ParamError
-	switch {
-	case errors.As(err, &pe):
-		return b.showAccount(w, r, a, session, http.StatusBadRequest, accountPage{Error: "The name " + pe.Msg + ".", Name: name})
-	case errors.As(err, &te):
-		return b.showAccount(w, r, a, session, http.StatusConflict, accountPage{Error: sentence(te.Msg), Name: name})
-	case err != nil:
-		return err
+	k, secret, err := p.broker.CreateAPIKey(r.Context(), a.ID, name)
+	if err != nil {
+		status, msg, ok := keyRefusal(err)
+		if !ok {
+			return err
+		}
+		return p.showAccount(w, r, a, session, status, accountPage{Error: msg, Name: name})
 	}
-	return b.showAccount(w, r, a, session, http.StatusOK, accountPage{NewKey: &newKeyPage{ID: k.ID, Secret: secret}})
+	return p.showAccount(w, r, a, session, http.StatusOK, accountPage{NewKey: &newKeyPage{ID: k.ID, Secret: secret}})
+}
+
+// keyRefusal returns the status and the message of the account page that
+// shows a refused new key: the status of err's kind ([tradekit.Status]),
+// with a name's fault said of the name, and false for an error of no
+// known kind or with no message for users, which answers 500.
+func keyRefusal(err error) (int, string, bool) {
+	status := tradekit.Status(err)
+	if status == http.StatusInternalServerError {
+		return 0, "", false
+	}
+	if pe := (*tradekit.ParamError)(nil); errors.As(err, &pe) {
+		return status, "The name " + pe.Msg + ".", true
+	}
+	if msg := tradekit.Message(err); msg != "" {
+		return status, sentence(msg), true
+	}
+	return 0, "", false
 }
 
 // handleKeyRevoke answers POST /account/keys/revoke: it revokes the key
 // of the form's key_id and sends the browser back to the page.
-func (b *Broker) handleKeyRevoke(w http.ResponseWriter, r *http.Request) error {
-	a, session, err := b.postedSession(w, r)
+func (p *Portal) handleKeyRevoke(w http.ResponseWriter, r *http.Request) error {
+	a, session, err := p.postedSession(w, r)
 	if err != nil {
 		return err
 	}
 	id := r.PostForm.Get("key_id")
-	err = b.RevokeAPIKey(r.Context(), a.ID, id)
+	err = p.broker.RevokeAPIKey(r.Context(), a.ID, id)
 	if errors.Is(err, tradekit.ErrNotFound) {
-		return b.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + tradekit.Quote(id) + " to revoke."})
+		return p.showAccount(w, r, a, session, http.StatusNotFound, accountPage{Error: "This account has no key " + tradekit.Quote(id) + " to revoke."})
 	}
 	if err != nil {
 		return err
 	}
-	http.Redirect(w, r, b.prefix+"/account?revoked="+id, http.StatusSeeOther)
+	http.Redirect(w, r, p.prefix+"/account?revoked="+id, http.StatusSeeOther)
 	return nil
 }
 
 // handleSignOut answers POST /account/sign-out: it ends the session.
-func (b *Broker) handleSignOut(w http.ResponseWriter, r *http.Request) error {
-	if _, session, err := b.postedSession(w, r); err != nil {
+func (p *Portal) handleSignOut(w http.ResponseWriter, r *http.Request) error {
+	if _, session, err := p.postedSession(w, r); err != nil {
 		return err
-	} else if _, err := b.db.NewRaw("DELETE FROM paper_sessions WHERE token_hash = ?", hashSecret(session)).Exec(r.Context()); err != nil {
-		return fmt.Errorf("paper: end session: %w", err)
+	} else if err := endSession(r.Context(), p.db, hashSecret(session)); err != nil {
+		return err
 	}
-	http.SetCookie(w, b.accountCookie(r, "", -1))
-	return b.render(w, http.StatusOK, "error", errorPage{Title: "Signed out", Message: "You are signed out of the paper account.", Note: accountNote})
+	http.SetCookie(w, p.accountCookie(r, "", -1))
+	return p.render(w, http.StatusOK, "error", errorPage{Title: "Signed out", Message: "You are signed out of the paper account.", Note: accountNote})
 }
 
 // accountNote ends every page of the account page's errors.

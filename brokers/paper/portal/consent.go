@@ -1,4 +1,4 @@
-package paper
+package portal
 
 import (
 	"context"
@@ -56,18 +56,18 @@ func newKey() []byte {
 //
 // where ar is every field of the request the form posts back, each
 // length-prefixed. The broker stores nothing until the form is posted.
-func (b *Broker) issueToken(ar authRequest, binding string, exp time.Time) string {
+func (p *Portal) issueToken(ar authRequest, binding string, exp time.Time) string {
 	payload := make([]byte, nonceBytes, nonceBytes+8)
 	rand.Read(payload) // never returns an error (crypto/rand)
 	payload = binary.BigEndian.AppendUint64(payload, uint64(exp.Unix()))
 	enc := base64.RawURLEncoding
-	return enc.EncodeToString(payload) + "." + enc.EncodeToString(b.tokenMAC(payload, ar, binding))
+	return enc.EncodeToString(payload) + "." + enc.EncodeToString(p.tokenMAC(payload, ar, binding))
 }
 
 // tokenMAC returns the HMAC of a consent token's payload bound to the
 // browser's cookie and to the authorization request.
-func (b *Broker) tokenMAC(payload []byte, ar authRequest, binding string) []byte {
-	m := hmac.New(sha256.New, b.key)
+func (p *Portal) tokenMAC(payload []byte, ar authRequest, binding string) []byte {
+	m := hmac.New(sha256.New, p.key)
 	m.Write([]byte(tokenLabel))
 	m.Write(payload)
 	var n [binary.MaxVarintLen64]byte
@@ -84,15 +84,15 @@ func (b *Broker) tokenMAC(payload []byte, ar authRequest, binding string) []byte
 // expired at now. It returns the token's nonce, in hex, and its expiry.
 // It does not check that the token is unused: [claimNonce] does, when the
 // decision is stored.
-func (b *Broker) verifyToken(tok string, ar authRequest, binding string, now time.Time) (string, time.Time, bool) {
+func (p *Portal) verifyToken(tok string, ar authRequest, binding string, now time.Time) (string, time.Time, bool) {
 	enc := base64.RawURLEncoding
-	p, m, ok := strings.Cut(tok, ".")
-	if !ok || len(p) != enc.EncodedLen(nonceBytes+8) || len(m) != enc.EncodedLen(sha256.Size) {
+	pl, m, ok := strings.Cut(tok, ".")
+	if !ok || len(pl) != enc.EncodedLen(nonceBytes+8) || len(m) != enc.EncodedLen(sha256.Size) {
 		return "", time.Time{}, false
 	}
-	payload, err1 := enc.DecodeString(p)
+	payload, err1 := enc.DecodeString(pl)
 	mac, err2 := enc.DecodeString(m)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, b.tokenMAC(payload, ar, binding)) {
+	if err1 != nil || err2 != nil || !hmac.Equal(mac, p.tokenMAC(payload, ar, binding)) {
 		return "", time.Time{}, false
 	}
 	exp := binary.BigEndian.Uint64(payload[nonceBytes:])
@@ -135,13 +135,13 @@ type retryError struct {
 func (e *retryError) Unwrap() error { return e.pageError }
 
 // countSignup counts a new account opened from the client address addr at
-// now, unless addr has opened b.signupLimit in the current UTC hour
+// now, unless addr has opened p.signupLimit in the current UTC hour
 // already; then it counts nothing and returns a *retryError of status 429
 // that lasts until the hour ends. One upsert does it, so that concurrent
 // sign-ups, on any number of Brokers sharing the database, never exceed
 // the limit.
-func (b *Broker) countSignup(ctx context.Context, db bun.IDB, addr string, now time.Time) error {
-	if b.signupLimit < 0 {
+func (p *Portal) countSignup(ctx context.Context, db bun.IDB, addr string, now time.Time) error {
+	if p.signupLimit < 0 {
 		return nil
 	}
 	start := now.Truncate(signupWindow)
@@ -149,7 +149,7 @@ func (b *Broker) countSignup(ctx context.Context, db bun.IDB, addr string, now t
 	err := db.NewRaw(`INSERT INTO paper_signups (address, window_start, count) VALUES (?, ?, 1)
 		ON CONFLICT (address, window_start) DO UPDATE SET count = paper_signups.count + 1
 		WHERE paper_signups.count < ?
-		RETURNING count`, addr, start.Unix(), b.signupLimit).Scan(ctx, &counts)
+		RETURNING count`, addr, start.Unix(), p.signupLimit).Scan(ctx, &counts)
 	if err != nil {
 		return fmt.Errorf("paper: count sign-up: %w", err)
 	}
@@ -161,7 +161,7 @@ func (b *Broker) countSignup(ctx context.Context, db bun.IDB, addr string, now t
 	return &retryError{
 		pageError: &pageError{http.StatusTooManyRequests, fmt.Sprintf(
 			"Your network has opened %d paper accounts this hour, the most this broker allows. Try again in %d minute%s.",
-			b.signupLimit, minutes, plural(minutes))},
+			p.signupLimit, minutes, plural(minutes))},
 		after: after,
 	}
 }
@@ -177,12 +177,12 @@ func plural(n int) string {
 // sign-up counts of past hours. It runs after each decision, outside its
 // transaction, and only logs its errors: what it leaves is deleted next
 // time.
-func (b *Broker) purgeConsent(ctx context.Context, now time.Time) {
-	if _, err := b.db.NewRaw("DELETE FROM paper_consent_nonces WHERE expires_at < ?", now.Unix()).Exec(ctx); err != nil {
-		b.log.Warn("paper: purge used consent tokens", "err", err)
+func (p *Portal) purgeConsent(ctx context.Context, now time.Time) {
+	if _, err := p.db.NewRaw("DELETE FROM paper_consent_nonces WHERE expires_at < ?", now.Unix()).Exec(ctx); err != nil {
+		p.log.Warn("paper: purge used consent tokens", "err", err)
 	}
-	if _, err := b.db.NewRaw("DELETE FROM paper_signups WHERE window_start < ?", now.Truncate(signupWindow).Unix()).Exec(ctx); err != nil {
-		b.log.Warn("paper: purge sign-up counts", "err", err)
+	if _, err := p.db.NewRaw("DELETE FROM paper_signups WHERE window_start < ?", now.Truncate(signupWindow).Unix()).Exec(ctx); err != nil {
+		p.log.Warn("paper: purge sign-up counts", "err", err)
 	}
 }
 
