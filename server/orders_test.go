@@ -208,11 +208,15 @@ func TestOrderLifecycle(t *testing.T) {
 		// A limit far below the close rests; cancelling it works once.
 		rest := ts.order(t, alice, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "limit",
 			"quantity", "3", "limitPrice", "20.125").object(t)
-		// Nothing may happen to it: a bounded sleep over two of the
-		// matcher's passes (paper.DefaultMatchInterval, 250 ms) and the
-		// tracker's, after which it must still be pending. No event marks
-		// a pass that left an order alone, so there is nothing to await.
-		time.Sleep(600 * time.Millisecond)
+		// A pass of the matcher, run here so that it has surely seen the
+		// order, leaves it resting: the broker fills nothing but the
+		// first buy, so the tracker has nothing to record either.
+		if _, err := ts.Paper().Match(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.NewSelect().Table("paper_orders").Where("status = 'filled'").Count(context.Background()); err != nil || n != 1 {
+			t.Fatalf("after a match pass the paper broker has filled %d orders (%v), want the first buy only", n, err)
+		}
 		if o := ts.call(t, "GET", "/api/v1/brokers/orders/"+rest["id"].(string), alice).object(t); o["status"] != "pending" {
 			t.Fatalf("a far limit is %v, not pending", o["status"])
 		}
