@@ -18,6 +18,7 @@ import (
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/internal/seal"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -444,15 +445,20 @@ func TestRunWakesOnPriceNotification(t *testing.T) {
 	if _, err := svc.CreateAlert(ctx, f.user, alerts.AlertInput{AssetID: f.asset, Name: "a", Condition: "close > 0", Once: true}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the listener connects
-	f.save(t, 300)
-	deadline := time.Now().Add(5 * time.Second)
-	for countRows(t, db, "alert_firings", "1 = 1") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no firing 5 s after the prices were saved")
+	testkit.Eventually(t, 10*time.Second, func() error {
+		// The test's database is its own: the only session there that
+		// is idle after a LISTEN is the service's listener.
+		var n int
+		err := db.NewRaw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle' AND query LIKE 'LISTEN %'").
+			Scan(ctx, &n)
+		if err == nil && n == 0 {
+			err = errors.New("no session listening")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	}, "the service's listener")
+	f.save(t, 300)
+	testkit.Eventually(t, 5*time.Second, func() bool { return countRows(t, db, "alert_firings", "1 = 1") > 0 },
+		"a firing after the prices were saved")
 	cancel()
 	<-done
 }

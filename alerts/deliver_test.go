@@ -18,6 +18,7 @@ import (
 	"github.com/tradekit/tradekit/alerts/webhook"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // stall is a webhook receiver that never answers: each request waits
@@ -68,18 +69,6 @@ func (s *stall) counts() (now, peak, total int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.now, s.peak, s.requests
-}
-
-// waitFor polls cond every 5 ms for up to d and reports whether it held.
-func waitFor(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
 }
 
 // mustUser returns a new user on the plan.
@@ -149,9 +138,8 @@ func TestDeliveryAtMostTwoPerWebhook(t *testing.T) {
 			}
 			done <- n
 		}()
-		if !waitFor(5*time.Second, func() bool { now, _, _ := st.counts(); return now == 2 }) {
-			t.Fatal("the first instance did not start two attempts")
-		}
+		testkit.Eventually(t, 5*time.Second, func() bool { now, _, _ := st.counts(); return now == 2 },
+			"the first instance to start two attempts")
 		other := newService(db, alerts.Config{})
 		if n, err := other.Deliver(ctx); n != 0 || err != nil {
 			t.Errorf("a second instance's Deliver = %d, %v while two attempts hang; want 0", n, err)
@@ -186,7 +174,9 @@ func TestDeliveryFairAcrossAccounts(t *testing.T) {
 		}
 		mustNotify(t, db, attacker, 5, time.Now())
 		mustFanOut(t, f.svc)
-		time.Sleep(10 * time.Millisecond) // the victim's delivery is due last
+		// Not a wait: the victim's notification is stamped after the
+		// attacker's, so that its delivery is due last.
+		time.Sleep(10 * time.Millisecond)
 		mustNotify(t, db, f.user, 1, time.Now())
 		mustFanOut(t, f.svc)
 		done := make(chan struct{})
@@ -196,7 +186,9 @@ func TestDeliveryFairAcrossAccounts(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		if !waitFor(5*time.Second, func() bool { _, _, b := victim.stats(); return len(b) == 1 }) {
+		// Poll, not Eventually: the stalled attempts must be released
+		// whatever happens.
+		if testkit.Poll(5*time.Second, func() bool { _, _, b := victim.stats(); return len(b) == 1 }) != nil {
 			t.Error("the victim's delivery waited behind the attacker's hanging ones")
 		}
 		now, _, _ := st.counts()
@@ -213,7 +205,7 @@ func TestDeliveryFairAcrossAccounts(t *testing.T) {
 // then moves the clock on by more than a lease, as a slow pass would.
 type leaseTransport struct {
 	db    *bun.DB
-	clock *testClock
+	clock *testkit.Clock
 
 	mu    sync.Mutex
 	short []string // "<delivery id>: <time left>"
@@ -247,7 +239,7 @@ func TestDeliveryLeaseFromClaim(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		f := newFixture(t, db, 1)
-		clock := &testClock{now: time.Now().UTC()}
+		clock := testkit.NewClock(time.Now().UTC())
 		lt := &leaseTransport{db: db, clock: clock}
 		f.svc = newService(db, alerts.Config{Now: clock.Now, Transport: lt, DeliverConcurrency: 1, DeliverEvery: time.Hour})
 		for i := range 3 {
@@ -259,7 +251,7 @@ func TestDeliveryLeaseFromClaim(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { f.svc.Run(ctx); close(done) }()
-		ok := waitFor(10*time.Second, func() bool { lt.mu.Lock(); defer lt.mu.Unlock(); return len(lt.sent) >= 6 })
+		ok := testkit.Poll(10*time.Second, func() bool { lt.mu.Lock(); defer lt.mu.Unlock(); return len(lt.sent) >= 6 }) == nil
 		cancel()
 		<-done
 		lt.mu.Lock()
@@ -289,7 +281,7 @@ func TestWebhookBackoffAndDisable(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := newFixture(t, db, 1)
-		clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
+		clock := testkit.NewClock(time.Now().UTC().Truncate(time.Second))
 		f.svc = newService(db, alerts.Config{Now: clock.Now, RetryBase: 10 * time.Second, RetryMax: 40 * time.Second,
 			DisableAfter: 10 * time.Minute})
 		failing, healthy, flaky := newReceiver(t, 1<<30), newReceiver(t, 0), newReceiver(t, 1)
@@ -404,11 +396,10 @@ func TestWebhookDeliveryUnderAttack(t *testing.T) {
 			start := time.Now()
 			f.save(t, 200+float64(i))
 			f.svc.Wake()
-			if !waitFor(60*time.Second, func() bool { _, _, b := victim.stats(); return len(b) == i+1 }) {
-				t.Fatalf("import %d: the victim's delivery did not arrive in 60 s", i+1)
-			}
+			testkit.Eventually(t, 60*time.Second, func() bool { _, _, b := victim.stats(); return len(b) == i+1 },
+				"import %d: the victim's delivery", i+1)
 			lat = append(lat, time.Since(start))
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond) // not a wait: the imports come half a second apart
 		}
 		_, peak, total := st.counts()
 		slices.Sort(lat)

@@ -26,6 +26,7 @@ import (
 	"github.com/tradekit/tradekit/alerts/webhook"
 	"github.com/tradekit/tradekit/internal/dbtest"
 	"github.com/tradekit/tradekit/internal/seal"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // receiver is a test webhook endpoint: it verifies each request's
@@ -112,13 +113,12 @@ func (r *receiver) stats() (int, int, []map[string]any) {
 	return r.requests, r.badSigs, append([]map[string]any(nil), r.bodies...)
 }
 
-// deliverAll runs delivery passes until nothing is due or the deadline.
+// deliverAll runs delivery passes until until holds, or fails after 10 s.
 func deliverAll(t *testing.T, svc *alerts.Service, until func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !until() {
-		if time.Now().After(deadline) {
-			t.Fatal("deliveries did not finish in 10 s")
+	testkit.Eventually(t, 10*time.Second, func() bool {
+		if until() {
+			return true
 		}
 		if _, err := svc.FanOut(context.Background()); err != nil {
 			t.Fatal(err)
@@ -126,8 +126,8 @@ func deliverAll(t *testing.T, svc *alerts.Service, until func() bool) {
 		if _, err := svc.Deliver(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	}, "the deliveries to finish")
 }
 
 func TestWebhookDeliveryOfAlert(t *testing.T) {
@@ -246,7 +246,7 @@ func TestWebhookRetriesRunOut(t *testing.T) {
 	t.Parallel()
 	db := dbtest.SQLite(t)
 	ctx := context.Background()
-	clock := &testClock{now: time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)}
+	clock := testkit.NewClock(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	f := newFixture(t, db, 5)
 	f.svc = newService(db, alerts.Config{Now: clock.Now, RetryBase: 10 * time.Second, RetryFor: 150 * time.Second})
 	rcv := newReceiver(t, 1000) // never succeeds
@@ -289,26 +289,6 @@ func TestWebhookRetriesRunOut(t *testing.T) {
 	if d := ds[0]; d.Status != alerts.Failed || d.Attempts != 5 || reqs != 5 || bad != 0 || !strings.Contains(d.Error, "503") {
 		t.Errorf("failed delivery: %+v; receiver saw %d requests, %d badly signed; want failed after 5 attempts", d, reqs, bad)
 	}
-}
-
-// testClock is a clock that moves only when the test sets it.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// Now returns the time set last.
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Set moves the clock to t.
-func (c *testClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
 }
 
 func TestWebhookFanOutOfOtherNotifications(t *testing.T) {

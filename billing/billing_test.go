@@ -16,6 +16,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -160,7 +161,7 @@ func TestFailureBudgetIsPerAddress(t *testing.T) {
 	}
 	// The budget is per UTC minute: start well inside one.
 	if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 5*time.Second {
-		time.Sleep(left)
+		time.Sleep(left) // not a wait: the budget's minute is real time, so skip to the next one
 	}
 	auth := billing.NewAuthenticator(db, billing.AuthConfig{FailuresPerMinute: 3})
 	const attacker, user = "203.0.113.7", "198.51.100.2"
@@ -247,29 +248,28 @@ func TestLastUsed(t *testing.T) {
 			}
 			return *keys[0].LastUsedAt
 		}
-		cfg := billing.AuthConfig{TouchInterval: time.Hour}
+		t0 := time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)
+		clk := testkit.NewClock(t0)
+		cfg := billing.AuthConfig{TouchInterval: time.Hour, Now: clk.Now}
 		older, newer := billing.NewAuthenticator(db, cfg), billing.NewAuthenticator(db, cfg)
 
 		if _, err := older.Authenticate(ctx, full, ""); err != nil { // a miss: read from the database
 			t.Fatal(err)
 		}
-		before := time.Now()
 		for range 2 { // the second is a cache hit
+			clk.Add(time.Minute)
 			if _, err := newer.Authenticate(ctx, full, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
-		after := time.Now()
-		time.Sleep(300 * time.Millisecond) // the writes come well after the requests
+		clk.Add(time.Hour) // the writes come well after the requests
 		flush(newer)
-		if got := lastUsed(); got.Before(before.Truncate(time.Microsecond)) || got.After(after) {
-			t.Errorf("last used %v, want the time of the last request, between %v and %v",
-				got.UTC(), before.UTC(), after.UTC())
+		if got, want := lastUsed(), t0.Add(2*time.Minute); !got.Equal(want) {
+			t.Errorf("last used %v, want the time of the last request, %v", got.UTC(), want)
 		}
-		want := lastUsed()
 		flush(older) // holds an earlier request
-		if got := lastUsed(); !got.Equal(want) {
-			t.Errorf("an instance with an older request moved last used from %v to %v", want.UTC(), got.UTC())
+		if got, want := lastUsed(), t0.Add(2*time.Minute); !got.Equal(want) {
+			t.Errorf("an instance with an older request moved last used from %v to %v", want, got.UTC())
 		}
 		if k.LastUsedAt != nil {
 			t.Errorf("a new key has last used %v", k.LastUsedAt)
@@ -326,7 +326,9 @@ func TestStaleCacheIsNotTrusted(t *testing.T) {
 	if _, err := billing.NewStore(db).RevokeKey(ctx, k.ID, time.Now()); err != nil { // elsewhere
 		t.Fatal(err)
 	}
-	time.Sleep(60 * time.Millisecond) // no poll ran
+	// The cache's age is real time: a bounded sleep past MaxStaleness, in
+	// which no poll runs.
+	time.Sleep(60 * time.Millisecond)
 	if _, err := a.Authenticate(ctx, full, ""); !errors.Is(err, tradekit.ErrUnauthorized) {
 		t.Errorf("stale cache: error = %v, want ErrUnauthorized", err)
 	}

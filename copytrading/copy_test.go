@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -242,24 +242,6 @@ func mustFollowRow(tb testing.TB, db bun.IDB, id uuid.UUID) copytrading.Follow {
 	return f
 }
 
-// fakeClock is a settable Config.Now.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
 // pct returns a percentage control.
 func pct(s string) *decimal.Decimal {
 	d := decimal.RequireFromString(s)
@@ -367,7 +349,7 @@ func testCopy(t *testing.T, db *bun.DB) {
 
 	t.Run("a sell waits for the copies still open", func(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Second)
-		clk := &fakeClock{t: t0}
+		clk := testkit.NewClock(t0)
 		p := &placer{PlaceOrderFn: storing(db, brokers.Pending)}
 		s := copytrading.New(db, copytrading.Config{Orders: p, Now: clk.Now})
 		f := mustFixture(t, db, s, "200000", "40000", autoSync)
@@ -414,7 +396,7 @@ func testCopy(t *testing.T, db *bun.DB) {
 
 	t.Run("a sell waits at most 30 seconds", func(t *testing.T) {
 		t0 := time.Now().UTC().Truncate(time.Second)
-		clk := &fakeClock{t: t0}
+		clk := testkit.NewClock(t0)
 		p := &placer{PlaceOrderFn: storing(db, brokers.Pending)}
 		s := copytrading.New(db, copytrading.Config{Orders: p, Now: clk.Now})
 		f := mustFixture(t, db, s, "200000", "40000", autoSync)

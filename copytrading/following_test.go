@@ -13,6 +13,7 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // mustConnection stores a connection of the user with the status.
@@ -39,7 +40,7 @@ func mustStatus(tb testing.TB, db bun.IDB, conn uuid.UUID, status string) {
 func testFollowing(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	clk := &fakeClock{t: t0}
+	clk := testkit.NewClock(t0)
 	s := copytrading.New(db, copytrading.Config{Now: clk.Now})
 	leader := mustPublished(t, db, s)
 	newUser := func(t *testing.T) (user, conn uuid.UUID) {

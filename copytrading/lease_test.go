@@ -163,9 +163,8 @@ func testLeaseRenewal(t *testing.T, db *bun.DB) {
 	var fill string
 	var before, during *time.Time
 	p := &placer{PlaceOrderFn: func(ctx context.Context, userID uuid.UUID, in connect.OrderInput) (connect.Placement, error) {
-		// A broker slower than a renewal period.
 		before = mustLease(t, db, f.follow.ID, fill)
-		time.Sleep(copytrading.LeaseFor/3 + 300*time.Millisecond)
+		time.Sleep(copytrading.LeaseFor/3 + 300*time.Millisecond) // not a wait: a broker slower than a renewal period
 		during = mustLease(t, db, f.follow.ID, fill)
 		return connect.Placement{Order: connect.Order{ID: orderIDOf(in.ClientOrderID), UserID: userID, Status: brokers.Pending}}, nil
 	}}

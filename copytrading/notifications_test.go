@@ -12,6 +12,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // testNotifications pages through a user's notifications and marks them
@@ -19,7 +20,7 @@ import (
 func testNotifications(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	clk := &fakeClock{t: t0.Add(time.Hour)}
+	clk := testkit.NewClock(t0.Add(time.Hour))
 	s := copytrading.New(db, copytrading.Config{Now: clk.Now})
 	user, _, _ := mustAccount(t, db, "reader-"+uuid.NewString()[:8]+"@example.com", "10000")
 	other, _, _ := mustAccount(t, db, "other-"+uuid.NewString()[:8]+"@example.com", "10000")

@@ -14,6 +14,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/copytrading"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // runWait is how long the tests of Run wait for it: far less than the
@@ -86,16 +87,6 @@ func listeners(tb testing.TB, db bun.IDB) int {
 	return n
 }
 
-// waitFor polls cond until it holds, for up to runWait.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	for deadline := time.Now().Add(runWait); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: not within %v", what, runWait)
-		}
-	}
-}
-
 // TestRun runs the copy engine's loop with a copy interval of a minute:
 // it copies a leader's fills at once when woken, by Wake or, on
 // PostgreSQL, by a notification on connect.FillsChannel, and returns when
@@ -146,7 +137,7 @@ func TestRun(t *testing.T) {
 			before := listeners(t, db)
 			r := startRun(s, p)
 			defer r.cancel()
-			waitFor(t, "Run listens", func() bool { return listeners(t, db) > before })
+			testkit.Eventually(t, runWait, func() bool { return listeners(t, db) > before }, "Run to listen")
 			// Run wakes itself once when it starts listening: three
 			// copies need at least two notifications.
 			for seq := int64(1); seq <= 3; seq++ {
@@ -178,7 +169,7 @@ func TestRunStopsListening(t *testing.T) {
 	before := listeners(t, db)
 	r := startRun(s, p)
 	defer r.cancel()
-	waitFor(t, "Run listens", func() bool { return listeners(t, db) > before })
+	testkit.Eventually(t, runWait, func() bool { return listeners(t, db) > before }, "Run to listen")
 	r.stop(t)
-	waitFor(t, "Run's listener is gone", func() bool { return listeners(t, db) == before })
+	testkit.Eventually(t, runWait, func() bool { return listeners(t, db) == before }, "Run's listener to go")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // backtestRow is a row of backtests, the results package
@@ -34,7 +35,7 @@ type backtestRow struct {
 func testStrategies(t *testing.T, db *bun.DB) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 3, 2, 12, 0, 0, 0, time.UTC)
-	clk := &fakeClock{t: t0}
+	clk := testkit.NewClock(t0)
 	s := copytrading.New(db, copytrading.Config{Now: clk.Now})
 	author := mustPublished(t, db, s) // a leader
 	plain, _, _ := mustAccount(t, db, "plain-"+uuid.NewString()[:8]+"@example.com", "10000")

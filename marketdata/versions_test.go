@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // queryCounter counts the queries a database handle runs.
@@ -23,17 +24,12 @@ func (c *queryCounter) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) conte
 
 func (c *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
 
-// eventually polls cond every 5 ms until it holds, failing after 5 s; it
-// returns how long that took.
+// eventually waits up to 5 s for cond with [testkit.Eventually] and
+// returns how long that took, to within the poll's back-off (50 ms).
 func eventually(t *testing.T, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("%s: not after 5 s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, cond, "%s", what)
 	return time.Since(start)
 }
 

@@ -158,7 +158,7 @@ func TestPendingConnectionsBounded(t *testing.T) {
 			t.Fatalf("5 waiting again, another: %d %s", r.status, r.raw)
 		}
 		// Expiring frees them all: states live 10 minutes.
-		ts.clock.set(time.Now().Add(11 * time.Minute))
+		ts.clock.Set(time.Now().Add(11 * time.Minute))
 		for i := range 5 {
 			if r := create(keys[0]); r.status != http.StatusOK {
 				t.Fatalf("after expiry, pending connection %d: %d %s", i+1, r.status, r.raw)

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,32 +23,12 @@ import (
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/internal/consent"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/server"
 )
 
 // appURL is where the tests' client application wants users back.
 const appURL = "https://app.example/brokers/done"
-
-// clock is a settable server clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.t.IsZero() {
-		return time.Now()
-	}
-	return c.t
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
 
 // tradingServer is a Server on a real loopback socket, its paper broker
 // reached over HTTP at its own public URL.
@@ -57,7 +36,7 @@ type tradingServer struct {
 	*server.Server
 	url   string
 	key   []byte
-	clock *clock
+	clock *testkit.Clock // follows the wall clock until set
 }
 
 func startTrading(tb testing.TB, db *bun.DB) tradingServer {
@@ -74,9 +53,9 @@ func startTradingWith(tb testing.TB, db *bun.DB, cfg server.BrokersConfig) tradi
 		cfg.SecretKey = make([]byte, 32)
 		rand.Read(cfg.SecretKey)
 	}
-	c := &clock{}
+	c := &testkit.Clock{}
 	cfg.PublicURL = "http://" + ts.Listener.Addr().String()
-	s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Now: c.now, Brokers: cfg}, db)
+	s := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Now: c.Now, Brokers: cfg}, db)
 	ts.Config.Handler = s.Handler()
 	ts.Start()
 	tb.Cleanup(func() {
@@ -347,9 +326,9 @@ func TestBrokerConnectionErrors(t *testing.T) {
 
 		// Expired state: the user took 11 minutes.
 		slow := create(alice, "provider", "paper", "redirectUrl", appURL).object(t)
-		ts.clock.set(time.Now().Add(11 * time.Minute))
+		ts.clock.Set(time.Now().Add(11 * time.Minute))
 		to, _ = decide(t, browser(), slow["authorizationUrl"].(string), "approve")
-		ts.clock.set(time.Time{})
+		ts.clock.Set(time.Time{})
 		if !strings.Contains(to.Query().Get("error"), "longer than") || to.Query().Get("status") != "pending" {
 			t.Errorf("expired state: back at %s", to)
 		}
@@ -482,8 +461,8 @@ func TestBrokerSyncSchedule(t *testing.T) {
 		// Two hours on, the access token (1 h) has expired at the broker
 		// and the connection is due: the sync refreshes the token, stores
 		// it sealed, and completes.
-		ts.clock.set(time.Now().Add(2 * time.Hour))
-		defer ts.clock.set(time.Time{})
+		ts.clock.Set(time.Now().Add(2 * time.Hour))
+		defer ts.clock.Set(time.Time{})
 		ts.Connections().Tick(ctx)
 		if l := logs(); len(l) != 2 || l[0]["status"] != "completed" {
 			t.Fatalf("after two hours: %v", l)
@@ -499,7 +478,7 @@ func TestBrokerSyncSchedule(t *testing.T) {
 		// A sync whose instance stopped stays syncing; after the timeout
 		// a tick fails it, and the connection syncs again.
 		orphan := uuid.New()
-		started := ts.clock.now().Add(-3 * time.Minute)
+		started := ts.clock.Now().Add(-3 * time.Minute)
 		if _, err := db.NewInsert().Model(&connect.SyncLog{ID: orphan, ConnectionID: before.ID, Status: "syncing", StartedAt: started}).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -507,7 +486,7 @@ func TestBrokerSyncSchedule(t *testing.T) {
 			Where("id = ?", before.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		ts.clock.set(ts.clock.now().Add(61 * time.Minute)) // due again
+		ts.clock.Set(ts.clock.Now().Add(61 * time.Minute)) // due again
 		if err := ts.Connections().Tick(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // BenchmarkCopyLatency measures, on loopback with one server and its
@@ -40,29 +41,23 @@ func BenchmarkCopyLatency(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			o := ts.order(b, alice, "connectionId", aliceConn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "10").object(b)
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				// Read the database: polling the API would spend the
-				// follower's rate limit.
-				var row struct {
-					Filled *time.Time `bun:"filled_at"`
-					Copied *time.Time `bun:"copied_at"`
-				}
+			// Read the database: polling the API would spend the
+			// follower's rate limit. The latency is the rows' own, not
+			// the polls'.
+			var row struct {
+				Filled *time.Time `bun:"filled_at"`
+				Copied *time.Time `bun:"copied_at"`
+			}
+			testkit.Eventually(b, 10*time.Second, func() bool {
 				err := db.NewSelect().TableExpr("broker_orders AS o").ColumnExpr("o.filled_at").
 					ColumnExpr("(SELECT max(c.created_at) FROM copy_events AS e JOIN broker_orders AS c ON c.id = e.order_id WHERE e.fill_id = o.broker_order_id) AS copied_at").
 					Where("o.id = ?", o["id"]).Scan(ctx, &row)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if row.Filled != nil && row.Copied != nil {
-					lat = append(lat, row.Copied.Sub(*row.Filled))
-					break
-				}
-				if time.Now().After(deadline) {
-					b.Fatalf("copy %d not placed within 10 s", i+1)
-				}
-				time.Sleep(2 * time.Millisecond)
-			}
+				return row.Filled != nil && row.Copied != nil
+			}, "copy %d to be placed", i+1)
+			lat = append(lat, row.Copied.Sub(*row.Filled))
 		}
 		b.StopTimer()
 		slices.Sort(lat)

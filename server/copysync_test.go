@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,23 +13,21 @@ import (
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
 // waitList polls GET path until it lists n items, or fails after 10 s.
 func (ts tradingServer) waitList(t *testing.T, key, path string, n int) []map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l := ts.call(t, "GET", path, key).list(t)
-		if len(l) >= n {
-			return l
+	var l []map[string]any
+	testkit.Eventually(t, 10*time.Second, func() error {
+		if l = ts.call(t, "GET", path, key).list(t); len(l) < n {
+			return fmt.Errorf("%d items: %v", len(l), l)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s lists %d items after 10 s, want %d: %v", path, len(l), n, l)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return nil
+	}, "%s to list %d items", path, n)
+	return l
 }
 
 // TestCopyTradingAutoSync runs a leader and a follower on the paper
@@ -103,10 +102,8 @@ func TestCopyTradingAutoSync(t *testing.T) {
 			}
 			return strings.Join(k, " ")
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(kinds(), "copy_rejected") && time.Now().Before(deadline) {
-			time.Sleep(25 * time.Millisecond)
-		}
+		testkit.Eventually(t, 10*time.Second, func() bool { return strings.Contains(kinds(), "copy_rejected") },
+			"a copy_rejected notification")
 		if !strings.HasPrefix(kinds(), "copy_rejected leader_trade") {
 			t.Errorf("notifications after the rejection: %s", kinds())
 		}
@@ -123,34 +120,35 @@ func TestCopyTradingAutoSync(t *testing.T) {
 			t.Fatal(err)
 		}
 		buy("10")
-		deadline = time.Now().Add(10 * time.Second)
-		for {
-			f := ts.call(t, "GET", "/api/v1/copy-trading/following", bob).list(t)[0]
-			if f["autoSync"] == false {
-				if !strings.Contains(f["stoppedReason"].(string), "copy stop-loss") {
-					t.Errorf("stopped: %v", f)
-				}
-				break
+		var f map[string]any
+		testkit.Eventually(t, 10*time.Second, func() error {
+			if f = ts.call(t, "GET", "/api/v1/copy-trading/following", bob).list(t)[0]; f["autoSync"] != false {
+				return fmt.Errorf("auto-sync still on: %v", f)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("auto-sync still on: %v", f)
-			}
-			time.Sleep(25 * time.Millisecond)
+			return nil
+		}, "auto-sync to stop")
+		if !strings.Contains(f["stoppedReason"].(string), "copy stop-loss") {
+			t.Errorf("stopped: %v", f)
 		}
 		// The stop and the fill's leader_trade may be recorded a moment
 		// apart: wait for both, newest first.
 		stopped := func(k string) bool {
 			return strings.HasPrefix(k, "leader_trade copy_stopped") || strings.HasPrefix(k, "copy_stopped leader_trade")
 		}
-		deadline = time.Now().Add(10 * time.Second)
-		for k := kinds(); !stopped(k); k = kinds() {
-			if time.Now().After(deadline) {
-				t.Errorf("notifications after the stop: %s", k)
-				break
+		testkit.Eventually(t, 10*time.Second, func() error {
+			if k := kinds(); !stopped(k) {
+				return fmt.Errorf("notifications %s", k)
 			}
-			time.Sleep(25 * time.Millisecond)
-		}
-		time.Sleep(500 * time.Millisecond) // every engine has had its passes
+			return nil
+		}, "copy_stopped and leader_trade notifications")
+		// The third leader fill's copy event is recorded; then the
+		// follower must have no order beyond the copy and the rejected one.
+		testkit.Eventually(t, 10*time.Second, func() error {
+			if n := countRows(t, db, "copy_events"); n < 3 {
+				return fmt.Errorf("%d copy events", n)
+			}
+			return nil
+		}, "a copy event for each of the 3 leader fills")
 		if l := ts.call(t, "GET", orders, bob).list(t); len(l) != 2 {
 			t.Errorf("the follower has %d orders, want the copy and the rejected one: %v", len(l), l)
 		}

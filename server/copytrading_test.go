@@ -16,6 +16,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -73,13 +74,9 @@ func TestCopyTradingLeaders(t *testing.T) {
 		// Alice buys through the paper broker: a fill, and a holding.
 		bought := ts.order(t, alice, "connectionId", aliceConn, "assetId", widgID.String(), "side", "buy", "type", "market", "quantity", "100").object(t)
 		ts.waitOrder(t, alice, bought["id"].(string), "filled")
-		deadline := time.Now().Add(10 * time.Second)
-		for len(ts.call(t, "GET", "/api/v1/portfolios/"+alicePF, alice).object(t)["positions"].([]any)) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatal("the fill never reached alice's portfolio")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		testkit.Eventually(t, 10*time.Second, func() bool {
+			return len(ts.call(t, "GET", "/api/v1/portfolios/"+alicePF, alice).object(t)["positions"].([]any)) > 0
+		}, "the fill to reach alice's portfolio")
 		ts.Connections().Wait()
 
 		// Alice's history: +10 %, −10 % (in February), a deposit that is

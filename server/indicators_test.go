@@ -17,6 +17,7 @@ import (
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/indicators"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/server"
 )
@@ -297,11 +298,7 @@ func TestIndicatorCacheInvalidation(t *testing.T) {
 				go srv.Maintain(ctx)
 				defer cancel()
 				if strings.HasPrefix(dsn, "postgres") {
-					for start := time.Now(); !srv.Studies().Watching(); time.Sleep(5 * time.Millisecond) {
-						if time.Since(start) > 5*time.Second {
-							t.Fatal("not listening for price changes after 5 s")
-						}
-					}
+					testkit.Eventually(t, 5*time.Second, srv.Studies().Watching, "listening for price changes")
 				}
 			}
 			before := send(t, h, "GET", path, key).list(t)
@@ -313,19 +310,21 @@ func TestIndicatorCacheInvalidation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
-			for {
-				after := send(t, h, "GET", path, key).list(t)
-				got, want := after[0]["value"].(float64)-before[0]["value"].(float64), 10.0
-				if near(got, want) {
-					t.Logf("watching %v: change served after %v", watch, time.Since(start))
-					break
-				}
-				if !watch || time.Since(start) > 5*time.Second {
-					t.Fatalf("watching %v: SMA(3) moved by %v after the last close rose by 30, want %v", watch, got, want)
-				}
-				time.Sleep(time.Millisecond)
+			// Unwatched, the change must be served at once; watched, the
+			// notification may take a moment.
+			timeout := 5 * time.Second
+			if !watch {
+				timeout = 0
 			}
+			start := time.Now()
+			testkit.Eventually(t, timeout, func() error {
+				after := send(t, h, "GET", path, key).list(t)
+				if got, want := after[0]["value"].(float64)-before[0]["value"].(float64), 10.0; !near(got, want) {
+					return fmt.Errorf("SMA(3) moved by %v after the last close rose by 30, want %v", got, want)
+				}
+				return nil
+			}, "watching %v: the change to be served", watch)
+			t.Logf("watching %v: change served after %v", watch, time.Since(start))
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/server"
 )
 
@@ -75,17 +77,12 @@ next:
 // reaches at least min, or fails after 10 s.
 func waitSample(t *testing.T, h http.Handler, name string, want map[string]string, min float64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		v, _ := sample(scrape(t, h), name, want)
-		if v >= min {
-			return
+	testkit.Eventually(t, 10*time.Second, func() error {
+		if v, _ := sample(scrape(t, h), name, want); v < min {
+			return fmt.Errorf("%s%v is %v", name, want, v)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s%v is %v after 10 s, want at least %v", name, want, v, min)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return nil
+	}, "%s%v to reach %v", name, want, min)
 }
 
 // uuidLike matches an id in a label value.
@@ -133,11 +130,11 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		// clock: on a loaded machine, under the race detector, they took
 		// long enough to straddle a minute, whose count starts anew.
 		free := mustKey(t, db, "free@example.com", "free")
-		ts.clock.set(time.Now())
+		ts.clock.Set(time.Now())
 		for i := 0; i < 31; i++ {
 			ts.call(t, "GET", "/api/v1/billing/plans", free)
 		}
-		ts.clock.set(time.Time{})
+		ts.clock.Set(time.Time{})
 
 		waitSample(t, h, "tradekit_copy_lag_seconds", nil, 1)
 		fams := scrape(t, h)

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun/dialect"
 
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/server"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -89,9 +90,5 @@ func waitWatching(b *testing.B, db *bun.DB, s *studies.Service) {
 	if db.Dialect().Name() != dialect.PG {
 		return
 	}
-	for start := time.Now(); !s.Watching(); time.Sleep(time.Millisecond) {
-		if time.Since(start) > 10*time.Second {
-			b.Fatal("price versions are not watched after 10 s")
-		}
-	}
+	testkit.Eventually(b, 10*time.Second, s.Watching, "price versions to be watched")
 }

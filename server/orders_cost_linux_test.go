@@ -46,8 +46,10 @@ func BenchmarkOrderCost(b *testing.B) {
 			}
 		}
 		order() // warm the connections
+		// The measurement's settling pauses, part of what docs/performance
+		// reports: the warm-up's fills, then the last ones, are recorded.
 		const settle = 100 * time.Millisecond
-		time.Sleep(settle)
+		time.Sleep(settle) // the warm-up's fills
 		backends := func() map[int]time.Duration { return dbtest.BackendCPU(b, db) }
 		pg0, go0, n0 := backends(), dbtest.ProcessCPU(), statements.Load()
 		b.ResetTimer()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/server"
 )
@@ -106,17 +107,15 @@ func (ts tradingServer) order(tb testing.TB, key string, kv ...string) response 
 // waitOrder polls the order until its status is want, or fails after 10 s.
 func (ts tradingServer) waitOrder(tb testing.TB, key, id, want string) map[string]any {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		o := ts.call(tb, "GET", "/api/v1/brokers/orders/"+id, key).object(tb)
-		if o["status"] == want {
-			return o
+	var o map[string]any
+	testkit.Eventually(tb, 10*time.Second, func() error {
+		o = ts.call(tb, "GET", "/api/v1/brokers/orders/"+id, key).object(tb)
+		if o["status"] != want {
+			return fmt.Errorf("order %s is %v", id, o["status"])
 		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("order %s is %v after 10 s, not %s", id, o["status"], want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	}, "order %s to be %s", id, want)
+	return o
 }
 
 // num returns a JSON number of a decoded body as a decimal.
@@ -191,28 +190,33 @@ func TestOrderLifecycle(t *testing.T) {
 		}
 
 		// The fill reaches the portfolio: cash 100000 − 572.78625 − 1.25.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			pf := ts.call(t, "GET", "/api/v1/portfolios", alice).list(t)
-			if len(pf) == 1 && len(pf[0]["positions"].([]any)) == 1 {
-				p := pf[0]["positions"].([]any)[0].(map[string]any)
-				if p["symbol"] != "WIDG" || !num(t, p["quantity"]).Equal(decimal.New(10, 0)) ||
-					!num(t, p["averageCost"]).Equal(decimal.RequireFromString("57.278625")) ||
-					!num(t, pf[0]["cash"]).Equal(decimal.RequireFromString("99425.96375")) {
-					t.Errorf("portfolio after the fill: %v", pf[0])
-				}
-				break
+		var pf []map[string]any
+		testkit.Eventually(t, 10*time.Second, func() error {
+			pf = ts.call(t, "GET", "/api/v1/portfolios", alice).list(t)
+			if len(pf) != 1 || len(pf[0]["positions"].([]any)) != 1 {
+				return fmt.Errorf("portfolios %v", pf)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no position 10 s after the fill: %v", pf)
-			}
-			time.Sleep(50 * time.Millisecond)
+			return nil
+		}, "a position after the fill")
+		p := pf[0]["positions"].([]any)[0].(map[string]any)
+		if p["symbol"] != "WIDG" || !num(t, p["quantity"]).Equal(decimal.New(10, 0)) ||
+			!num(t, p["averageCost"]).Equal(decimal.RequireFromString("57.278625")) ||
+			!num(t, pf[0]["cash"]).Equal(decimal.RequireFromString("99425.96375")) {
+			t.Errorf("portfolio after the fill: %v", pf[0])
 		}
 
 		// A limit far below the close rests; cancelling it works once.
 		rest := ts.order(t, alice, "connectionId", conn, "assetId", widgID.String(), "side", "buy", "type", "limit",
 			"quantity", "3", "limitPrice", "20.125").object(t)
-		time.Sleep(600 * time.Millisecond) // the matcher and the tracker each pass a few times
+		// A pass of the matcher, run here so that it has surely seen the
+		// order, leaves it resting: the broker fills nothing but the
+		// first buy, so the tracker has nothing to record either.
+		if _, err := ts.Paper().Match(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := db.NewSelect().Table("paper_orders").Where("status = 'filled'").Count(context.Background()); err != nil || n != 1 {
+			t.Fatalf("after a match pass the paper broker has filled %d orders (%v), want the first buy only", n, err)
+		}
 		if o := ts.call(t, "GET", "/api/v1/brokers/orders/"+rest["id"].(string), alice).object(t); o["status"] != "pending" {
 			t.Fatalf("a far limit is %v, not pending", o["status"])
 		}
@@ -685,23 +689,18 @@ func TestOrderDailyLimitUnderLoad(t *testing.T) {
 		}
 		// Every instance's matcher and tracker ran: each accepted order
 		// filled once, and the portfolio holds 10.
-		deadline := time.Now().Add(15 * time.Second)
-		for {
+		testkit.Eventually(t, 15*time.Second, func() error {
 			r := servers[0].call(t, "GET", "/api/v1/brokers/orders?status=filled", alice)
 			pf := servers[0].call(t, "GET", "/api/v1/portfolios", alice).list(t)
 			held := "none"
 			if len(pf) == 1 && len(pf[0]["positions"].([]any)) == 1 {
 				held = num(t, pf[0]["positions"].([]any)[0].(map[string]any)["quantity"]).String()
 			}
-			total := r.body["meta"].(map[string]any)["total"]
-			if total == 10.0 && held == "10" {
-				break
+			if total := r.body["meta"].(map[string]any)["total"]; total != 10.0 || held != "10" {
+				return fmt.Errorf("%v orders filled, %s held; want 10 and 10", total, held)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("15 s on: %v orders filled, %s held; want 10 and 10", total, held)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		}, "every accepted order filled and held")
 	})
 }
 

@@ -26,7 +26,7 @@ func TestPaperConsentThroughServer(t *testing.T) {
 		ts := startTradingWith(t, db, server.BrokersConfig{SyncInterval: time.Hour, PaperSignupsPerHour: 2})
 		key := mustKey(t, db, "Signup.User@example.com", "pro")
 		h := ts.Handler()
-		ts.clock.set(time.Now().UTC().Truncate(time.Hour)) // one UTC hour, whenever the test runs
+		ts.clock.Set(time.Now().UTC().Truncate(time.Hour)) // one UTC hour, whenever the test runs
 
 		// show creates a connection and opens its consent page from addr.
 		show := func(t *testing.T, addr string) (string, url.Values, *http.Cookie) {

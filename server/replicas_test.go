@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/server"
 )
@@ -48,13 +50,12 @@ func TestReplicaReads(t *testing.T) {
 	h := srv.Handler()
 	waitHealthy := func() {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !replicas.Status()[0].Healthy {
-			if time.Now().After(deadline) {
-				t.Fatalf("the standby is not in use after 10 s: %+v", replicas.Status())
+		testkit.Eventually(t, 10*time.Second, func() error {
+			if st := replicas.Status(); !st[0].Healthy {
+				return fmt.Errorf("status %+v", st)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		}, "the standby to be in use")
 	}
 	ids := mdIDs
 	prices := "/api/v1/market-data/prices/asset/" + ids.acme.String()
@@ -139,13 +140,12 @@ func TestReplicaReads(t *testing.T) {
 			<-sdone
 		}()
 		h := server.New(server.Config{Logger: quietLogger(), Passwords: testPasswords, Replicas: slow}, primary).Handler()
-		deadline := time.Now().Add(10 * time.Second)
-		for !slow.Status()[0].Healthy {
-			if time.Now().After(deadline) {
-				t.Fatalf("the standby is not in use after 10 s: %+v", slow.Status())
+		testkit.Eventually(t, 10*time.Second, func() error {
+			if st := slow.Status(); !st[0].Healthy {
+				return fmt.Errorf("status %+v", st)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		}, "the standby to be in use")
 		if err := rp.Standby.Kill(); err != nil {
 			t.Fatal(err)
 		}

@@ -67,8 +67,10 @@ func TestParseName(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "KAMA", "SMA_", "SMA_0", "SMA_1001", "RSI_1", "MACD_12", "SMA_x"} {
-		if _, err := ParseName("indicators", in); !errors.Is(err, tradekit.ErrInvalid) {
-			t.Errorf("ParseName(%q) error = %v, want ErrInvalid", in, err)
+		_, err := ParseName("indicators", in)
+		var pe *tradekit.ParamError
+		if !errors.As(err, &pe) || pe.Param != "indicators" || !errors.Is(err, tradekit.ErrInvalid) {
+			t.Errorf("ParseName(%q) error = %v, want a ParamError naming indicators", in, err)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers/alpaca"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // broker is an httptest server with Alpaca's token endpoint at
@@ -55,7 +56,7 @@ func mustBroker(tb testing.TB, configure func(*broker)) *broker {
 		b.forms = append(b.forms, r.PostForm)
 		b.basicAuth = append(b.basicAuth, user+":"+pass)
 		b.mu.Unlock()
-		time.Sleep(b.tokenDelay)
+		time.Sleep(b.tokenDelay) // a slow token endpoint, not a wait
 		w.Header().Set("Content-Type", "application/json")
 		if b.tokenStatus != 0 {
 			w.WriteHeader(b.tokenStatus)
@@ -339,9 +340,7 @@ func TestRefreshWaitCancelled(t *testing.T) {
 		_, err := c.Account(context.Background())
 		done <- err
 	}()
-	for len(b.events()) == 0 { // the first call is refreshing
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return len(b.events()) > 0 }, "the first call to refresh")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := c.Account(ctx); !errors.Is(err, context.DeadlineExceeded) {

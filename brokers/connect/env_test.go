@@ -20,6 +20,7 @@ import (
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -32,7 +33,7 @@ var start = time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)
 // every connection reaches, a sealer, and the calls of OnFill.
 type env struct {
 	db     *bun.DB
-	clock  *clock
+	clock  *testkit.Clock
 	broker *fakeBroker
 	sealer *Sealer
 	limit  atomic.Int64 // the portfolio limit of every user
@@ -53,7 +54,7 @@ func newEnv(t *testing.T, db *bun.DB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{db: db, clock: &clock{t: start}, sealer: sealer}
+	e := &env{db: db, clock: testkit.NewClock(start), sealer: sealer}
 	e.broker = newFakeBroker(e.clock.Now)
 	e.limit.Store(3)
 	t.Cleanup(func() {

@@ -407,24 +407,6 @@ func (b *fakeBroker) requestCount() int {
 	return len(b.requests)
 }
 
-// clock is a Config.Now that moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // roundTripFunc is an http.RoundTripper answering every request itself:
 // brokers' OAuth endpoints without a server.
 type roundTripFunc func(r *http.Request) (*http.Response, error)

@@ -17,6 +17,7 @@ import (
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // mustSync starts a sync of the connection, waits for it and returns its
@@ -599,18 +600,14 @@ func TestRun(t *testing.T) {
 			defer close(done)
 			f.s.Run(ctx)
 		}()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testkit.Eventually(t, 10*time.Second, func() error {
 			c := f.mustConn(t, f.conn)
 			o := f.mustOrder(t, p.Order.ID)
-			if c.LastSyncAt != nil && c.LastSyncAt.Equal(f.clock.Now()) && o.Status == brokers.Filled {
-				break
+			if c.LastSyncAt == nil || !c.LastSyncAt.Equal(f.clock.Now()) || o.Status != brokers.Filled {
+				return fmt.Errorf("last sync %v, order %s", c.LastSyncAt, o.Status)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("after 10 s: last sync %v, order %s", c.LastSyncAt, o.Status)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return nil
+		}, "a sync now and the order filled")
 		cancel()
 		<-done
 		// Whichever of the sync and the tracker saw the fill first, the

@@ -74,7 +74,7 @@ var packageNames = map[string]bool{
 	"brokers": true, "bulk": true, "calendar": true, "client": true, "connect": true, "consent": true,
 	"copytrading": true, "dashboard": true, "database": true, "dbcopy": true, "dbtest": true, "demo": true, "feed": true, "feedtest": true, "fetch": true,
 	"formula": true, "indicators": true, "jsonnum": true, "knowledge": true, "lru": true, "marketdata": true, "massive": true, "ohlcv": true,
-	"paper": true, "portal": true, "profiledb": true, "profiles": true, "seal": true, "server": true, "studies": true,
+	"paper": true, "portal": true, "profiledb": true, "profiles": true, "seal": true, "server": true, "studies": true, "testkit": true,
 	"tradekit": true, "webhook": true,
 }
 

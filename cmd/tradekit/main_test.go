@@ -17,6 +17,7 @@ import (
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -89,17 +90,10 @@ func TestEndToEnd(t *testing.T) {
 		if _, err := cli(t, env, "keys", "delete", "--id", id); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		testkit.Eventually(t, 5*time.Second, func() bool {
 			status, _ := call(t, "http://"+addr+"/api/v1/billing/plans", key)
-			if status == 401 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the server still accepts a key deleted 5 s ago")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return status == 401
+		}, "the server to refuse the deleted key")
 
 		cancel()
 		select {
@@ -279,7 +273,8 @@ func TestKeysLastUsedAndDeleteTwice(t *testing.T) {
 		}
 		after := time.Now()
 		// The server writes last-used times every 30 s and when it stops:
-		// stop it more than a second (the listing's precision) later.
+		// stop it more than a second (the listing's precision) later. Not
+		// a wait: the stop must come at a later second than the request.
 		time.Sleep(1100 * time.Millisecond)
 		cancel()
 		select {
@@ -331,19 +326,19 @@ func freeAddr(t *testing.T) string {
 
 func waitHealthy(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(url); err == nil {
-			var body map[string]string
-			json.NewDecoder(res.Body).Decode(&body)
-			res.Body.Close()
-			if res.StatusCode == 200 && body["status"] == "ok" {
-				return
-			}
+	testkit.Eventually(t, 30*time.Second, func() error {
+		res, err := http.Get(url)
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never answered", url)
+		var body map[string]string
+		json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != 200 || body["status"] != "ok" {
+			return fmt.Errorf("%d %v", res.StatusCode, body)
+		}
+		return nil
+	}, "%s to answer ok", url)
 }
 
 func call(t *testing.T, url, key string) (int, string) {

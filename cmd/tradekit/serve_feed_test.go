@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/marketdata/demo"
 	"github.com/tradekit/tradekit/marketdata/feed"
@@ -75,20 +77,21 @@ func TestServeFeedBackfillTwoInstances(t *testing.T) {
 		}
 		defer db.Close()
 		st := feed.NewStore(db)
-		var runs []feed.RunRecord
-		deadline := time.Now().Add(30 * time.Second)
-		for time.Now().Before(deadline) {
-			if runs, err = st.Runs(ctx, "massive", 10); err == nil && len(runs) >= 2 && runs[0].Outcome != feed.OutcomeRunning {
-				next, _ := st.NextRuns(ctx)
-				if _, ok := next["massive"]; ok {
-					break
-				}
+		testkit.Eventually(t, 30*time.Second, func() error {
+			runs, err := st.Runs(ctx, "massive", 10)
+			if err != nil || len(runs) < 2 || runs[0].Outcome == feed.OutcomeRunning {
+				return fmt.Errorf("runs %+v, %v", runs, err)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		// Let the other instance come to its own start and find nothing to do.
+			next, err := st.NextRuns(ctx)
+			if _, ok := next["massive"]; !ok {
+				return fmt.Errorf("no next run: %v, %v", next, err)
+			}
+			return nil
+		}, "serve's backfill to end and schedule the next run")
+		// Nothing more may happen: the other instance comes to its own
+		// start and finds nothing to do. A bounded sleep, then no third run.
 		time.Sleep(500 * time.Millisecond)
-		runs, _ = st.Runs(ctx, "massive", 10)
+		runs, _ := st.Runs(ctx, "massive", 10)
 		if len(runs) != 2 || runs[0].Days != 5 || runs[0].Outcome != feed.OutcomeOK || runs[0].Instance == "cli" {
 			t.Fatalf("runs = %+v, want the CLI's and one backfill of 5 days by serve", runs)
 		}
@@ -169,16 +172,17 @@ func waitServing(t *testing.T, url string, done <-chan error) {
 	t.Helper()
 	healthy := make(chan bool, 1)
 	go func() {
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if res, err := http.Get(url); err == nil {
-				res.Body.Close()
-				if res.StatusCode == http.StatusOK {
-					healthy <- true
-					return
-				}
+		healthy <- testkit.Poll(30*time.Second, func() error {
+			res, err := http.Get(url)
+			if err != nil {
+				return err
 			}
-		}
-		healthy <- false
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %d", url, res.StatusCode)
+			}
+			return nil
+		}) == nil
 	}()
 	select {
 	case ok := <-healthy:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // typesRow has a column of each type Tradekit's tables use.
@@ -183,10 +184,7 @@ func waitForLockWaiter(t *testing.T, db *bun.DB, key uuid.UUID) {
 // waitFor waits up to 10 s until ok, or fails the test naming what.
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Errorf("10 s without %s", what)
-			return
-		}
+	if testkit.Poll(10*time.Second, ok) != nil {
+		t.Errorf("10 s without %s", what)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // TestThroughPgBouncer runs what relies on a server's session through a
@@ -111,20 +112,13 @@ func TestThroughPgBouncer(t *testing.T) {
 		if err := pooledCount.Scan(ctx, fdb, &n, "b"); err != nil || n != 1 {
 			t.Fatalf("first read: %d, %v", n, err)
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testkit.Eventually(t, 10*time.Second, func() bool {
 			var made bool
 			if err := fdb.NewRaw("SELECT EXISTS (SELECT FROM pg_proc WHERE proname LIKE 'tradekit_q_%')").Scan(ctx, &made); err != nil {
 				t.Fatal(err)
 			}
-			if made {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no function made for the read within 10 s")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return made
+		}, "a function made for the read")
 		for _, v := range []string{"a", "b", "c"} {
 			want := map[string]int{"a": 1, "b": 1}[v]
 			if err := pooledCount.Scan(ctx, fdb, &n, v); err != nil || n != want {

@@ -2,6 +2,7 @@ package database_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // where runs one read through r and returns where it ran, as the
@@ -36,17 +38,12 @@ func where(t *testing.T, r *database.Replicas) string {
 // otherwise.
 func eventually(t *testing.T, r *database.Replicas, want string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		got := where(t, r)
-		if got == want {
-			return
+	testkit.Eventually(t, d, func() error {
+		if got := where(t, r); got != want {
+			return fmt.Errorf("reads still go to the %s; status %+v", got, r.Status())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reads still go to the %s after %s, want the %s; status %+v", got, d, want, r.Status())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	}, "reads to go to the %s", want)
 }
 
 // TestReplicas runs reads through a router over a real primary and
@@ -93,7 +90,8 @@ func TestReplicas(t *testing.T) {
 	}()
 
 	t.Run("DownAtStart", func(t *testing.T) {
-		time.Sleep(300 * time.Millisecond) // a few checks
+		testkit.Eventually(t, 10*time.Second, func() bool { st := r.Status(); return len(st) == 1 && st[0].Err != nil },
+			"a failed check of the standby")
 		for range 5 {
 			if got := where(t, r); got != "primary" {
 				t.Fatalf("read ran on the %s with the standby down", got)
@@ -110,7 +108,8 @@ func TestReplicas(t *testing.T) {
 		}
 		eventually(t, r, "replica", 10*time.Second)
 		p0, r0 := r.Queries()
-		// Idle for twice the bound: an idle, caught-up replica is current.
+		// Nothing may happen while idle for twice the bound: an idle,
+		// caught-up replica stays current. A bounded sleep, not a wait.
 		time.Sleep(2 * maxLag)
 		for range 10 {
 			if got := where(t, r); got != "replica" {
@@ -144,9 +143,11 @@ func TestReplicas(t *testing.T) {
 				t.Fatalf("read ran on the %s while its replay is paused", got)
 			}
 		}
-		time.Sleep(200 * time.Millisecond) // a check or two since
-		if st := r.Status()[0]; st.Healthy || st.LagBytes <= 0 || st.Lag <= maxLag {
-			t.Errorf("Status() = %+v, want unhealthy, lagging in bytes and past the bound in time", st)
+		if err := testkit.Poll(5*time.Second, func() bool {
+			st := r.Status()[0]
+			return !st.Healthy && st.LagBytes > 0 && st.Lag > maxLag
+		}); err != nil {
+			t.Errorf("Status() = %+v, want unhealthy, lagging in bytes and past the bound in time", r.Status()[0])
 		}
 	})
 
@@ -172,13 +173,12 @@ func TestReplicas(t *testing.T) {
 			sstop()
 			<-sdone
 		}()
-		deadline := time.Now().Add(5 * time.Second)
-		for where(t, slow) != "replica" {
-			if time.Now().After(deadline) {
-				t.Fatalf("the slow router never used the standby; status %+v", slow.Status())
+		testkit.Eventually(t, 5*time.Second, func() error {
+			if got := where(t, slow); got != "replica" {
+				return fmt.Errorf("reads go to the %s; status %+v", got, slow.Status())
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		}, "the slow router to use the standby")
 		if err := rp.Standby.Kill(); err != nil {
 			t.Fatal(err)
 		}
