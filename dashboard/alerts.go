@@ -36,7 +36,7 @@ func (h *Handler) alertRoutes() {
 		return
 	}
 	if h.cfg.Studies == nil {
-		h.cfg.Studies = studies.NewService(h.db, studies.Config{Logger: h.cfg.Logger})
+		h.cfg.Studies = studies.New(h.db, studies.Config{Logger: h.cfg.Logger})
 	}
 	for _, p := range alertsPages {
 		h.pages[p] = template.Must(template.New(p+".html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p+".html"))

@@ -193,7 +193,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		limiter:   billing.NewLimiter(db),
 		idPrefix:  newIDPrefix(),
 		knowledge: cfg.Knowledge,
-		studies:   studies.NewService(db, cfg.Studies),
+		studies:   studies.New(db, cfg.Studies),
 		metrics:   newMetrics(db),
 		market:    reads,
 		marketdb:  marketdata.NewStore(db),
@@ -201,7 +201,7 @@ func New(cfg Config, db *bun.DB) *Server {
 		billing:   billing.NewStore(db),
 		trading:   connect.NewStore(db),
 		custom:    studies.NewStore(db),
-		backtests: backtestdb.NewService(db, backtestdb.ServiceConfig{Now: cfg.Now}),
+		backtests: backtestdb.New(db, backtestdb.ServiceConfig{Now: cfg.Now}),
 		profiles:  profiledb.NewReads(cfg.Replicas.Read),
 	}
 	s.metrics.reg.MustRegister(replicaCollector{cfg.Replicas})

@@ -127,7 +127,7 @@ func (s *Server) newTrading() {
 		}
 	}
 	s.sealer = sealer
-	s.connect = connect.NewService(s.db, connect.Config{Providers: providers, Sealer: sealer, Unavailable: unavailable,
+	s.connect = connect.New(s.db, connect.Config{Providers: providers, Sealer: sealer, Unavailable: unavailable,
 		Account: s.billing.AccountOf,
 		PortfolioLimit: func(ctx context.Context, userID uuid.UUID) (int, error) {
 			p, err := s.billing.PlanOf(ctx, userID)

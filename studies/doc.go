@@ -51,7 +51,7 @@
 // about a millisecond after they commit (see marketdata.Versions for how it
 // stays safe when notifications are lost).
 //
-//	svc := studies.NewService(db, studies.Config{})
+//	svc := studies.New(db, studies.Config{})
 //	spec, err := studies.ParseSpec("RSI", `{"period":14}`)
 //	out, _, err := svc.Series(ctx, assetID, true, spec, ohlcv.Daily) // adjusted
 //	year := out.Window(calendar.NewDate(2025, 1, 1), calendar.NewDate(2025, 12, 31))

@@ -46,8 +46,8 @@ type Service struct {
 	cache    *lru.Cache
 }
 
-// NewService returns a Service reading prices from db.
-func NewService(db bun.IDB, cfg Config) *Service {
+// New returns a Service reading prices from db.
+func New(db bun.IDB, cfg Config) *Service {
 	if cfg.CacheBytes <= 0 {
 		cfg.CacheBytes = 64 << 20
 	}

@@ -60,7 +60,7 @@ func TestServiceSeries(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		a, dates := mustAsset(t, db)
-		svc := studies.NewService(db, studies.Config{})
+		svc := studies.New(db, studies.Config{})
 		sma3 := studies.Spec{Kind: studies.SMA, Period: 3}
 
 		o, v, err := svc.Series(ctx, a.ID, false, sma3, ohlcv.Daily)
@@ -123,7 +123,7 @@ func TestServiceLatest(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		a, dates := mustAsset(t, db)
-		svc := studies.NewService(db, studies.Config{})
+		svc := studies.New(db, studies.Config{})
 		specs := []studies.Spec{{Kind: studies.SMA, Period: 20}, {Kind: studies.SMA, Period: 50}, {Kind: studies.BB, Period: 20, K: 2}}
 		out, _, err := svc.Latest(ctx, a.ID, false, specs, []ohlcv.Timeframe{ohlcv.Daily, ohlcv.Weekly})
 		if err != nil {
@@ -158,7 +158,7 @@ func TestServiceEvaluate(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		a, _ := mustAsset(t, db)
-		svc := studies.NewService(db, studies.Config{})
+		svc := studies.New(db, studies.Config{})
 		got, _, err := svc.Evaluate(ctx, studies.CustomIndicator{Name: "x", Formula: "sma(close, 3) - close"}, a.ID, false)
 		if err != nil {
 			t.Fatal(err)

@@ -46,9 +46,9 @@ type Service struct {
 	cfg   ServiceConfig
 }
 
-// NewService returns a Service on db, which must be safe for concurrent
+// New returns a Service on db, which must be safe for concurrent
 // use: [Load] reads prices on a few goroutines.
-func NewService(db *bun.DB, cfg ServiceConfig) *Service {
+func New(db *bun.DB, cfg ServiceConfig) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -99,7 +99,7 @@ func TestServiceRun(t *testing.T) {
 		mustBars(t, db, "WIDG", 60)
 		t0 := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 		clk := testkit.NewClock(t0)
-		svc := NewService(db, ServiceConfig{Now: clk.Now})
+		svc := New(db, ServiceConfig{Now: clk.Now})
 		user, other := mustUser(t, db), mustUser(t, db)
 		o := Owner{UserID: user, AccountID: user, MaxStored: 1, MaxRunning: 1}
 		widg := Universe{Symbols: []string{"WIDG"}}
@@ -187,7 +187,7 @@ func TestServiceRunTruncated(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		mustBars(t, db, "BUSY", 2*MaxTrades+300)
-		svc := NewService(db, ServiceConfig{})
+		svc := New(db, ServiceConfig{})
 		user := mustUser(t, db)
 		c := mustCompile(t, "close > 0", "close > 0")
 		if _, err := svc.Run(ctx, Owner{UserID: user, AccountID: user, MaxStored: 1, MaxRunning: 1},

@@ -84,8 +84,8 @@ func TestServiceLimits(t *testing.T) {
 		ctx := context.Background()
 		now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 		clock := func() time.Time { return now }
-		a := NewService(db, ServiceConfig{Now: clock, LeaseTTL: time.Minute})
-		b := NewService(db, ServiceConfig{Now: clock, LeaseTTL: time.Minute, RetryAfter: 7 * time.Second})
+		a := New(db, ServiceConfig{Now: clock, LeaseTTL: time.Minute})
+		b := New(db, ServiceConfig{Now: clock, LeaseTTL: time.Minute, RetryAfter: 7 * time.Second})
 		user, member := mustUser(t, db), mustUser(t, db)
 		o := Owner{UserID: user, AccountID: user, Members: []uuid.UUID{user, member}, MaxStored: 2, MaxRunning: 1}
 

@@ -121,7 +121,7 @@ func (e *env) service(t *testing.T, mods ...func(*Config)) *Service {
 	for _, m := range mods {
 		m(&cfg)
 	}
-	s := NewService(e.db, cfg)
+	s := New(e.db, cfg)
 	t.Cleanup(s.Wait)
 	return s
 }

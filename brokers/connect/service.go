@@ -115,8 +115,8 @@ type Service struct {
 	pulling singleflight.Group // first pulls of connections without a ledger, by id
 }
 
-// NewService returns a Service on db, which must be migrated.
-func NewService(db *bun.DB, cfg Config) *Service {
+// New returns a Service on db, which must be migrated.
+func New(db *bun.DB, cfg Config) *Service {
 	if cfg.HTTPClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 64
