@@ -27,7 +27,7 @@ func (h *Handler) membersPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) showMembers(v visit, status int, p page, d membersData) {
 	var err error
-	if d.Members, err = billing.NewStore(h.db).Members(v.r.Context(), v.u.AccountID); err != nil {
+	if d.Members, err = h.cfg.Billing.Members(v.r.Context(), v.u.AccountID); err != nil {
 		h.fail(v.w, err)
 		return
 	}
@@ -64,7 +64,7 @@ func (h *Handler) inviteMember(w http.ResponseWriter, r *http.Request) {
 			name = strings.Split(email, "@")[0]
 		}
 		u := billing.User{Email: email, Name: name, IsAdmin: admin}
-		token, err := billing.NewStore(h.db).Invite(r.Context(), v.u, &u, h.cfg.Now(), h.cfg.InviteTTL)
+		token, err := h.cfg.Billing.Invite(r.Context(), v.u, &u, h.cfg.Now(), h.cfg.InviteTTL)
 		if errors.Is(err, tradekit.ErrConflict) {
 			h.showMembers(v, http.StatusConflict, page{Form: form, Errors: map[string]string{"email": "A user with this email exists already."}}, membersData{})
 			return
@@ -90,7 +90,7 @@ func (h *Handler) reinviteMember(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		st := billing.NewStore(h.db)
+		st := h.cfg.Billing
 		token, err := st.Reinvite(r.Context(), v.u, id, h.cfg.Now(), h.cfg.InviteTTL)
 		if errs, ok := formErrors(err); ok {
 			h.showMembers(v, http.StatusConflict, page{Errors: errs}, membersData{})
@@ -121,7 +121,7 @@ func (h *Handler) inviteLink(r *http.Request, token string) string {
 
 // invitePage asks an invited user for a password.
 func (h *Handler) invitePage(w http.ResponseWriter, r *http.Request) {
-	u, err := billing.NewStore(h.db).Invited(r.Context(), r.PathValue("token"), h.cfg.Now())
+	u, err := h.cfg.Billing.Invited(r.Context(), r.PathValue("token"), h.cfg.Now())
 	if err != nil {
 		h.badInvite(w, r, err)
 		return
@@ -156,7 +156,7 @@ func (h *Handler) acceptInvite(w http.ResponseWriter, r *http.Request) {
 		h.forbidden(w, "the form's security token is missing or stale: reload the page and try again")
 		return
 	}
-	token, st := r.PathValue("token"), billing.NewStore(h.db)
+	token, st := r.PathValue("token"), h.cfg.Billing
 	u, err := st.Invited(r.Context(), token, h.cfg.Now())
 	if err != nil {
 		h.badInvite(w, r, err)

@@ -14,7 +14,6 @@ import (
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/copytrading"
-	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/studies"
 )
@@ -34,9 +33,6 @@ const (
 func (h *Handler) alertRoutes() {
 	if h.cfg.Alerts == nil {
 		return
-	}
-	if h.cfg.Studies == nil {
-		h.cfg.Studies = studies.New(h.db, studies.Config{Logger: h.cfg.Logger})
 	}
 	for _, p := range alertsPages {
 		h.pages[p] = template.Must(template.New(p+".html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p+".html"))
@@ -301,7 +297,7 @@ func (h *Handler) addWatchlistAsset(w http.ResponseWriter, r *http.Request) {
 			refuse("Give the symbol of an asset, such as AAPL.")
 			return
 		}
-		asset, err := marketdata.NewStore(h.db).AssetBySymbol(ctx, symbol)
+		asset, err := h.cfg.Market.AssetBySymbol(ctx, symbol)
 		if errors.Is(err, tradekit.ErrNotFound) {
 			refuse("No asset has the symbol " + tradekit.Quote(symbol) + ".")
 			return
@@ -435,7 +431,7 @@ func (h *Handler) createAlert(w http.ResponseWriter, r *http.Request) {
 		}
 		if form["symbol"] == "" {
 			errs["symbol"] = "Give the symbol of the asset to watch, such as AAPL."
-		} else if asset, err := marketdata.NewStore(h.db).AssetBySymbol(ctx, form["symbol"]); errors.Is(err, tradekit.ErrNotFound) {
+		} else if asset, err := h.cfg.Market.AssetBySymbol(ctx, form["symbol"]); errors.Is(err, tradekit.ErrNotFound) {
 			errs["symbol"] = "No asset has the symbol " + tradekit.Quote(form["symbol"]) + "."
 		} else if err != nil {
 			h.fail(w, err)

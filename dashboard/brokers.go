@@ -26,7 +26,7 @@ func (h *Handler) brokersPage(w http.ResponseWriter, r *http.Request) {
 			// URL's text, which anyone could have written.
 			msg := "The broker did not connect."
 			if id, err := uuid.Parse(q.Get("connectionId")); err == nil {
-				list, err := connect.NewStore(h.db).Connections(r.Context(), v.u.ID)
+				list, err := h.cfg.Trading.Connections(r.Context(), v.u.ID)
 				if err != nil {
 					h.fail(w, err)
 					return
@@ -46,7 +46,7 @@ func (h *Handler) brokersPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) showBrokers(v visit, status int, p page) {
-	list, err := connect.NewStore(h.db).Connections(v.r.Context(), v.u.ID)
+	list, err := h.cfg.Trading.Connections(v.r.Context(), v.u.ID)
 	if err != nil {
 		h.fail(v.w, err)
 		return
@@ -90,7 +90,7 @@ func (h *Handler) connectionPage(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		ctx, st := r.Context(), connect.NewStore(h.db)
+		ctx, st := r.Context(), h.cfg.Trading
 		var d connectionData
 		if d.Connection, err = st.Connection(ctx, v.u.ID, id); err != nil {
 			if _, ok := formErrors(err); ok {
@@ -171,7 +171,7 @@ func (h *Handler) paperAccount(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		c, err := connect.NewStore(h.db).Connection(r.Context(), v.u.ID, id)
+		c, err := h.cfg.Trading.Connection(r.Context(), v.u.ID, id)
 		if _, ok := formErrors(err); ok {
 			http.NotFound(w, r)
 			return

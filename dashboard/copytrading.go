@@ -67,7 +67,7 @@ func (h *Handler) showCopy(v visit, status int, p page, errorFollow uuid.UUID) {
 	for _, f := range d.Following {
 		d.Followed[f.LeaderProfileID] = true
 	}
-	conns, err := connect.NewStore(h.db).Connections(ctx, v.u.ID)
+	conns, err := h.cfg.Trading.Connections(ctx, v.u.ID)
 	if err != nil {
 		h.fail(v.w, err)
 		return

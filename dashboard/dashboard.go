@@ -15,23 +15,42 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/alerts"
 	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/brokers/connect"
 	"github.com/tradekit/tradekit/copytrading"
+	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/studies"
 )
 
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-// Config configures a [Handler]. The zero value gives the defaults; the
-// broker, orders and guardrails pages need Brokers, the copy-trading
-// pages Copy, and the watchlist, alert and webhook pages Alerts.
+// Config configures a [Handler]. The dashboard runs no SQL and builds no
+// store or service: it is given those its pages use, which server.New
+// builds once for the API and the dashboard alike. Billing is required;
+// the broker, orders and guardrails pages need Brokers, Trading and
+// Status, the copy-trading pages Copy and Trading, and the watchlist,
+// alert and webhook pages Alerts, Studies and Market. The other fields'
+// zero values give the defaults.
 type Config struct {
+	// Billing is the store of accounts, users, sessions, invitations,
+	// API keys and plans. Required.
+	Billing *billing.Store
+	// Trading is the store of broker connections and orders that the
+	// broker, orders, usage and copy-trading pages read. Required with
+	// Brokers or Copy.
+	Trading *connect.Store
+	// Market finds the assets that watchlists and alerts name. Required
+	// with Alerts.
+	Market *marketdata.Store
+	// Status returns the HTTP status of a page that shows why a request
+	// was refused with err: the API's status for err's kind, which the
+	// server passes from its one mapping of kinds to statuses
+	// (server/errors.go). Required with Brokers.
+	Status func(err error) int
 	// Now is the clock of sessions, invitations and the throttle. Default
 	// time.Now.
 	Now func() time.Time
@@ -45,10 +64,10 @@ type Config struct {
 	// Throttle bounds failed sign-ins. Default billing.DefaultSignInThrottle().
 	Throttle billing.SignInThrottle
 	// Revoke revokes a key, so that the API refuses it at once; the server
-	// passes its Authenticator's. Default billing.Store.RevokeKey.
+	// passes its Authenticator's. Default Billing's RevokeKey.
 	Revoke func(ctx context.Context, id uuid.UUID) error
 	// Usage reads an account's requests counted this minute and today;
-	// the server passes its Limiter's. Default billing.Store.Usage.
+	// the server passes its Limiter's. Default Billing's Usage.
 	Usage func(ctx context.Context, accountID uuid.UUID, now time.Time) (billing.CurrentUsage, error)
 	// PublicURL is the server's public base URL, such as
 	// https://tradekit.example.com: invitation links and the brokers'
@@ -70,8 +89,8 @@ type Config struct {
 	// Alerts serves the watchlist, alert and webhook pages; nil leaves
 	// them out.
 	Alerts *alerts.Service
-	// Studies computes the indicator summaries of watchlists. Default: a
-	// new studies.Service on the database.
+	// Studies computes the indicator summaries of watchlists. Required
+	// with Alerts.
 	Studies *studies.Service
 	// Logger receives errors. Default slog.Default().
 	Logger *slog.Logger
@@ -79,7 +98,6 @@ type Config struct {
 
 // Handler serves the dashboard.
 type Handler struct {
-	db    bun.IDB
 	cfg   Config
 	pages map[string]*template.Template
 	mux   *http.ServeMux
@@ -90,8 +108,11 @@ const (
 	csrfCookie    = "tk_csrf"
 )
 
-// New returns the dashboard on db.
-func New(db bun.IDB, cfg Config) *Handler {
+// New returns the dashboard with the stores and services of cfg. It
+// panics when cfg lacks one that its pages require (see [Config]): that
+// is a mistake in the caller's code.
+func New(cfg Config) *Handler {
+	cfg.require()
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -112,14 +133,14 @@ func New(db bun.IDB, cfg Config) *Handler {
 	}
 	if cfg.Revoke == nil {
 		cfg.Revoke = func(ctx context.Context, id uuid.UUID) error {
-			_, err := billing.NewStore(db).RevokeKey(ctx, id, cfg.Now())
+			_, err := cfg.Billing.RevokeKey(ctx, id, cfg.Now())
 			return err
 		}
 	}
 	if cfg.Usage == nil {
-		cfg.Usage = billing.NewStore(db).Usage
+		cfg.Usage = cfg.Billing.Usage
 	}
-	h := &Handler{db: db, cfg: cfg, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, pages: map[string]*template.Template{}, mux: http.NewServeMux()}
 	for _, p := range []string{"sign-in", "invite", "usage", "api-keys", "members", "brokers", "connection", "orders", "guardrails", "copy-trading", "error"} {
 		h.pages[p] = template.Must(template.New(p+".html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -159,6 +180,28 @@ func New(db bun.IDB, cfg Config) *Handler {
 	}
 	h.alertRoutes()
 	return h
+}
+
+// require panics when cfg lacks a store or service that the pages it
+// enables need.
+func (cfg Config) require() {
+	missing := func(field, pages string) {
+		panic("dashboard: Config." + field + " is nil; " + pages + " need it")
+	}
+	switch {
+	case cfg.Billing == nil:
+		missing("Billing", "all pages")
+	case cfg.Brokers != nil && cfg.Trading == nil:
+		missing("Trading", "the broker and orders pages")
+	case cfg.Brokers != nil && cfg.Status == nil:
+		missing("Status", "the orders pages")
+	case cfg.Copy != nil && cfg.Trading == nil:
+		missing("Trading", "the copy-trading pages")
+	case cfg.Alerts != nil && cfg.Studies == nil:
+		missing("Studies", "the watchlist pages")
+	case cfg.Alerts != nil && cfg.Market == nil:
+		missing("Market", "the watchlist and alert pages")
+	}
 }
 
 // ServeHTTP implements [http.Handler].
@@ -258,7 +301,7 @@ func (h *Handler) session(r *http.Request) (billing.Session, billing.User, bool)
 	if err != nil {
 		return billing.Session{}, billing.User{}, false
 	}
-	se, u, err := billing.NewStore(h.db).Session(r.Context(), c.Value, h.cfg.Now())
+	se, u, err := h.cfg.Billing.Session(r.Context(), c.Value, h.cfg.Now())
 	if err != nil {
 		if !errors.Is(err, tradekit.ErrUnauthorized) {
 			h.cfg.Logger.Error("dashboard: session", "err", err)
@@ -318,7 +361,7 @@ func (h *Handler) signIn(w http.ResponseWriter, r *http.Request) {
 		h.renderSignIn(w, r, http.StatusBadRequest, email, errs)
 		return
 	}
-	ctx, st, now, addr := r.Context(), billing.NewStore(h.db), h.cfg.Now(), billing.ClientAddress(r.RemoteAddr)
+	ctx, st, now, addr := r.Context(), h.cfg.Billing, h.cfg.Now(), billing.ClientAddress(r.RemoteAddr)
 	limited, until, err := st.SignInThrottled(ctx, email, addr, now, h.cfg.Throttle)
 	if err != nil {
 		h.fail(w, err)
@@ -363,7 +406,7 @@ func (h *Handler) busy(w http.ResponseWriter) {
 // startSession signs the user in and sends them to the dashboard's first
 // page.
 func (h *Handler) startSession(w http.ResponseWriter, r *http.Request, u billing.User) {
-	token, _, err := billing.NewStore(h.db).CreateSession(r.Context(), u.ID, h.cfg.Now(), h.cfg.SessionTTL)
+	token, _, err := h.cfg.Billing.CreateSession(r.Context(), u.ID, h.cfg.Now(), h.cfg.SessionTTL)
 	if err != nil {
 		h.fail(w, err)
 		return
@@ -476,7 +519,7 @@ func sentence(msg string) string {
 func (h *Handler) signOut(w http.ResponseWriter, r *http.Request) {
 	h.withSession(w, r, func(visit) {
 		if c, err := r.Cookie(sessionCookie); err == nil {
-			if err := billing.NewStore(h.db).DeleteSession(r.Context(), c.Value); err != nil {
+			if err := h.cfg.Billing.DeleteSession(r.Context(), c.Value); err != nil {
 				h.fail(w, err)
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tradekit/tradekit/billing"
 	"github.com/tradekit/tradekit/dashboard"
 	"github.com/tradekit/tradekit/internal/dbtest"
 )
@@ -31,7 +32,7 @@ func TestFormPolicy(t *testing.T) {
 	db := dbtest.SQLite(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	srv := httptest.NewServer(copying(dashboard.New(db, dashboard.Config{})))
+	srv := httptest.NewServer(copying(dashboard.New(dashboard.Config{Billing: billing.NewStore(db)})))
 	defer srv.Close()
 
 	const boundary = "b0undary"

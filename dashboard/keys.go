@@ -26,7 +26,7 @@ func (h *Handler) keysPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) showKeys(v visit, status int, p page, nk *newKey) {
-	keys, err := billing.NewStore(h.db).AccountKeys(v.r.Context(), v.u.AccountID)
+	keys, err := h.cfg.Billing.AccountKeys(v.r.Context(), v.u.AccountID)
 	if err != nil {
 		h.fail(v.w, err)
 		return
@@ -52,7 +52,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) {
 			h.showKeys(v, http.StatusBadRequest, page{Form: form, Errors: map[string]string{"name": "At most 100 characters."}}, nil)
 			return
 		}
-		k, full, err := billing.NewStore(h.db).CreateKey(r.Context(), v.u.ID, name, h.cfg.Now())
+		k, full, err := h.cfg.Billing.CreateKey(r.Context(), v.u.ID, name, h.cfg.Now())
 		if err != nil {
 			h.fail(w, err)
 			return
@@ -73,7 +73,7 @@ func (h *Handler) deleteKey(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
-		keys, err := billing.NewStore(h.db).AccountKeys(r.Context(), v.u.AccountID)
+		keys, err := h.cfg.Billing.AccountKeys(r.Context(), v.u.AccountID)
 		if err != nil {
 			h.fail(w, err)
 			return

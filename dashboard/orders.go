@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
 	"github.com/tradekit/tradekit/brokers/connect"
 )
@@ -92,7 +90,7 @@ func (h *Handler) ordersPage(w http.ResponseWriter, r *http.Request) {
 // showOrders renders the orders page the request's URL asks for; Errors
 // in p are about the order errorOrder, if not uuid.Nil.
 func (h *Handler) showOrders(v visit, status int, p page, errorOrder uuid.UUID) {
-	ctx, st := v.r.Context(), connect.NewStore(h.db)
+	ctx, st := v.r.Context(), h.cfg.Trading
 	d := ordersData{Statuses: orderStatuses, Accounts: map[uuid.UUID]string{}, ErrorOrder: errorOrder}
 	d.Status, d.Page = ordersQuery(v.r)
 	var err error
@@ -137,7 +135,7 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 		}
 		_, err = h.cfg.Brokers.CancelOrder(r.Context(), v.u.ID, id)
 		if errs, ok := formErrors(err); ok {
-			h.showOrders(v, refusedStatus(err), page{Errors: errs}, id)
+			h.showOrders(v, h.cfg.Status(err), page{Errors: errs}, id)
 			return
 		}
 		if err != nil {
@@ -148,16 +146,4 @@ func (h *Handler) cancelOrder(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ordersPath(status, n, noticeOrderCancelled),
 			http.StatusSeeOther)
 	})
-}
-
-// refusedStatus is the status of a page that shows why a request was
-// refused with err, an error [formErrors] words.
-func refusedStatus(err error) int {
-	switch {
-	case errors.Is(err, tradekit.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, tradekit.ErrConflict):
-		return http.StatusConflict
-	}
-	return http.StatusBadRequest
 }

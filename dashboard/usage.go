@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/tradekit/tradekit/billing"
-	"github.com/tradekit/tradekit/brokers/connect"
 )
 
 // usageData is the usage page's.
@@ -25,7 +24,7 @@ type usageData struct {
 // requests of the whole account, as the rate limiter counted them.
 func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 	h.withSession(w, r, func(v visit) {
-		st := billing.NewStore(h.db)
+		st := h.cfg.Billing
 		plan, err := st.PlanOf(r.Context(), v.u.ID)
 		if err != nil {
 			h.fail(w, err)
@@ -49,7 +48,7 @@ func (h *Handler) usagePage(w http.ResponseWriter, r *http.Request) {
 				h.fail(w, err)
 				return
 			}
-			if d.Connections, err = connect.NewStore(h.db).CountActiveOf(r.Context(), members); err != nil {
+			if d.Connections, err = h.cfg.Trading.CountActiveOf(r.Context(), members); err != nil {
 				h.fail(w, err)
 				return
 			}

@@ -7,12 +7,15 @@
 // domain service or store, which [New] builds once and keeps in the
 // [Server], and write the envelope: {"data": …} for a resource or a list,
 // {"data": […], "meta": {total, page, limit}} for a paginated list. No
-// handler builds a store, opens a transaction or runs SQL (thin_test.go
-// fails when one does). Handlers return errors and never write error
-// statuses themselves: errors.go is the one place where the error codes
-// of package tradekit ([tradekit.Code]) become HTTP statuses, and errors
-// the {"error": {"code", "message", "details"}} envelope, its message and
-// details those of [tradekit.Message] and [tradekit.Details].
+// handler builds a store, opens a transaction or runs SQL, here or in
+// package dashboard, to which New gives the stores and services its pages
+// use and which keeps no database (thin_test.go fails when either
+// package does). Handlers return errors and never write error statuses
+// themselves: errors.go is the one place where the error codes of package
+// tradekit ([tradekit.Code]) become HTTP statuses, for the API and for
+// the dashboard's refusals alike, and errors the {"error": {"code",
+// "message", "details"}} envelope, its message and details those of
+// [tradekit.Message] and [tradekit.Details].
 //
 // Every request passes, outermost first, through the layers that
 // [Server.Handler] stacks:

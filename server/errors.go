@@ -66,6 +66,17 @@ func answerOf(err error) (errorKind, bool) {
 	return errorKind{}, false
 }
 
+// statusOf returns the status the API answers err with, that of its kind
+// (see [answerOf]), or 500 for an error of no known kind. The dashboard
+// shows refused requests with it (see mount), so that the API and the
+// dashboard answer a refusal alike.
+func statusOf(err error) int {
+	if k, ok := answerOf(err); ok {
+		return k.status
+	}
+	return http.StatusInternalServerError
+}
+
 // errMethodNotAllowed answers a known path asked with another method.
 var errMethodNotAllowed = errors.New("method not allowed")
 

@@ -197,7 +197,8 @@ func or(s, def string) string {
 // the rest to the router.
 func (s *Server) mount(router http.Handler) http.Handler {
 	paper := http.StripPrefix(paperPrefix, s.paperPortal.Handler())
-	board := dashboard.New(s.db, dashboard.Config{Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
+	board := dashboard.New(dashboard.Config{Billing: s.billing, Trading: s.trading, Market: s.marketdb, Status: statusOf,
+		Now: s.now, Revoke: s.auth.Revoke, Usage: s.limiter.Usage,
 		PublicURL: s.cfg.Brokers.PublicURL, Brokers: s.connect, Copy: s.copy, Logger: s.log,
 		Alerts: s.alerts, Studies: s.studies, Passwords: s.cfg.Passwords, PaperSignIn: s.paperSignIn})
 	metrics := s.metrics.handler()
