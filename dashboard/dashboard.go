@@ -81,7 +81,7 @@ type Config struct {
 	// to the paper broker's page of the paper account with the broker's
 	// id, where its holder manages the account's API keys, and binds the
 	// link to that browser with a cookie it sets on the response; the
-	// server passes its paper broker's [paper.Broker.SignInLink]. nil
+	// server passes its paper portal's SignInLink (package brokers/paper/portal). nil
 	// leaves the button out.
 	PaperSignIn func(w http.ResponseWriter, r *http.Request, accountID string) (string, error)
 	// Copy serves the copy-trading pages; nil leaves them out.
