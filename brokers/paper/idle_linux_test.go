@@ -67,9 +67,12 @@ func TestIdleMatcherCPU(t *testing.T) {
 		}
 		e.clock.Add(time.Minute) // as a server sees orders placed a while ago
 		go e.b.Run(ctx)
-		time.Sleep(warmUp)
+		// These sleeps wait for nothing to happen: they are the run's
+		// pace, a fixed warm-up and a fixed measured window of the
+		// matcher's idle passes (5 s and 30 s, the constants above).
+		time.Sleep(warmUp) // not measured
 		pg0, go0, t0 := dbtest.BackendCPU(t, db), dbtest.ProcessCPU(), time.Now()
-		time.Sleep(window)
+		time.Sleep(window) // measured
 		goCPU, pgCPU, wall := dbtest.ProcessCPU()-go0, time.Duration(0), time.Since(t0)
 		for pid, c := range dbtest.BackendCPU(t, db) {
 			pgCPU += c - pg0[pid]

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // call sends a request to the API at path (under /paper) with the access
@@ -327,22 +329,18 @@ func TestMaxStreams(t *testing.T) {
 		streams = streams[1:]
 		// The server sees the client go when its next write fails: wait
 		// for the slot, at most a few keep-alives of the default.
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		testkit.Eventually(t, 5*time.Second, func() error {
 			resp := open(bearer)
-			if resp.StatusCode == http.StatusOK {
-				if _, err := bufio.NewReader(resp.Body).Peek(0); err != nil {
-					t.Error(err)
-				}
-				streams = append(streams, resp)
-				break
+			if resp.StatusCode != http.StatusOK {
+				resp.Body.Close()
+				return fmt.Errorf("%s, want 200", resp.Status)
 			}
-			resp.Body.Close()
-			if time.Now().After(deadline) {
-				t.Fatalf("a stream after one closed: %s, want 200 within 5 s", resp.Status)
+			if _, err := bufio.NewReader(resp.Body).Peek(0); err != nil {
+				t.Error(err)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			streams = append(streams, resp)
+			return nil
+		}, "a stream after one closed")
 	})
 }
 

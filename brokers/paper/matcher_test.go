@@ -2,6 +2,7 @@ package paper_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/calendar"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 )
 
@@ -36,22 +38,24 @@ func (h *orderReads) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 // after 20 s.
 func (h *orderReads) waitRows(t *testing.T, rows0, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); h.rows.Load()-rows0 < n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d order rows read in 20 s, want at least %d", h.rows.Load()-rows0, n)
+	testkit.Eventually(t, 20*time.Second, func() error {
+		if got := h.rows.Load() - rows0; got < n {
+			return fmt.Errorf("%d order rows read, want at least %d", got, n)
 		}
-	}
+		return nil
+	}, "the matcher's passes to read %d order rows", n)
 }
 
 // waitQueries waits until n more queries have run, and fails after 20 s.
 func (h *orderReads) waitQueries(t *testing.T, n int64) {
 	t.Helper()
 	q0 := h.queries.Load()
-	for deadline := time.Now().Add(20 * time.Second); h.queries.Load()-q0 < n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d queries in 20 s, want %d: is the matcher running?", h.queries.Load()-q0, n)
+	testkit.Eventually(t, 20*time.Second, func() error {
+		if got := h.queries.Load() - q0; got < n {
+			return fmt.Errorf("%d queries, want %d: is the matcher running?", got, n)
 		}
-	}
+		return nil
+	}, "%d more queries", n)
 }
 
 // countStatus returns how many orders on symbol have status.
@@ -68,11 +72,12 @@ func countStatus(t *testing.T, db bun.IDB, symbol, status string) int {
 // 20 s.
 func waitStatus(t *testing.T, db bun.IDB, symbol, status string, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); countStatus(t, db, symbol, status) != n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d %s orders on %s after 20 s, want %d", countStatus(t, db, symbol, status), status, symbol, n)
+	testkit.Eventually(t, 20*time.Second, func() error {
+		if got := countStatus(t, db, symbol, status); got != n {
+			return fmt.Errorf("%d %s orders on %s, want %d", got, status, symbol, n)
 		}
-	}
+		return nil
+	}, "%d %s orders on %s", n, status, symbol)
 }
 
 // saveClose stores close as the asset's bar of day.

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/brokers/paper/portal"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -41,32 +41,11 @@ const (
 // t0 is when every test starts: Monday 2 March 2026, 15:00 UTC.
 var t0 = time.Date(2026, 3, 2, 15, 0, 0, 0, time.UTC)
 
-// clock is a settable time source for Config.Now, safe for the server's
-// goroutines.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
-
-func (c *clock) Add(d time.Duration) { c.Set(c.Now().Add(d)) }
-
 // env is a paper broker mounted under /paper as `tradekit serve` mounts
 // it, behind a real HTTP server.
 type env struct {
 	db    *bun.DB
-	clock *clock
+	clock *testkit.Clock // the broker's Config.Now, from t0
 	b     *paper.Broker
 	p     *portal.Portal
 	srv   *httptest.Server
@@ -83,7 +62,7 @@ type env struct {
 // kept.
 func mustEnv(t *testing.T, db *bun.DB, cfg paper.Config, pc ...portal.Config) *env {
 	t.Helper()
-	e := &env{db: db, clock: &clock{t: t0}}
+	e := &env{db: db, clock: testkit.NewClock(t0)}
 	var pcfg portal.Config
 	if len(pc) > 0 {
 		pcfg = pc[0]

@@ -2,6 +2,7 @@ package paper_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/tradekit/tradekit/brokers/alpaca"
 	"github.com/tradekit/tradekit/brokers/paper"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 )
 
 // TestPlacedPass: the pass a placement wakes fills the order and, in the
@@ -39,18 +41,16 @@ func TestPlacedPass(t *testing.T) {
 		for _, tt := range []struct {
 			id, leg string
 		}{{rests, "new"}, {stopsOut, "filled"}} {
-			var o alpaca.OrderJSON
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			testkit.Eventually(t, 10*time.Second, func() error {
+				var o alpaca.OrderJSON
 				if st := e.get(t, e.lastToken, "/v2/orders/"+tt.id, &o); st != http.StatusOK {
 					t.Fatalf("GET the order: %d", st)
 				}
-				if o.Status == "filled" && len(o.Legs) == 1 && o.Legs[0].Status == tt.leg {
-					break
+				if o.Status != "filled" || len(o.Legs) != 1 || o.Legs[0].Status != tt.leg {
+					return fmt.Errorf("order %s: %s with legs %+v", o.ClientOrderID, o.Status, o.Legs)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("order %s: %s with legs %+v after 10 s; want filled, its leg %s", o.ClientOrderID, o.Status, o.Legs, tt.leg)
-				}
-			}
+				return nil
+			}, "order %s filled, its leg %s", tt.id, tt.leg)
 		}
 	})
 }

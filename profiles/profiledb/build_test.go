@@ -16,6 +16,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/internal/dbtest"
+	"github.com/tradekit/tradekit/internal/testkit"
 	"github.com/tradekit/tradekit/marketdata"
 	"github.com/tradekit/tradekit/ohlcv"
 	"github.com/tradekit/tradekit/profiles"
@@ -102,19 +103,14 @@ func (f buildFixture) updatedAt(tb testing.TB) map[string]time.Time {
 	return out
 }
 
-// clock returns a clock that moves one minute forward per build.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
-func (c *clock) tick()          { c.t = c.t.Add(time.Minute) }
-
 func TestBuild(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
 		ctx := context.Background()
 		f := mustBuildFixture(t, db)
-		clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-		cfg := profiledb.BuildConfig{Workers: 3, Now: clk.now}
+		// The clock moves one minute forward before each build but the first.
+		clk := testkit.NewClock(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+		cfg := profiledb.BuildConfig{Workers: 3, Now: clk.Now}
 
 		// First build: every asset with enough bars; the short ones reported.
 		res, err := profiledb.Build(ctx, f.mdStore, f.store, cfg)
@@ -143,7 +139,7 @@ func TestBuild(t *testing.T) {
 				t.Errorf("%s: stored profile differs from the engine's:\n got %.300s\nwant %.300s", a.Symbol, rec.JSON, want)
 			}
 			v, _ := f.mdStore.PriceVersion(ctx, a.ID)
-			if rec.PriceVersion != v.Version || !rec.UpdatedAt.Equal(clk.t) || rec.AsOf != f.bars[a.ID].series.Bars.Dates[299] {
+			if rec.PriceVersion != v.Version || !rec.UpdatedAt.Equal(clk.Now()) || rec.AsOf != f.bars[a.ID].series.Bars.Dates[299] {
 				t.Errorf("%s: version %d (want %d), updated %s, as of %s", a.Symbol, rec.PriceVersion, v.Version, rec.UpdatedAt, rec.AsOf)
 			}
 		}
@@ -155,7 +151,7 @@ func TestBuild(t *testing.T) {
 		first := f.updatedAt(t)
 
 		// Second build: nothing changed, nothing rebuilt.
-		clk.tick()
+		clk.Add(time.Minute)
 		res, err = profiledb.Build(ctx, f.mdStore, f.store, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +171,7 @@ func TestBuild(t *testing.T) {
 		if err := f.mdStore.SavePrices(ctx, []marketdata.Price{p}); err != nil {
 			t.Fatal(err)
 		}
-		clk.tick()
+		clk.Add(time.Minute)
 		res, err = profiledb.Build(ctx, f.mdStore, f.store, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -195,8 +191,8 @@ func TestBuild(t *testing.T) {
 		}
 
 		// All: every asset again.
-		clk.tick()
-		res, err = profiledb.Build(ctx, f.mdStore, f.store, profiledb.BuildConfig{All: true, Now: clk.now})
+		clk.Add(time.Minute)
+		res, err = profiledb.Build(ctx, f.mdStore, f.store, profiledb.BuildConfig{All: true, Now: clk.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
