@@ -50,8 +50,10 @@ import (
 //     returned by another package, say) passes unseen.
 //
 // Tests are exempt: a test may set up and inspect any table. The only
-// exceptions are in ownerAllowlist, each with its reason, and the debts
-// of pendingOwners, which the test reports until they are paid.
+// exceptions are in ownerAllowlist, each with its reason. A package whose
+// one statement must join another's table (an order's check, say) embeds
+// a piece of SQL that the owner exports (connect.NextFill,
+// marketdata.JoinAsset), so the table is named in its owner's source only.
 
 // modulePath is the module's import path.
 const modulePath = "github.com/tradekit/tradekit"
@@ -81,22 +83,6 @@ var ownerAllowlist = map[string]string{
 	// straight from the database, to check the services' work without
 	// trusting their code.
 	"internal/faultrun": "audits the database independently of the services",
-}
-
-// pendingOwners lists, by package directory, the tables of other packages
-// that it still names, known when the test was written and left to the
-// work that owns those files (issue 43). The test logs them, and fails
-// when an entry is no longer needed, so that the list only shrinks.
-// Never add to it: use the owner's API instead.
-var pendingOwners = map[string][]string{
-	// Joins to marketdata's assets for the symbol and the price version.
-	"alerts":          {"assets"},
-	"brokers/connect": {"assets"},
-	"brokers/paper":   {"assets"},
-	// The profiles' reads join the assets for the symbol.
-	"profiles/profiledb": {"assets"},
-	// The feed's last bar date reads the prices.
-	"marketdata/feed": {"prices"},
 }
 
 // repoTables is what the repository's source says of its tables.
@@ -588,20 +574,6 @@ func checkOwners(pkgs []pkgFiles, r repoTables) []string {
 	return out
 }
 
-// violationOf finds the package directory and the table in a line of
-// checkOwners about a package naming a table it does not own.
-var violationOf = regexp.MustCompile(`^(.+)/[^/:]+\.go:\d+: .*: table (\S+) is package \S+'s; use its API$`)
-
-// pending returns the directory and table of violation v, a line of
-// checkOwners, when it is one of pendingOwners' debts.
-func pending(v string) (dir, table string, ok bool) {
-	m := violationOf.FindStringSubmatch(v)
-	if m == nil || !slices.Contains(pendingOwners[m[1]], m[2]) {
-		return "", "", false
-	}
-	return m[1], m[2], true
-}
-
 // TestTableOwners checks every package of the repository against the
 // rules above.
 func TestTableOwners(t *testing.T) {
@@ -616,26 +588,8 @@ func TestTableOwners(t *testing.T) {
 			t.Errorf("ownerAllowlist names %s, which has no Go files: drop it", dir)
 		}
 	}
-	paid := map[string]map[string]bool{}
-	for dir, tables := range pendingOwners {
-		paid[dir] = map[string]bool{}
-		for _, table := range tables {
-			paid[dir][table] = true
-		}
-	}
 	for _, v := range checkOwners(pkgs, r) {
-		dir, table, ok := pending(v)
-		if !ok {
-			t.Error(v)
-			continue
-		}
-		t.Log("pending:", v)
-		delete(paid[dir], table)
-	}
-	for dir, tables := range paid {
-		for table := range tables {
-			t.Errorf("pendingOwners[%q] lists %s, which it no longer names: drop it", dir, table)
-		}
+		t.Error(v)
 	}
 }
 

@@ -86,14 +86,33 @@ func (in AlertInput) Validate() error {
 // Alerts returns the user's alerts that are not deleted, oldest first.
 func (s *Service) Alerts(ctx context.Context, userID uuid.UUID) ([]Alert, error) {
 	list := []Alert{}
-	err := s.db.NewSelect().Model(&list).ColumnExpr("alert.*, a.symbol").
-		Join("JOIN assets AS a ON a.id = alert.asset_id").
+	err := s.db.NewSelect().Model(&list).ColumnExpr("alert.*").
 		Where("alert.user_id = ? AND alert.deleted_at IS NULL", userID).
 		OrderExpr("alert.created_at, alert.id").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("alerts: alerts: %w", err)
 	}
+	if err := s.alertSymbols(ctx, list); err != nil {
+		return nil, err
+	}
 	return list, nil
+}
+
+// alertSymbols sets the Symbol of each alert of list from its asset, read
+// in one call of marketdata.Store.AssetsOf.
+func (s *Service) alertSymbols(ctx context.Context, list []Alert) error {
+	ids := make([]uuid.UUID, len(list))
+	for i, a := range list {
+		ids[i] = a.AssetID
+	}
+	assets, err := marketdata.NewStore(s.db).AssetsOf(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("alerts: the assets of %d alerts: %w", len(list), err)
+	}
+	for i := range list {
+		list[i].Symbol = assets[list[i].AssetID].Symbol
+	}
+	return nil
 }
 
 // Alert returns the user's alert id and its latest firings (at most
@@ -101,12 +120,16 @@ func (s *Service) Alerts(ctx context.Context, userID uuid.UUID) ([]Alert, error)
 // user has no such alert, or it is deleted.
 func (s *Service) Alert(ctx context.Context, userID, id uuid.UUID, limit int) (Alert, []Firing, error) {
 	var a Alert
-	q := s.db.NewSelect().Model(&a).ColumnExpr("alert.*, a.symbol").
-		Join("JOIN assets AS a ON a.id = alert.asset_id").
+	q := s.db.NewSelect().Model(&a).ColumnExpr("alert.*").
 		Where("alert.id = ? AND alert.user_id = ? AND alert.deleted_at IS NULL", id, userID)
 	if err := scanOne(ctx, q, "alert", id); err != nil {
 		return Alert{}, nil, err
 	}
+	one := []Alert{a}
+	if err := s.alertSymbols(ctx, one); err != nil {
+		return Alert{}, nil, err
+	}
+	a = one[0]
 	fs := []Firing{}
 	err := s.db.NewSelect().Model(&fs).Where("alert_id = ?", id).OrderExpr("bar_date DESC").Limit(limit).Scan(ctx)
 	if err != nil {

@@ -140,16 +140,9 @@ type pass struct {
 func (s *Service) evaluate(ctx context.Context) (int, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
-	var changed []changedAsset
-	err := s.db.NewSelect().TableExpr("assets AS a").
-		ColumnExpr("a.id, a.symbol, a.prices_version").
-		ColumnExpr("w.asset_id IS NOT NULL AS has_watermark, COALESCE(w.version, 0) AS checked, COALESCE(w.through, '') AS through").
-		Join("LEFT JOIN alert_watermarks AS w ON w.asset_id = a.id").
-		Where("a.prices_version > COALESCE(w.version, -1)").
-		Where("EXISTS (SELECT 1 FROM alerts AS al WHERE al.asset_id = a.id AND al.status = ? AND al.checked_version < a.prices_version)", Active).
-		OrderExpr("a.id").Scan(ctx, &changed)
+	changed, err := s.changedAssets(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("alerts: evaluate: %w", err)
+		return 0, err
 	}
 	p := &pass{s: s, exprs: map[string]parsedCondition{}, accounts: map[uuid.UUID]uuid.UUID{}, recorded: time.Now()}
 	assets := changed
@@ -164,6 +157,52 @@ func (s *Service) evaluate(ctx context.Context) (int, error) {
 		s.wakeDeliveries()
 	}
 	return p.fired, nil
+}
+
+// changedAssets returns, by id, the assets with an active alert whose
+// prices changed since both the asset's watermark and that alert's own
+// (its CheckedVersion). The alerts' side (the assets with active alerts,
+// the least CheckedVersion of those and the watermark) is one read by the
+// partial index alerts_active_idx; their symbols and price versions are
+// one read of marketdata.Store.AssetsOf.
+func (s *Service) changedAssets(ctx context.Context) ([]changedAsset, error) {
+	var rows []struct {
+		changedAsset
+		MinChecked int64 `bun:"min_checked"`
+	}
+	err := s.db.NewSelect().TableExpr("alerts AS al").
+		ColumnExpr("al.asset_id AS id, MIN(al.checked_version) AS min_checked").
+		ColumnExpr("w.asset_id IS NOT NULL AS has_watermark, COALESCE(w.version, 0) AS checked, COALESCE(w.through, '') AS through").
+		Join("LEFT JOIN alert_watermarks AS w ON w.asset_id = al.asset_id").
+		Where("al.status = ?", Active).
+		GroupExpr("al.asset_id, w.asset_id, w.version, w.through").
+		OrderExpr("al.asset_id").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: evaluate: %w", err)
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	assets, err := marketdata.NewStore(s.db).AssetsOf(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: evaluate: %w", err)
+	}
+	var changed []changedAsset
+	for _, r := range rows {
+		a, ok := assets[r.ID]
+		watermark := int64(-1)
+		if r.HasWatermark {
+			watermark = r.Checked
+		}
+		if !ok || a.PricesVersion <= watermark || a.PricesVersion <= r.MinChecked {
+			continue
+		}
+		c := r.changedAsset
+		c.Symbol, c.Version = a.Symbol, a.PricesVersion
+		changed = append(changed, c)
+	}
+	return changed, nil
 }
 
 // turn evaluates the alerts of the assets (those in only, unless it is

@@ -1,10 +1,12 @@
 package alerts
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -89,12 +91,27 @@ func (s *Service) Watchlist(ctx context.Context, userID, id uuid.UUID) (Watchlis
 		return Watchlist{}, nil, err
 	}
 	items := []WatchlistAsset{}
-	err = s.db.NewSelect().Model(&items).ColumnExpr("watchlist_asset.*, a.symbol, a.name").
-		Join("JOIN assets AS a ON a.id = watchlist_asset.asset_id").
-		Where("watchlist_asset.watchlist_id = ?", id).OrderExpr("watchlist_asset.added_at, a.symbol").Scan(ctx)
+	err = s.db.NewSelect().Model(&items).ColumnExpr("watchlist_asset.*").
+		Where("watchlist_asset.watchlist_id = ?", id).OrderExpr("watchlist_asset.added_at").Scan(ctx)
 	if err != nil {
 		return Watchlist{}, nil, fmt.Errorf("alerts: watchlist assets: %w", err)
 	}
+	ids := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		ids[i] = it.AssetID
+	}
+	assets, err := marketdata.NewStore(s.db).AssetsOf(ctx, ids)
+	if err != nil {
+		return Watchlist{}, nil, fmt.Errorf("alerts: the assets of watchlist %s: %w", id, err)
+	}
+	for i := range items {
+		a := assets[items[i].AssetID]
+		items[i].Symbol, items[i].Name = a.Symbol, a.Name
+	}
+	// In the order they were added, by symbol when added at once.
+	slices.SortStableFunc(items, func(x, y WatchlistAsset) int {
+		return cmp.Or(x.AddedAt.Compare(y.AddedAt), strings.Compare(x.Symbol, y.Symbol))
+	})
 	w.AssetCount = len(items)
 	return w, items, nil
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit"
 )
@@ -107,6 +108,37 @@ func (s *Store) Asset(ctx context.Context, id uuid.UUID) (Asset, error) {
 		return Asset{}, notFound(err, "asset %s", id)
 	}
 	return a, nil
+}
+
+// VersionedAsset is an asset with the version of its prices.
+type VersionedAsset struct {
+	Asset
+	// PricesVersion is the version of the asset's prices
+	// ([PriceVersion].Version).
+	PricesVersion int64 `bun:"prices_version"`
+}
+
+// assetsOfChunk is the most ids one read of [Store.AssetsOf] names.
+const assetsOfChunk = 1000
+
+// AssetsOf returns the assets with the given ids and their price
+// versions, by id, leaving out ids of no asset: one read for up to 1,000
+// ids, whatever their number, for callers that hold many assets' ids (of
+// their own rows) and need their symbols, names or versions.
+func (s *Store) AssetsOf(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]VersionedAsset, error) {
+	out := make(map[uuid.UUID]VersionedAsset, len(ids))
+	for lo := 0; lo < len(ids); lo += assetsOfChunk {
+		batch := ids[lo:min(lo+assetsOfChunk, len(ids))]
+		var rows []VersionedAsset
+		err := s.db.NewRaw("SELECT "+assetColumns+", prices_version FROM assets WHERE id IN (?)", bun.In(batch)).Scan(ctx, &rows)
+		if err != nil {
+			return nil, fmt.Errorf("marketdata: %d assets: %w", len(batch), err)
+		}
+		for _, a := range rows {
+			out[a.ID] = a
+		}
+	}
+	return out, nil
 }
 
 // AssetBySymbol returns the asset with the given symbol, ignoring case.

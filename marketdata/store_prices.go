@@ -175,6 +175,19 @@ func (s *Store) LatestPrice(ctx context.Context, assetID uuid.UUID) (Price, erro
 	return out[0], nil
 }
 
+// LastPriceDate returns the date of the latest daily record of any
+// asset, and false when there is none.
+func (s *Store) LastPriceDate(ctx context.Context) (calendar.Date, bool, error) {
+	var d *SQLDate
+	if err := s.db.NewRaw("SELECT MAX(date) FROM prices").Scan(ctx, &d); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return calendar.Date{}, false, fmt.Errorf("marketdata: last price date: %w", err)
+	}
+	if d == nil || !calendar.Date(*d).IsValid() {
+		return calendar.Date{}, false, nil
+	}
+	return calendar.Date(*d), true, nil
+}
+
 // Price returns the price record with the given id (see [PriceID]). The
 // error wraps [tradekit.ErrNotFound] when there is none.
 func (s *Store) Price(ctx context.Context, id uuid.UUID) (Price, error) {

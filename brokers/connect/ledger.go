@@ -197,11 +197,10 @@ type orderBook struct {
 // is not the user's, or has no ledger yet.
 var errNoBook = errors.New("connect: no such connection with a ledger")
 
-// orderBookColumns returns the columns that select a connection as c and
-// an asset as a into bookHead's Conn and Asset.
-var orderBookColumns = sync.OnceValues(func() (string, string) {
-	return database.PrefixedColumns(reflect.TypeFor[Connection](), "c"),
-		database.PrefixedColumns(reflect.TypeFor[marketdata.Asset](), "a")
+// orderBookColumns returns the columns that select a connection as c
+// into bookHead's Conn.
+var orderBookColumns = sync.OnceValue(func() string {
+	return database.PrefixedColumns(reflect.TypeFor[Connection](), "c")
 })
 
 // orderBookQuery is the statement of [Store.orderBook], which bookHead
@@ -210,10 +209,9 @@ var orderBookColumns = sync.OnceValues(func() (string, string) {
 // statement of an order's check, so it is prepared.
 var orderBookQuery = database.NewPrepared("connect_order_book", func(db bun.IDB, params ...any) schema.QueryAppender {
 	connectionID, userID, assetID, since := params[0], params[1], params[2], params[3]
-	connectionColumns, assetColumns := orderBookColumns()
 	return bookQuery(db, connectionID, userID, since).
-		ColumnExpr(connectionColumns).Join("JOIN broker_connections AS c ON c.id = p.connection_id AND c.user_id = ?", userID).
-		ColumnExpr(assetColumns+", a.prices_version AS a_prices_version").Join("LEFT JOIN assets AS a ON a.id = ?", assetID)
+		ColumnExpr(orderBookColumns()).Join("JOIN broker_connections AS c ON c.id = p.connection_id AND c.user_id = ?", userID).
+		Apply(marketdata.JoinAsset("a", assetID))
 })
 
 // orderBook reads, in one statement, the book of the connection (as

@@ -13,6 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/marketdata"
 )
 
 // The regular pass of the matcher ([Broker.Run]'s, every
@@ -74,14 +75,15 @@ type assetVersion struct {
 
 // openAssetsQuery reads the assets with open orders and their price
 // versions: a loose index scan of paper_orders_open_asset_idx (one index
-// probe per asset, however many orders each has), joined to assets.
-const openAssetsQuery = `WITH RECURSIVE open_assets(id) AS (
+// probe per asset, however many orders each has), joined to the assets
+// ([marketdata.AssetVersionsOf]).
+var openAssetsQuery = `WITH RECURSIVE open_assets(id) AS (
 	SELECT (SELECT asset_id FROM paper_orders WHERE status = 'new' AND asset_id IS NOT NULL ORDER BY asset_id LIMIT 1)
 	UNION ALL
 	SELECT (SELECT asset_id FROM paper_orders WHERE status = 'new' AND asset_id > open_assets.id ORDER BY asset_id LIMIT 1)
 	FROM open_assets WHERE open_assets.id IS NOT NULL
 )
-SELECT assets.id, assets.prices_version FROM open_assets JOIN assets ON assets.id = open_assets.id`
+` + marketdata.AssetVersionsOf("open_assets", "open_assets.id")
 
 // openAssets returns the assets with open orders and their price
 // versions.

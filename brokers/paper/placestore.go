@@ -197,11 +197,11 @@ func placementQuery(byToken, sell bool) *database.Prepared {
 			q = q.ColumnExpr("(SELECT scope FROM paper_tokens WHERE token_hash = ?) AS scope", hash)
 		}
 		symbol, clientOrderID, maxOpen := params[0], params[1], params[2]
-		asset, open := pgPlacedAsset, pgOpenOrders
+		open := pgOpenOrders
 		if db.Dialect().Name() == dialect.SQLite {
-			asset, open = sqlitePlacedAsset, sqliteOpenOrders
+			open = sqliteOpenOrders
 		}
-		q = q.ColumnExpr(asset+" AS asset", symbol).
+		q = q.ColumnExpr(marketdata.AssetJSONBySymbol(db.Dialect().Name())+" AS asset", symbol).
 			ColumnExpr("EXISTS (SELECT 1 FROM paper_orders WHERE account_id = a.id AND client_order_id = ?) AS dup", clientOrderID).
 			ColumnExpr("(SELECT count(*) FROM (SELECT 1 FROM paper_orders WHERE account_id = a.id AND status = ? LIMIT ?) n) AS open_count",
 				statusNew, maxOpen)
@@ -213,15 +213,13 @@ func placementQuery(byToken, sell bool) *database.Prepared {
 	})
 }
 
-// Each dialect's expressions of [placement]'s asset and open orders as
-// JSON. The open orders' take the status and the side, then what the %s
-// adds to their WHERE.
+// Each dialect's expression of [placement]'s open orders as JSON (its
+// asset's is [marketdata.AssetJSONBySymbol]). They take the status and
+// the side, then what the %s adds to their WHERE.
 const (
-	pgPlacedAsset = "(SELECT json_build_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
-	pgOpenOrders  = `(SELECT coalesce(json_agg(x), '[]') FROM (SELECT id, parent_id, asset_id, symbol, side, qty, notional,
+	pgOpenOrders = `(SELECT coalesce(json_agg(x), '[]') FROM (SELECT id, parent_id, asset_id, symbol, side, qty, notional,
 		limit_price, stop_price FROM paper_orders WHERE account_id = a.id AND status = ? AND side = ?%s) x)`
-	sqlitePlacedAsset = "(SELECT json_object('id', id, 'type', type, 'prices_version', prices_version) FROM assets WHERE symbol = ?)"
-	sqliteOpenOrders  = `(SELECT json_group_array(json_object('id', id, 'parent_id', parent_id, 'asset_id', asset_id,
+	sqliteOpenOrders = `(SELECT json_group_array(json_object('id', id, 'parent_id', parent_id, 'asset_id', asset_id,
 		'symbol', symbol, 'side', side, 'qty', qty, 'notional', notional, 'limit_price', limit_price, 'stop_price', stop_price))
 		FROM paper_orders WHERE account_id = a.id AND status = ? AND side = ?%s)`
 )

@@ -147,14 +147,11 @@ func (s *Store) saveDay(ctx context.Context, d DayRecord) error {
 // LastBarDate returns the date of the latest stored daily bar of any
 // asset, and false when there is none.
 func (s *Store) LastBarDate(ctx context.Context) (calendar.Date, bool, error) {
-	var d *marketdata.SQLDate
-	if err := s.db.NewRaw("SELECT MAX(date) FROM prices").Scan(ctx, &d); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	d, ok, err := marketdata.NewStore(s.db).LastPriceDate(ctx)
+	if err != nil {
 		return calendar.Date{}, false, fmt.Errorf("feed: last bar date: %w", err)
 	}
-	if d == nil || !calendar.Date(*d).IsValid() {
-		return calendar.Date{}, false, nil
-	}
-	return calendar.Date(*d), true, nil
+	return d, ok, nil
 }
 
 // Acquire takes or renews the lease name for holder until now+ttl, and

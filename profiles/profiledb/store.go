@@ -114,14 +114,14 @@ func (s *Store) Save(ctx context.Context, recs []Record) error {
 	return nil
 }
 
-// recordColumns selects a Record, the asset's symbol included.
-const recordColumns = `SELECT p.asset_id, a.symbol, p.price_version, p.as_of, p.profile, p.updated_at
-	FROM profiles p JOIN assets a ON a.id = p.asset_id`
+// recordColumns selects a Record, but for its asset's symbol, which
+// [Store.symbols] reads from marketdata.
+const recordColumns = `SELECT p.asset_id, p.price_version, p.as_of, p.profile, p.updated_at FROM profiles p`
 
-// row is a Record as scanned.
+// row is a Record as scanned, Symbol aside.
 type row struct {
 	AssetID      uuid.UUID          `bun:"asset_id"`
-	Symbol       string             `bun:"symbol"`
+	Symbol       string             `bun:"-"`
 	PriceVersion int64              `bun:"price_version"`
 	AsOf         marketdata.SQLDate `bun:"as_of"`
 	Profile      string             `bun:"profile"`
@@ -144,7 +144,11 @@ func (s *Store) Profile(ctx context.Context, assetID uuid.UUID) (Record, error) 
 		}
 		return Record{}, fmt.Errorf("profiledb: profile of %s: %w", assetID, err)
 	}
-	return r.record(), nil
+	rows, err := s.symbols(ctx, []row{r})
+	if err != nil {
+		return Record{}, err
+	}
+	return rows[0].record(), nil
 }
 
 // Profiles returns the stored profiles of the assets ids, in the order of
@@ -158,6 +162,10 @@ func (s *Store) Profiles(ctx context.Context, ids []uuid.UUID) ([]Record, error)
 	if err := s.db.NewRaw(recordColumns+" WHERE p.asset_id IN (?)", bun.In(ids)).Scan(ctx, &rows); err != nil {
 		return nil, fmt.Errorf("profiledb: profiles of %d assets: %w", len(ids), err)
 	}
+	rows, err := s.symbols(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
 	byID := make(map[uuid.UUID]row, len(rows))
 	for _, r := range rows {
 		byID[r.AssetID] = r
@@ -170,6 +178,24 @@ func (s *Store) Profiles(ctx context.Context, ids []uuid.UUID) ([]Record, error)
 		}
 	}
 	return out, nil
+}
+
+// symbols sets the Symbol of rows from their assets, read in one call of
+// [marketdata.Store.AssetsOf]. A profile's asset always exists (the
+// profiles reference the assets).
+func (s *Store) symbols(ctx context.Context, rows []row) ([]row, error) {
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.AssetID
+	}
+	assets, err := marketdata.NewStore(s.db).AssetsOf(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("profiledb: the assets of %d profiles: %w", len(rows), err)
+	}
+	for i := range rows {
+		rows[i].Symbol = assets[rows[i].AssetID].Symbol
+	}
+	return rows, nil
 }
 
 // Versions returns the price version each stored profile was built from,
