@@ -3,6 +3,7 @@ package profiles
 import (
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -174,8 +175,11 @@ func newFwdOrder(fwd []float64) fwdOrder {
 func (f fwdOrder) rankIC(sig []float64) float64 {
 	fwd := f.fwd
 	in := func(t int) bool { return !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) }
-	pos := make([]int, len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
-	x := make([]float64, 0, len(sig))
+	sc := rankPool.Get().(*rankScratch)
+	defer rankPool.Put(sc)
+	pos := growInts(&sc.pos, len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
+	clear(pos)
+	x := growFloats(&sc.x, len(sig))[:0]
 	for t := range sig {
 		if in(t) {
 			x = append(x, sig[t])
@@ -186,8 +190,9 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 	if n < minPairs {
 		return 0
 	}
-	rx, ry := make([]float64, n), make([]float64, n)
-	ranks(rx, x, make([]float64, n), make([]int, n))
+	rx, ry := growFloats(&sc.rx, n), growFloats(&sc.ry, n)
+	clear(ry)
+	ranks(rx, x, growFloats(&sc.sorted, n), growInts(&sc.end, n))
 	// The pairs' fwd in ascending order, runs of equal values given
 	// their average rank, as ranks does.
 	run := make([]int, 0, 8)
@@ -211,6 +216,34 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 		return 0
 	}
 	return c
+}
+
+// rankScratch holds the buffers of [fwdOrder.rankIC], reused through
+// rankPool: eight rank correlations a profile over the whole history
+// otherwise allocate a dozen slices of its length each.
+type rankScratch struct {
+	pos, end          []int
+	x, rx, ry, sorted []float64
+}
+
+// rankPool keeps the buffers of [fwdOrder.rankIC] between calls.
+var rankPool = sync.Pool{New: func() any { return new(rankScratch) }}
+
+// growFloats returns (*buf)[:n], growing *buf when it holds less. The
+// values are left as they were.
+func growFloats(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	return (*buf)[:n]
+}
+
+// growInts is [growFloats] for ints.
+func growInts(buf *[]int, n int) []int {
+	if cap(*buf) < n {
+		*buf = make([]int, n)
+	}
+	return (*buf)[:n]
 }
 
 // gridSums are the sums behind [bestThresholds]: for each oversold level
