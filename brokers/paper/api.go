@@ -205,10 +205,10 @@ func (b *Broker) authenticateLater(r *http.Request) (account, error) {
 		return b.authenticate(r)
 	}
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || !isSecret(tok) {
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !IsSecret(tok) {
 		return account{}, errUnauthorized
 	}
-	return account{token: hashSecret(tok)}, nil
+	return account{token: HashSecret(tok)}, nil
 }
 
 // resolve returns a, read by its access token when
@@ -231,10 +231,10 @@ func (b *Broker) resolve(ctx context.Context, a account) (account, error) {
 // missing, unknown, not an access token, expired or revoked.
 func (b *Broker) bearer(r *http.Request) (account, error) {
 	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || !isSecret(tok) {
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !IsSecret(tok) {
 		return account{}, errUnauthorized
 	}
-	a, err := accountByAccessToken(r.Context(), b.db, hashSecret(tok), b.clock())
+	a, err := accountByAccessToken(r.Context(), b.db, HashSecret(tok), b.clock())
 	if errors.Is(err, tradekit.ErrNotFound) {
 		return account{}, errUnauthorized
 	}

@@ -126,7 +126,7 @@ func (b *Broker) CreateAPIKey(ctx context.Context, accountID uuid.UUID, name str
 		return APIKey{}, "", fmt.Errorf("paper: %w", &tradekit.ParamError{Param: "name", Msg: "must not contain a NUL character"})
 	}
 	secret := newKeySecret()
-	r := apiKeyRow{KeyID: newKeyID(), AccountID: accountID, Name: name, SecretHash: hashSecret(secret), CreatedAt: b.clock()}
+	r := apiKeyRow{KeyID: newKeyID(), AccountID: accountID, Name: name, SecretHash: HashSecret(secret), CreatedAt: b.clock()}
 	err := b.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// Locking the account serialises the count and the insert.
 		if _, err := accountByID(ctx, tx, accountID, true); err != nil {
@@ -207,7 +207,7 @@ func (b *Broker) apiKey(r *http.Request) (account, error) {
 	var a account
 	err := b.db.NewSelect().Model(&a).
 		Join("JOIN paper_api_keys AS k ON k.account_id = account.id").
-		Where("k.key_id = ? AND k.secret_hash = ? AND k.revoked_at IS NULL", ids[0], hashSecret(secrets[0])).
+		Where("k.key_id = ? AND k.secret_hash = ? AND k.revoked_at IS NULL", ids[0], HashSecret(secrets[0])).
 		Scan(r.Context())
 	if errors.Is(err, sql.ErrNoRows) {
 		return account{}, errUnauthorized

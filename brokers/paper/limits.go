@@ -180,7 +180,7 @@ func credential(r *http.Request) string {
 		return "key " + r.Header.Get(keyIDHeader)
 	}
 	_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	return "token " + hashSecret(tok)
+	return "token " + HashSecret(tok)
 }
 
 // openStream takes one of the cred's stream slots and returns the

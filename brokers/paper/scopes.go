@@ -43,7 +43,7 @@ func (b *Broker) scoped(sc string) func(*http.Request) (account, error) {
 			return account{}, err
 		}
 		_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		t, err := tokenByHash(r.Context(), b.db, hashSecret(tok))
+		t, err := tokenByHash(r.Context(), b.db, HashSecret(tok))
 		if err != nil {
 			return account{}, err
 		}

@@ -96,10 +96,11 @@ type order struct {
 	legs []order // the legs of a bracket, OTO or OCO order, when read with it
 }
 
-// hashSecret returns the hex SHA-256 of a code or token, the only form in
-// which they are stored and looked up. They carry 256 random bits, so a
+// HashSecret returns the hex SHA-256 of a code, token or cookie value,
+// the only form in which they are stored and looked up (here and by
+// package portal). They carry 256 random bits, so a
 // fast hash suffices: there is nothing to brute-force.
-func hashSecret(s string) string {
+func HashSecret(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
 }

@@ -62,12 +62,12 @@ type IssuedTokens struct {
 // refresh token of the grant, for the account and the client with the
 // scope, and returns their secrets (256 random bits each, base64url).
 func (s *Tokens) Issue(ctx context.Context, grantID, accountID uuid.UUID, clientID, scope string, now time.Time, ttl time.Duration) (IssuedTokens, error) {
-	access, refresh := newSecret(), newSecret()
+	access, refresh := NewSecret(), NewSecret()
 	exp := now.Add(ttl)
 	for _, t := range []*Token{
-		{ID: uuid.New(), Hash: hashSecret(access), Kind: TokenAccess, GrantID: grantID, AccountID: accountID,
+		{ID: uuid.New(), Hash: HashSecret(access), Kind: TokenAccess, GrantID: grantID, AccountID: accountID,
 			ClientID: clientID, Scope: scope, CreatedAt: now, ExpiresAt: &exp},
-		{ID: uuid.New(), Hash: hashSecret(refresh), Kind: TokenRefresh, GrantID: grantID, AccountID: accountID,
+		{ID: uuid.New(), Hash: HashSecret(refresh), Kind: TokenRefresh, GrantID: grantID, AccountID: accountID,
 			ClientID: clientID, Scope: scope, CreatedAt: now},
 	} {
 		if _, err := s.db.NewInsert().Model(t).Exec(ctx); err != nil {
@@ -80,7 +80,7 @@ func (s *Tokens) Issue(ctx context.Context, grantID, accountID uuid.UUID, client
 // Token returns the token whose secret is secret. The error wraps
 // [tradekit.ErrNotFound] when there is none.
 func (s *Tokens) Token(ctx context.Context, secret string) (Token, error) {
-	return tokenByHash(ctx, s.db, hashSecret(secret))
+	return tokenByHash(ctx, s.db, HashSecret(secret))
 }
 
 // Revoke revokes one token, by its rotation or not, and reports whether
@@ -132,8 +132,10 @@ func tokenByHash(ctx context.Context, db bun.IDB, hash string) (Token, error) {
 // secretBytes is the size of every token: 256 bits.
 const secretBytes = 32
 
-// newSecret returns a new token: secretBytes random bytes, base64url.
-func newSecret() string {
+// NewSecret returns a new token, code or cookie value: secretBytes
+// random bytes in unpadded base64url, 43 characters that need no escaping
+// in a URL, a header or a form.
+func NewSecret() string {
 	b := make([]byte, secretBytes)
 	rand.Read(b) // never returns an error (crypto/rand)
 	return base64.RawURLEncoding.EncodeToString(b)
@@ -160,8 +162,8 @@ func tokenAccount(hash, now any) schema.QueryWithArgs {
 		hash, TokenAccess, now)
 }
 
-// isSecret reports whether s could be a value of newSecret.
-func isSecret(s string) bool {
+// IsSecret reports whether s could be a value of [NewSecret].
+func IsSecret(s string) bool {
 	if len(s) != base64.RawURLEncoding.EncodedLen(secretBytes) {
 		return false
 	}

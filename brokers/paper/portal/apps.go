@@ -87,7 +87,7 @@ func CreateApp(ctx context.Context, db bun.IDB, name string, redirectURIs []stri
 	rand.Read(id) // never returns an error (crypto/rand)
 	rand.Read(secret)
 	s := base64.RawURLEncoding.EncodeToString(secret)
-	r := appRow{ClientID: "app_" + hex.EncodeToString(id), Name: name, SecretHash: hashSecret(s),
+	r := appRow{ClientID: "app_" + hex.EncodeToString(id), Name: name, SecretHash: paper.HashSecret(s),
 		RedirectURIs: strings.Join(redirectURIs, "\n"), CreatedAt: now.UTC().Truncate(time.Microsecond)}
 	if _, err := db.NewInsert().Model(&r).Exec(ctx); err != nil {
 		return App{}, "", fmt.Errorf("paper: register app: %w", err)

@@ -41,7 +41,7 @@ func insertGrant(ctx context.Context, db bun.IDB, g *grant) error {
 // [tradekit.ErrNotFound] when there is none.
 func grantByCode(ctx context.Context, db bun.IDB, code string) (grant, error) {
 	var g grant
-	if err := db.NewSelect().Model(&g).Where("code_hash = ?", hashSecret(code)).Scan(ctx); err != nil {
+	if err := db.NewSelect().Model(&g).Where("code_hash = ?", paper.HashSecret(code)).Scan(ctx); err != nil {
 		return grant{}, notFound(err, "code")
 	}
 	return g, nil

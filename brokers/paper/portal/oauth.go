@@ -5,7 +5,6 @@ import (
 
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -47,26 +46,6 @@ const csrfTTL = time.Hour
 
 // maxForm bounds the body of a POST.
 const maxForm = 64 << 10
-
-// secretBytes is the size of every code, token and CSRF cookie: 256 bits.
-const secretBytes = 32
-
-// newSecret returns secretBytes random bytes in unpadded base64url: 43
-// characters that need no escaping in a URL, a header or a form.
-func newSecret() string {
-	b := make([]byte, secretBytes)
-	rand.Read(b) // never returns an error (crypto/rand)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// isSecret reports whether s could be a value of newSecret.
-func isSecret(s string) bool {
-	if len(s) != base64.RawURLEncoding.EncodedLen(secretBytes) {
-		return false
-	}
-	_, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil
-}
 
 //go:embed consent.html account.html
 var pageFiles embed.FS
@@ -287,10 +266,10 @@ func (p *Portal) handleAuthorizeShow(w http.ResponseWriter, r *http.Request) err
 		return nil
 	}
 	binding := ""
-	if c, err := r.Cookie(csrfCookie); err == nil && isSecret(c.Value) {
+	if c, err := r.Cookie(csrfCookie); err == nil && paper.IsSecret(c.Value) {
 		binding = c.Value // keep the form of a consent page open in another tab valid
 	} else {
-		binding = newSecret()
+		binding = paper.NewSecret()
 	}
 	http.SetCookie(w, p.csrfCookie(r, binding, int(csrfTTL/time.Second)))
 	hidden := []hiddenField{
@@ -376,9 +355,9 @@ func (p *Portal) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 		redirectError(w, r, ar, badRequest("access_denied", "the user denied the request"))
 		return nil
 	}
-	code := newSecret()
+	code := paper.NewSecret()
 	g := grant{
-		ID: uuid.New(), CodeHash: hashSecret(code), ClientID: ar.client.ID, RedirectURI: ar.redirectURI,
+		ID: uuid.New(), CodeHash: paper.HashSecret(code), ClientID: ar.client.ID, RedirectURI: ar.redirectURI,
 		Scope: ar.scope, CodeChallenge: ar.codeChallenge, CreatedAt: now, ExpiresAt: now.Add(CodeTTL),
 	}
 	if err := p.approve(r.Context(), nonce, exp, p.clientAddr(r), &g); err != nil {
@@ -393,7 +372,7 @@ func (p *Portal) handleAuthorizeDecide(w http.ResponseWriter, r *http.Request) e
 // and expiry.
 func (p *Portal) csrfToken(r *http.Request, f url.Values, ar authRequest, now time.Time) (string, time.Time, bool) {
 	c, err := r.Cookie(csrfCookie)
-	if err != nil || !isSecret(c.Value) || len(f[csrfField]) != 1 {
+	if err != nil || !paper.IsSecret(c.Value) || len(f[csrfField]) != 1 {
 		return "", time.Time{}, false
 	}
 	return p.verifyToken(f.Get(csrfField), ar, c.Value, now)

@@ -1,8 +1,6 @@
 package portal
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -219,14 +217,6 @@ func (p *Portal) Handler() http.Handler {
 
 // clock returns the broker's current time as stored ([paper.Broker.Now]).
 func (p *Portal) clock() time.Time { return p.broker.Now() }
-
-// hashSecret returns the hex SHA-256 of a code, token or cookie value,
-// the only form in which they are stored and looked up. They carry 256
-// random bits, so a fast hash suffices: there is nothing to brute-force.
-func hashSecret(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
 
 // logError logs an error that answers 500.
 func (p *Portal) logError(r *http.Request, err error) {

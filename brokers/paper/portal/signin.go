@@ -55,8 +55,8 @@ const formLabel = "tradekit paper account form v1\x00"
 // is empty. Only the SHA-256 of its token is stored. The error wraps
 // [tradekit.ErrNotFound] when there is no such account.
 func (p *Portal) SignInLink(w http.ResponseWriter, r *http.Request, accountID uuid.UUID) (string, time.Time, error) {
-	binding := newSecret()
-	link, exp, err := p.signInLink(r.Context(), accountID, hashSecret(binding))
+	binding := paper.NewSecret()
+	link, exp, err := p.signInLink(r.Context(), accountID, paper.HashSecret(binding))
 	if err != nil {
 		return "", time.Time{}, err
 	}
@@ -80,8 +80,8 @@ func (p *Portal) signInLink(ctx context.Context, accountID uuid.UUID, browser st
 		return "", time.Time{}, err
 	}
 	now := p.clock()
-	tok, exp := newSecret(), now.Add(SignInLinkTTL)
-	if err := insertSignInLink(ctx, p.db, hashSecret(tok), accountID, exp, browser); err != nil {
+	tok, exp := paper.NewSecret(), now.Add(SignInLinkTTL)
+	if err := insertSignInLink(ctx, p.db, paper.HashSecret(tok), accountID, exp, browser); err != nil {
 		return "", time.Time{}, err
 	}
 	purgeSessions(ctx, p.db, p.log, now)
@@ -142,16 +142,16 @@ var errSignedOut = &pageError{http.StatusUnauthorized, "You are not signed in to
 // the browser to the account page.
 func (p *Portal) handleSignIn(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	if len(q["token"]) != 1 || !isSecret(q.Get("token")) {
+	if len(q["token"]) != 1 || !paper.IsSecret(q.Get("token")) {
 		return errLinkUsed
 	}
 	now := p.clock()
-	session := newSecret()
+	session := paper.NewSecret()
 	browser := ""
-	if c, err := r.Cookie(signInCookie); err == nil && isSecret(c.Value) {
-		browser = hashSecret(c.Value)
+	if c, err := r.Cookie(signInCookie); err == nil && paper.IsSecret(c.Value) {
+		browser = paper.HashSecret(c.Value)
 	}
-	if err := startSession(r.Context(), p.db, hashSecret(q.Get("token")), browser, hashSecret(session), now); err != nil {
+	if err := startSession(r.Context(), p.db, paper.HashSecret(q.Get("token")), browser, paper.HashSecret(session), now); err != nil {
 		return err
 	}
 	http.SetCookie(w, p.accountCookie(r, session, int(SessionTTL/time.Second)))
@@ -168,10 +168,10 @@ func (p *Portal) handleSignIn(w http.ResponseWriter, r *http.Request) error {
 // cookie, or its session is unknown or has expired.
 func (p *Portal) session(r *http.Request) (paper.Account, string, error) {
 	c, err := r.Cookie(sessionCookie)
-	if err != nil || !isSecret(c.Value) {
+	if err != nil || !paper.IsSecret(c.Value) {
 		return paper.Account{}, "", errSignedOut
 	}
-	id, err := sessionAccount(r.Context(), p.db, hashSecret(c.Value), p.clock())
+	id, err := sessionAccount(r.Context(), p.db, paper.HashSecret(c.Value), p.clock())
 	if err != nil {
 		return paper.Account{}, "", err
 	}
@@ -322,7 +322,7 @@ func (p *Portal) handleKeyRevoke(w http.ResponseWriter, r *http.Request) error {
 func (p *Portal) handleSignOut(w http.ResponseWriter, r *http.Request) error {
 	if _, session, err := p.postedSession(w, r); err != nil {
 		return err
-	} else if err := endSession(r.Context(), p.db, hashSecret(session)); err != nil {
+	} else if err := endSession(r.Context(), p.db, paper.HashSecret(session)); err != nil {
 		return err
 	}
 	http.SetCookie(w, p.accountCookie(r, "", -1))
