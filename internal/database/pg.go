@@ -2,7 +2,9 @@ package database
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,6 +43,21 @@ type pgConnector struct {
 	// functions are the functions that hold the plans of the Prepared
 	// reads behind a pooler that keeps no prepared statement.
 	functions functions
+	// names are the names of the statements prepared by name, by text
+	// (see [pgConn.prepare]).
+	names sync.Map
+}
+
+// stmtName returns the name that the statement query is prepared by on
+// each connection: tradekit_s_ and a hash of its text.
+func (c *pgConnector) stmtName(query string) string {
+	if n, ok := c.names.Load(query); ok {
+		return n.(string)
+	}
+	sum := sha256.Sum256([]byte(query))
+	n := "tradekit_s_" + hex.EncodeToString(sum[:12])
+	c.names.Store(query, n)
+	return n
 }
 
 // pgDriver is the driver a PostgreSQL *sql.DB reports: pgx's, with the
@@ -62,7 +79,7 @@ func (c *pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{Conn: dc.(*stdlib.Conn)}, nil
+	return &pgConn{Conn: dc.(*stdlib.Conn), c: c}, nil
 }
 
 // Close implements io.Closer, which sql.DB.Close calls: it closes the pool.
@@ -132,11 +149,21 @@ func newPGConnector(ctx context.Context, dsn string, opts Options) (*pgConnector
 		c.log = slog.Default()
 	}
 	// bun formats every value into its statements' text, so that no two
-	// of them need share a plan: they go as simple queries, as psql
-	// sends them, which any pooler passes. Only [Prepared] statements
-	// take parameters, in the DSN's mode.
+	// of them need share a plan: they run unnamed, parsed and planned
+	// each time and cached nowhere, which any pooler passes. Only
+	// [Prepared] statements take parameters, in the DSN's mode. When
+	// that mode prepares them (cache_statement), the connections run in
+	// exec mode, in which a batch (see [Tx]) runs them as the statements
+	// [pgConn.named] prepared, bound and executed, beside bun's unnamed
+	// ones; otherwise (behind a pooler that keeps no prepared statement)
+	// as simple queries, their values formatted in, which such a pooler
+	// passes with the least work: one message for a whole batch.
 	c.mode.Store(int32(cfg.ConnConfig.DefaultQueryExecMode))
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
+	} else {
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
 	// A listening connection waits for as long as no one notifies: it
 	// has no socket timeout.
 	c.listen = cfg.ConnConfig.Copy()

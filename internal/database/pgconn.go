@@ -17,6 +17,83 @@ import (
 // own before it. database/sql reads the query's rows, as it reads any.
 type pgConn struct {
 	*stdlib.Conn
+	c *pgConnector
+}
+
+// named returns qs for a batch, which runs in exec mode: with each
+// statement that takes parameters prepared on the connection, by name,
+// and named by its name instead of its text, when [Prepared] statements
+// run prepared (cache_statement); pgx then binds and executes each as
+// the statement PostgreSQL parsed and planned already, instead of
+// sending its text to be parsed and planned again. Statements without
+// parameters (BEGIN, bun's, with their values in their text) run
+// unnamed. A statement is prepared once per connection, in a round trip
+// of its own. qs is left as it is.
+func (c *pgConn) named(ctx context.Context, qs []*pgx.QueuedQuery) ([]*pgx.QueuedQuery, error) {
+	if c.c.execMode() != pgx.QueryExecModeCacheStatement {
+		return qs, nil
+	}
+	out := make([]*pgx.QueuedQuery, len(qs))
+	for i, q := range qs {
+		out[i] = q
+		if len(q.Arguments) == 0 {
+			continue
+		}
+		name, err := c.prepareNamed(ctx, q.SQL)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &pgx.QueuedQuery{SQL: name, Arguments: q.Arguments}
+	}
+	return out, nil
+}
+
+// lost reports whether err, the error of a batch that began a
+// transaction, says that a transaction pooler lost a statement prepared
+// by name (see [pgConnector.noteErr]), so that statements run unnamed
+// from now on; it then rolls back what the batch began, for the batch to
+// be sent again: nothing of it ran.
+func (c *pgConn) lost(ctx context.Context, err error) bool {
+	if !c.c.noteErr(err) {
+		return false
+	}
+	_, rerr := c.Conn.Conn().Exec(context.WithoutCancel(ctx), "ROLLBACK")
+	return rerr == nil
+}
+
+// prepareNamed prepares the statement query on the connection, unless it
+// is there already, and returns its name, which pgx runs it by. The name
+// is not the text: once the pool has found a pooler that loses prepared
+// statements (see [pgConnector.noteErr]), statements go by their text
+// again, and pgx then runs them unnamed rather than as the statement it
+// prepared.
+func (c *pgConn) prepareNamed(ctx context.Context, query string) (string, error) {
+	name := c.c.stmtName(query)
+	if _, err := c.Conn.Conn().Prepare(ctx, name, query); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// ExecContext implements driver.ExecerContext: stdlib's, with a
+// [Prepared] statement prepared by name first (see prepareOne).
+func (c *pgConn) ExecContext(ctx context.Context, query string, argsV []driver.NamedValue) (driver.Result, error) {
+	query, err := c.prepareOne(ctx, query, argsV)
+	if err != nil {
+		return nil, err
+	}
+	return c.Conn.ExecContext(ctx, query, argsV)
+}
+
+// prepareOne prepares query by name, as prepare does for a batch, when
+// it is a [Prepared] statement that runs prepared (its first argument
+// says cache_statement), and returns what to run: its name then, else
+// query itself.
+func (c *pgConn) prepareOne(ctx context.Context, query string, argsV []driver.NamedValue) (string, error) {
+	if len(argsV) < 2 || argsV[0].Value != pgx.QueryExecModeCacheStatement || c.c.execMode() != pgx.QueryExecModeCacheStatement {
+		return query, nil
+	}
+	return c.prepareNamed(ctx, query)
 }
 
 // beforeKey is the key of the context value that holds the statements a
@@ -31,22 +108,39 @@ func withBefore(ctx context.Context, stmts []*pgx.QueuedQuery) context.Context {
 
 // QueryContext implements driver.QueryerContext: stdlib's, unless ctx
 // holds statements to run before query (see withBefore). Then they go
-// with it in one pgx batch, in the connection's mode (simple queries,
-// with args formatted in), each of them ran before query starts, and the
-// first error among them is the query's.
+// with it in one pgx batch, in the connection's mode (exec, with those
+// that take parameters prepared: see [pgConn.prepare]), each of them ran
+// before query starts, and the first error among them is the query's.
 func (c *pgConn) QueryContext(ctx context.Context, query string, argsV []driver.NamedValue) (driver.Rows, error) {
 	before, _ := ctx.Value(beforeKey{}).([]*pgx.QueuedQuery)
 	if before == nil {
+		query, err := c.prepareOne(ctx, query, argsV)
+		if err != nil {
+			return nil, err
+		}
 		return c.Conn.QueryContext(ctx, query, argsV)
 	}
 	args := make([]any, len(argsV))
 	for i, a := range argsV {
 		args[i] = a.Value
 	}
-	b := &pgx.Batch{QueuedQueries: before}
-	b.Queue(query, withoutMode(args)...)
-	br := c.Conn.Conn().SendBatch(ctx, b)
-	for range len(before) {
+	qs := append(before[:len(before):len(before)], &pgx.QueuedQuery{SQL: query, Arguments: withoutMode(args)})
+	rows, err := c.queryAfter(ctx, qs)
+	if err != nil && before[0].SQL == "BEGIN" && c.lost(ctx, err) {
+		rows, err = c.queryAfter(ctx, qs)
+	}
+	return rows, err
+}
+
+// queryAfter runs the statements qs in one batch and returns the rows of
+// the last, the first error among them else.
+func (c *pgConn) queryAfter(ctx context.Context, qs []*pgx.QueuedQuery) (driver.Rows, error) {
+	qs, err := c.named(ctx, qs)
+	if err != nil {
+		return nil, err
+	}
+	br := c.Conn.Conn().SendBatch(ctx, &pgx.Batch{QueuedQueries: qs})
+	for range len(qs) - 1 {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
 			return nil, err

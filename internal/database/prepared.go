@@ -92,15 +92,17 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 	tx, _ := db.(*Tx)
 	for try := 0; ; try++ {
 		text, viaFunction := p.text, false
-		if p.read && (pg.execMode() == pgx.QueryExecModeCacheDescribe || tx != nil && tx.pendingBefore()) {
+		if p.read && pg.execMode() == pgx.QueryExecModeCacheDescribe {
 			if call := pg.call(p); call != "" {
 				text, viaFunction = call, true
 			}
 		}
 		if tx != nil {
-			// A function's call goes with what is pending, as the batch's
-			// last statement; a prepared statement, after it.
-			conn = txDriver{tx: tx, batch: viaFunction}
+			// A read goes with what is pending, as the batch's last
+			// statement: its function's call, or the statement itself,
+			// prepared by name on the connection (see pgConn.prepare).
+			// A write goes after it.
+			conn = txDriver{tx: tx, batch: p.read}
 		}
 		args := append([]any{pg.execMode()}, params...)
 		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}))

@@ -122,27 +122,39 @@ func (tx *Tx) queue(query string, args ...any) {
 // pending statements, and last when it is not nil, and returns last's
 // command tag.
 func (tx *Tx) send(ctx context.Context, last *pgx.QueuedQuery) (pgconn.CommandTag, error) {
-	b := &pgx.Batch{}
-	if !tx.begun {
-		b.Queue("BEGIN")
+	var qs []*pgx.QueuedQuery
+	began := !tx.begun
+	if began {
+		qs = append(qs, &pgx.QueuedQuery{SQL: "BEGIN"})
 		tx.begun = true
 	}
-	b.QueuedQueries = append(b.QueuedQueries, tx.pending...)
+	qs = append(qs, tx.pending...)
 	tx.pending = tx.pending[:0]
 	if last != nil {
-		b.QueuedQueries = append(b.QueuedQueries, last)
+		qs = append(qs, last)
 	}
 	var tag pgconn.CommandTag
 	err := tx.conn.Raw(func(dc any) error {
-		br := dc.(*pgConn).Conn.Conn().SendBatch(ctx, b)
-		for range b.Len() {
-			var err error
-			if tag, err = br.Exec(); err != nil {
-				br.Close()
+		pc := dc.(*pgConn)
+		run := func() error {
+			qs, err := pc.named(ctx, qs)
+			if err != nil {
 				return err
 			}
+			br := pc.Conn.Conn().SendBatch(ctx, &pgx.Batch{QueuedQueries: qs})
+			for range qs {
+				if tag, err = br.Exec(); err != nil {
+					br.Close()
+					return err
+				}
+			}
+			return br.Close()
 		}
-		return br.Close()
+		err := run()
+		if err != nil && began && pc.lost(ctx, err) {
+			err = run()
+		}
+		return err
 	})
 	if err != nil && tx.sendErr == nil {
 		tx.sendErr = err
