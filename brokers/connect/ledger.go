@@ -304,7 +304,7 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	o.LedgerQty, o.LedgerCash, o.LedgerCommission = d.filled, o.LedgerCash.Add(d.dcash), d.commission
 	// The writes whose results nothing here reads go with the next
 	// statement, or the commit (see database.ExecWithNext).
-	if err := database.ExecWithNext(ctx, s.db, s.db.NewUpdate().Model(o).Column("ledger_qty", "ledger_cash", "ledger_commission").WherePK()); err != nil {
+	if err := database.ExecWithNext(ctx, s.db, database.ColumnsUpdate(s.db, o, "ledger_qty", "ledger_cash", "ledger_commission")); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of order %s: %w", o.ID, err)
 	}
 	head, pos, ok, err := s.fillHead(ctx, o)
@@ -331,7 +331,7 @@ func (s *Store) applyFill(ctx context.Context, o *Order, now time.Time) (uuid.UU
 	pf.Equity = pf.Equity.Add(d.dcash).Add(d.dnotional.Mul(d.sign))
 	pf.Version++
 	pf.UpdatedAt = now
-	if err := database.ExecWithNext(ctx, s.db, s.db.NewUpdate().Model(&pf).Column("cash", "equity", "version", "updated_at", "fill_seq").WherePK()); err != nil {
+	if err := database.ExecWithNext(ctx, s.db, database.ColumnsUpdate(s.db, &pf, "cash", "equity", "version", "updated_at", "fill_seq")); err != nil {
 		return uuid.Nil, fmt.Errorf("connect: the ledger of %s: %w", o.ConnectionID, err)
 	}
 	if !recorded {

@@ -9,14 +9,17 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
+	"github.com/tradekit/tradekit/internal/database"
 )
 
 // RuleBroker is the RejectRule of an order its broker refused.
@@ -199,44 +202,99 @@ func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now
 		id := st.ID
 		o.BrokerOrderID = &id
 	}
-	columns := []string{"broker_order_id", "broker_status", "updated_at"}
+	set := settleSet{}
+	set.add("broker_order_id", o.BrokerOrderID)
+	set.add("broker_status", o.BrokerStatus)
+	set.add("updated_at", o.UpdatedAt)
 	if !st.FilledQuantity.IsZero() {
 		q := st.FilledQuantity
 		o.FilledQuantity, o.FilledPrice = &q, st.FilledPrice
-		columns = append(columns, "filled_quantity", "filled_price")
+		set.add("filled_quantity", o.FilledQuantity)
+		set.add("filled_price", o.FilledPrice)
 	}
 	if !st.Commission.IsZero() || st.Status == brokers.Filled {
 		c := st.Commission
 		o.Commission = &c
-		columns = append(columns, "commission")
+		set.add("commission", o.Commission)
 	}
 	switch st.Status {
 	case brokers.Filled:
 		o.Status, o.FilledAt, o.NextCheckAt = brokers.Filled, utcOr(st.FilledAt, now), nil
-		columns = append(columns, "status", "filled_at", "next_check_at")
+		set.add("status", string(o.Status))
+		set.add("filled_at", o.FilledAt)
+		set.add("next_check_at", o.NextCheckAt)
 	case brokers.Cancelled:
 		o.Status, o.CancelledAt, o.NextCheckAt = brokers.Cancelled, utcOr(st.CancelledAt, now), nil
-		columns = append(columns, "status", "cancelled_at", "next_check_at")
+		set.add("status", string(o.Status))
+		set.add("cancelled_at", o.CancelledAt)
+		set.add("next_check_at", o.NextCheckAt)
 	case brokers.Rejected:
 		o.Status, o.RejectRule, o.NextCheckAt = brokers.Rejected, RuleBroker, nil
 		o.RejectReason = "the broker rejected the order after accepting it (" + st.BrokerStatus + ")"
-		columns = append(columns, "status", "reject_rule", "reject_reason", "next_check_at")
+		set.add("status", string(o.Status))
+		set.add("reject_rule", o.RejectRule)
+		set.add("reject_reason", o.RejectReason)
+		set.add("next_check_at", o.NextCheckAt)
 	default:
 		o.NextCheckAt = &next
-		columns = append(columns, "next_check_at")
+		set.add("next_check_at", o.NextCheckAt)
 	}
 	// The ledger's share of the fills comes back as the row holds it:
 	// another instance may have applied some.
-	res, err := s.db.NewUpdate().Model(o).Column(columns...).WherePK().Where("status = ?", brokers.Pending).
-		Returning("ledger_qty, ledger_cash, ledger_commission").Exec(ctx)
+	var share ledgerShare
+	params := append(set.values, o.ID, string(brokers.Pending))
+	err := settleQuery(set.columns).Scan(ctx, s.db, &share, params...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
 	if err != nil {
 		return false, fmt.Errorf("connect: record the state of order %s: %w", o.ID, err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("connect: record the state of order %s: %w", o.ID, err)
+	o.LedgerQty, o.LedgerCash, o.LedgerCommission = share.Qty, share.Cash, share.Commission
+	return true, nil
+}
+
+// ledgerShare is the ledger's share of an order's fills, as settle reads
+// it back.
+type ledgerShare struct {
+	Qty        decimal.Decimal `bun:"ledger_qty"`
+	Cash       decimal.Decimal `bun:"ledger_cash"`
+	Commission decimal.Decimal `bun:"ledger_commission"`
+}
+
+// settleSet is the columns settle sets, with their values.
+type settleSet struct {
+	columns []string
+	values  []any
+}
+
+// add sets column to v.
+func (s *settleSet) add(column string, v any) {
+	s.columns, s.values = append(s.columns, column), append(s.values, v)
+}
+
+// settleQueries are the statements of settle, by the columns they set
+// (joined by commas): a handful, one for each kind of state.
+var settleQueries sync.Map
+
+// settleQuery returns settle's statement that sets columns, prepared.
+// Its parameters are the columns' values, then the order's id and the
+// pending status.
+func settleQuery(columns []string) *database.Prepared {
+	key := strings.Join(columns, ",")
+	if p, ok := settleQueries.Load(key); ok {
+		return p.(*database.Prepared)
 	}
-	return n == 1, nil
+	p, _ := settleQueries.LoadOrStore(key, database.NewPrepared("connect_settle_"+key, func(db bun.IDB, params ...any) schema.QueryAppender {
+		q := db.NewUpdate().TableExpr("broker_orders")
+		for i, c := range columns {
+			q = q.Set("? = ?", bun.Ident(c), params[i])
+		}
+		n := len(columns)
+		return q.Where("id = ?", params[n]).Where("status = ?", params[n+1]).
+			Returning("ledger_qty, ledger_cash, ledger_commission")
+	}))
+	return p.(*database.Prepared)
 }
 
 // utcOr returns *t in UTC to the microsecond, or def when t is nil.

@@ -313,12 +313,7 @@ func byPlacement(x, y order) int {
 // was no longer open (filled or cancelled meanwhile, maybe by another
 // instance).
 func closeOrder(ctx context.Context, db bun.IDB, o *order, columns ...string) (bool, error) {
-	res, err := db.NewUpdate().Model(o).Column(append(columns, "status", "updated_at")...).WherePK().
-		Where("status = ?", statusNew).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("paper: close order %s: %w", o.ID, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := database.UpdateColumns(ctx, db, o, append(columns, "status", "updated_at"), "status", statusNew)
 	if err != nil {
 		return false, fmt.Errorf("paper: close order %s: %w", o.ID, err)
 	}
@@ -352,10 +347,17 @@ func activateLegs(ctx context.Context, db bun.IDB, parent uuid.UUID, now time.Ti
 }
 
 // legsActivation is the statement of activateLegs.
-func legsActivation(db bun.IDB, parent uuid.UUID, now time.Time) *bun.UpdateQuery {
-	return db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusNew).Set("updated_at = ?", now).
-		Where("parent_id = ? AND status = ?", parent, statusHeld)
+func legsActivation(db bun.IDB, parent uuid.UUID, now time.Time) database.Statement {
+	return legsQuery.With(db, now, parent)
 }
+
+// legsQuery is the statement of legsActivation, prepared: the fill of
+// an order with legs (a stop-loss, say) runs it. The parameters are the
+// time and the parent's id.
+var legsQuery = database.NewPrepared("paper_legs", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewUpdate().Model((*order)(nil)).Set("status = ?", statusNew).Set("updated_at = ?", params[0]).
+		Where("parent_id = ? AND status = ?", params[1], statusHeld)
+})
 
 // cancelGroup cancels the open and held orders of the group of parent
 // (the parent and its legs) but except, and returns how many it

@@ -15,6 +15,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/internal/database"
@@ -141,9 +142,15 @@ func accountByID(ctx context.Context, db bun.IDB, id uuid.UUID, lock bool) (acco
 }
 
 // cashUpdate is the statement of updateCash.
-func cashUpdate(db bun.IDB, id uuid.UUID, cash decimal.Decimal) *bun.UpdateQuery {
-	return db.NewUpdate().Model((*account)(nil)).Set("cash = ?", cash).Where("id = ?", id)
+func cashUpdate(db bun.IDB, id uuid.UUID, cash decimal.Decimal) database.Statement {
+	return cashQuery.With(db, cash, id)
 }
+
+// cashQuery is the statement of cashUpdate, prepared: a fill runs it.
+// The parameters are the cash and the account's id.
+var cashQuery = database.NewPrepared("paper_cash", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewUpdate().Model((*account)(nil)).Set("cash = ?", params[0]).Where("id = ?", params[1])
+})
 
 func updateCash(ctx context.Context, db bun.IDB, id uuid.UUID, cash decimal.Decimal) error {
 	if _, err := cashUpdate(db, id, cash).Exec(ctx); err != nil {
@@ -190,10 +197,16 @@ func positionSave(db bun.IDB, p position) database.Statement {
 	if p.Qty.IsZero() {
 		return db.NewDelete().Model((*position)(nil)).Where("account_id = ? AND symbol = ?", p.AccountID, p.Symbol)
 	}
-	return db.NewInsert().Model(&p).
-		On("CONFLICT (account_id, symbol) DO UPDATE").
-		Set("qty = EXCLUDED.qty, avg_entry_price = EXCLUDED.avg_entry_price, updated_at = EXCLUDED.updated_at")
+	return positionQuery.With(db, p.AccountID, p.Symbol, p.Qty, p.AvgEntryPrice, p.UpdatedAt)
 }
+
+// positionQuery is the upsert of positionSave, prepared: a fill runs it.
+// The parameters are the position's columns in the order of its fields.
+var positionQuery = database.NewPrepared("paper_position", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewRaw(`INSERT INTO paper_positions (account_id, symbol, qty, avg_entry_price, updated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (account_id, symbol) DO UPDATE SET qty = EXCLUDED.qty, avg_entry_price = EXCLUDED.avg_entry_price,
+		updated_at = EXCLUDED.updated_at`, params...)
+})
 
 // accountNumber returns a new account number: "PA" and ten random
 // characters of A–Z and 2–7 (50 bits), as Alpaca numbers paper accounts.

@@ -48,6 +48,7 @@ type Prepared struct {
 	once sync.Once
 	text string // with $1, $2, …
 	read bool   // text is a SELECT, which a function can return the rows of (see functions.go)
+	rows bool   // text returns rows: a SELECT, or a write with RETURNING
 	err  error
 }
 
@@ -98,11 +99,12 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 			}
 		}
 		if tx != nil {
-			// A read goes with what is pending, as the batch's last
-			// statement: its function's call, or the statement itself,
-			// prepared by name on the connection (see pgConn.prepare).
-			// A write goes after it.
-			conn = txDriver{tx: tx, batch: p.read}
+			// A statement that returns rows goes with what is
+			// pending, as the batch's last statement: a read's
+			// function's call, or the statement itself, prepared by
+			// name on the connection (see pgConn.named). One that
+			// returns none goes with it as the batch's last.
+			conn = txDriver{tx: tx, batch: p.rows}
 		}
 		args := append([]any{pg.execMode()}, params...)
 		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}))
@@ -131,6 +133,30 @@ func (p *Prepared) ExecWithNext(ctx context.Context, db bun.IDB, params ...any) 
 	_, err := p.Exec(ctx, db, params...)
 	return err
 }
+
+// With returns p's statement with params, bound to db: a [Statement]
+// that [ExecWithNext] queues as p's (prepared, see
+// [Prepared.ExecWithNext]) and that Exec runs as [Prepared.Exec] does.
+// It is for the functions that return a statement for a transaction to
+// send with its next one.
+func (p *Prepared) With(db bun.IDB, params ...any) Statement {
+	return bound{p: p, db: db, params: params}
+}
+
+// bound is a [Prepared] with its parameters, as a [Statement].
+type bound struct {
+	p      *Prepared
+	db     bun.IDB
+	params []any
+}
+
+// Exec implements [Statement].
+func (b bound) Exec(ctx context.Context, _ ...any) (sql.Result, error) {
+	return b.p.Exec(ctx, b.db, b.params...)
+}
+
+// String implements [Statement]: the statement's name.
+func (b bound) String() string { return b.p.name }
 
 // target returns what runs p's statement on db, with its text made for n
 // parameters: the database, its PostgreSQL connector and the connection
@@ -168,6 +194,7 @@ func (p *Prepared) prepare(db *bun.DB, n int) {
 	p.text = string(b)
 	t := strings.TrimSpace(p.text)
 	p.read = len(t) >= 6 && strings.EqualFold(t[:6], "SELECT")
+	p.rows = p.read || strings.Contains(strings.ToUpper(t), " RETURNING ")
 }
 
 // driverConn is what runs a statement with the driver's parameters: a

@@ -69,6 +69,9 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 // the writes whose results the transaction does not read: the last ones,
 // and an update that takes a row's lock before the read that follows it.
 func ExecWithNext(ctx context.Context, tx bun.IDB, q Statement) error {
+	if b, ok := q.(bound); ok {
+		return b.p.ExecWithNext(ctx, tx, b.params...)
+	}
 	if t, ok := tx.(*Tx); ok {
 		t.queue(q.String())
 		return nil
