@@ -333,9 +333,7 @@ func (s *Service) readBatches(ctx context.Context, assets []changedAsset) iter.S
 					ids[i] = batch[i].ID
 				}
 				if r.alerts, r.err = s.activeAlerts(ctx, ids); r.err == nil {
-					if r.bars, r.err = md.PriceColumnsOf(ctx, ids); r.err != nil {
-						r.err = fmt.Errorf("alerts: bars: %w", r.err)
-					} else {
+					if r.bars, r.err = s.readBars(ctx, md, ids, r.alerts); r.err == nil {
 						r.adjusted, r.err = readAdjusted(ctx, md, r.alerts, r.bars)
 					}
 				}
@@ -357,6 +355,67 @@ func (s *Service) readBatches(ctx context.Context, assets []changedAsset) iter.S
 			}
 		}
 	}
+}
+
+// readBars returns the bars of the assets that their alerts need: the
+// latest bars only, as many as the formula that looks back furthest
+// needs for the last MaxNewBars bars (see [Service.tailOf]), when every
+// alert of the asset has such a bound; the whole history otherwise.
+// After a day's import that reads a few dozen bars of most assets
+// instead of their ten years.
+func (s *Service) readBars(ctx context.Context, md *marketdata.Store, ids []uuid.UUID, alerts map[uuid.UUID][]Alert) (map[uuid.UUID]marketdata.VersionedColumns, error) {
+	var whole, tail []uuid.UUID
+	bars := 0
+	for _, id := range ids {
+		need := 1 // the latest bar, which the watermark moves to
+		for _, al := range alerts[id] {
+			t := s.tailOf(al.Condition)
+			if t < 0 {
+				need = -1
+				break
+			}
+			need = max(need, t)
+		}
+		if need < 0 {
+			whole = append(whole, id)
+			continue
+		}
+		tail = append(tail, id)
+		bars = max(bars, need)
+	}
+	out, err := md.PriceColumnsOf(ctx, whole)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: bars: %w", err)
+	}
+	if len(tail) == 0 {
+		return out, nil
+	}
+	tails, err := md.PriceTailsOf(ctx, tail, bars)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: bars: %w", err)
+	}
+	maps.Copy(out, tails)
+	return out, nil
+}
+
+// tailOf returns how many of an asset's latest bars evaluating the
+// condition needs, for its values on the last MaxNewBars bars (the
+// only ones that can fire; see [firings]): its formula's lookback
+// (formula.Expr.Lookback) plus MaxNewBars; -1 when it needs the whole
+// history (a formula with a recurrence, such as ema or rsi), or does not
+// parse (and never fires).
+func (s *Service) tailOf(cond string) int {
+	if n, ok := s.tails.Load(cond); ok {
+		return n.(int)
+	}
+	n := -1
+	if e, err := formula.Parse(cond); err == nil {
+		if k, ok := e.Lookback(); ok {
+			n = k + MaxNewBars
+		}
+	}
+	s.tails.Store(cond, n)
+	return n
 }
 
 // activeAlerts returns the active alerts of the assets, by asset, with

@@ -112,6 +112,9 @@ type Service struct {
 	wakeEval    chan struct{}
 	wakeDeliver chan struct{}
 	passMu      sync.Mutex // one evaluation pass at a time in this process
+	// tails holds, by condition, the bars an evaluation reads (see
+	// tailOf).
+	tails sync.Map
 }
 
 // New returns a Service on db, which must be migrated.

@@ -167,7 +167,6 @@ func (s *Store) columnsOf(ctx context.Context, ids []uuid.UUID, save func(id uui
 // recordColumns reads the price records of the assets ids dated on or
 // after from (all of them for the zero date), as columns by asset.
 func (s *Store) recordColumns(ctx context.Context, ids []uuid.UUID, from calendar.Date) (map[uuid.UUID]ohlcv.Series, error) {
-	out := make(map[uuid.UUID]ohlcv.Series, len(ids))
 	q, args := "SELECT asset_id, "+priceLine+" FROM prices WHERE asset_id IN (?)", []any{bun.In(ids)}
 	if from.IsValid() {
 		q += " AND date >= ?"
@@ -178,6 +177,13 @@ func (s *Store) recordColumns(ctx context.Context, ids []uuid.UUID, from calenda
 		return nil, fmt.Errorf("marketdata: price columns: %w", err)
 	}
 	defer rows.Close()
+	return scanColumns(rows)
+}
+
+// scanColumns reads rows of an asset id and its priceLine, ordered by
+// asset and date, as columns by asset.
+func scanColumns(rows *sql.Rows) (map[uuid.UUID]ohlcv.Series, error) {
+	out := map[uuid.UUID]ohlcv.Series{}
 	var id, curID uuid.UUID
 	var line string
 	var f [5]float64
@@ -205,6 +211,64 @@ func (s *Store) recordColumns(ctx context.Context, ids []uuid.UUID, from calenda
 	}
 	if curID != uuid.Nil {
 		out[curID] = cur
+	}
+	return out, nil
+}
+
+// PriceTailsOf returns, for each of the assets, its latest bars (all of
+// them when it has fewer) as columns, with the asset's price version
+// read before them, as [Store.PriceColumnsOf] gives the whole history:
+// for work that needs only the end of a history, such as an alert whose
+// formula looks back a bounded number of bars (formula.Expr.Lookback).
+// It reads the records themselves: one query finds each asset's version
+// and its bars-th latest date, and one per distinct such date (one for
+// the assets of a market that trade on the same days) reads the records
+// from it on. The stored copies are neither read nor written. Assets that do not exist are left out of the result.
+func (s *Store) PriceTailsOf(ctx context.Context, ids []uuid.UUID, bars int) (map[uuid.UUID]VersionedColumns, error) {
+	out := make(map[uuid.UUID]VersionedColumns, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	if bars < 1 {
+		return nil, fmt.Errorf("marketdata: price tails of %d bars", bars)
+	}
+	// Each asset's first date is found by its index on (asset_id, date),
+	// bars-1 entries back from its latest; an asset with fewer bars has
+	// none, and all of its records are read.
+	rows, err := s.db.QueryContext(ctx, `SELECT a.id, a.prices_version,
+		(SELECT q.date FROM prices AS q WHERE q.asset_id = a.id ORDER BY q.date DESC LIMIT 1 OFFSET ?) AS first
+		FROM assets AS a WHERE a.id IN (?)`, bars-1, bun.In(ids))
+	if err != nil {
+		return nil, fmt.Errorf("marketdata: price tails: %w", err)
+	}
+	byFrom := map[calendar.Date][]uuid.UUID{}
+	for rows.Next() {
+		var id uuid.UUID
+		var version int64
+		var first SQLDate
+		if err := rows.Scan(&id, &version, &first); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("marketdata: price tails: %w", err)
+		}
+		out[id] = VersionedColumns{Version: version}
+		byFrom[calendar.Date(first)] = append(byFrom[calendar.Date(first)], id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("marketdata: price tails: %w", err)
+	}
+	// Read after the versions: the records are at least as new as them.
+	// The assets of a market share their dates: one read for most.
+	for from, group := range byFrom {
+		read, err := s.recordColumns(ctx, group, from)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range group {
+			vc := out[id]
+			vc.Bars = read[id]
+			out[id] = vc
+		}
 	}
 	return out, nil
 }

@@ -218,3 +218,78 @@ func mustColumns(tb testing.TB, st *Store, id uuid.UUID) ohlcv.Series {
 	}
 	return c
 }
+
+// TestPriceTailsOf reads the latest bars of several assets at once: of
+// one with more bars than asked, one with fewer, one with none and one
+// that does not exist; each tail is the end of the asset's whole
+// columns, with its version. Back-adjusted (AdjustedColumnsOf), a tail
+// with a split and a dividend after its start, and one before it, is the
+// end of the adjusted history.
+func TestPriceTailsOf(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
+		ctx := context.Background()
+		st := NewStore(db)
+		long, ps := mustColumnsAsset(t, db, 300)
+		short := Asset{Symbol: "SHRT", Name: "Short", Type: Stock, ExchangeID: ExchangeID("NYSE"), Currency: "USD"}
+		empty := Asset{Symbol: "NONE", Name: "No Prices", Type: Stock, ExchangeID: ExchangeID("NYSE"), Currency: "USD"}
+		for _, a := range []*Asset{&short, &empty} {
+			if err := st.SaveAsset(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var sps []Price
+		for _, p := range ps[:30] {
+			p.AssetID = short.ID
+			sps = append(sps, p)
+		}
+		if err := st.SavePrices(ctx, sps); err != nil {
+			t.Fatal(err)
+		}
+		const bars = 55
+		got, err := st.PriceTailsOf(ctx, []uuid.UUID{long, short.ID, empty.ID, uuid.New()}, bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 {
+			t.Errorf("PriceTailsOf gave %d assets, want 3 (not the unknown one)", len(got))
+		}
+		for _, id := range []uuid.UUID{long, short.ID, empty.ID} {
+			v, err := st.PriceVersion(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole := mustColumns(t, st, id)
+			if got[id].Version != v.Version {
+				t.Errorf("%s: version %d, want %d", id, got[id].Version, v.Version)
+			}
+			mustEqualColumns(t, got[id].Bars, whole.Slice(max(0, whole.Len()-bars), whole.Len()))
+		}
+		if _, err := st.PriceTailsOf(ctx, []uuid.UUID{long}, 0); err == nil {
+			t.Error("a tail of 0 bars gave no error")
+		}
+
+		acts := []Action{
+			{AssetID: long, Date: ps[100].Date, Kind: Split, Value: decimal.NewFromInt(2)},
+			{AssetID: long, Date: ps[260].Date, Kind: Dividend, Value: decimal.RequireFromString("0.37")},
+			{AssetID: long, Date: ps[280].Date, Kind: Split, Value: decimal.RequireFromString("0.5")},
+		}
+		if err := st.SaveActions(ctx, acts); err != nil {
+			t.Fatal(err)
+		}
+		tails, err := st.PriceTailsOf(ctx, []uuid.UUID{long}, bars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adjTail, err := st.AdjustedColumnsOf(ctx, tails)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adjWhole, err := st.AdjustedPriceColumns(ctx, long)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustEqualColumns(t, adjTail[long].Bars, adjWhole.Slice(adjWhole.Len()-bars, adjWhole.Len()))
+		mustEqualColumns(t, tails[long].Bars, PriceSeries(ps[len(ps)-bars:]))
+	})
+}

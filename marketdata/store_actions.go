@@ -195,10 +195,11 @@ func (s *Store) AdjustedPriceColumns(ctx context.Context, assetID uuid.UUID) (oh
 	return PriceSeries(Adjust(all, acts)), nil
 }
 
-// AdjustedColumnsOf returns the columns of [Store.PriceColumnsOf]
-// back-adjusted for corporate actions, as [Store.AdjustedPriceColumns]
-// gives them: cols, with the bars of each asset that has actions replaced
-// by its adjusted history. One query finds the assets with actions; each
+// AdjustedColumnsOf returns the columns of [Store.PriceColumnsOf] (or
+// of [Store.PriceTailsOf]) back-adjusted for corporate actions, as
+// [Store.AdjustedPriceColumns] gives them: cols, with the bars of each
+// asset that has actions replaced by its adjusted bars from the first
+// date of its bars in cols. One query finds the assets with actions; each
 // of them then reads its prices once (assets without actions, most of a
 // market, cost nothing more). The versions are cols', read before the
 // prices, so the adjusted bars are at least as new as them. cols is not
@@ -218,11 +219,20 @@ func (s *Store) AdjustedColumnsOf(ctx context.Context, cols map[uuid.UUID]Versio
 		return nil, err
 	}
 	for id, list := range acts {
-		all, err := s.Prices(ctx, id, calendar.Date{}, calendar.Date{})
+		c := out[id]
+		// From the first bar given: the whole history, or the tail of
+		// Store.PriceTailsOf. A bar's adjustment depends on the actions
+		// after it and on the close before each dividend's ex-date,
+		// never on the bars before it, so a tail adjusts as the same
+		// bars of the whole history do.
+		var from calendar.Date
+		if c.Bars.Len() > 0 {
+			from = c.Bars.Dates[0]
+		}
+		all, err := s.Prices(ctx, id, from, calendar.Date{})
 		if err != nil {
 			return nil, err
 		}
-		c := out[id]
 		c.Bars = PriceSeries(Adjust(all, list))
 		out[id] = c
 	}
