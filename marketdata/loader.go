@@ -220,6 +220,29 @@ func (l *Loader) Commit(ctx context.Context, changed []PriceChange) error {
 	return nil
 }
 
+// AnalyzeAfter is how many rows an import writes at least for
+// [Loader.Analyze] to refresh the planner's statistics: about what
+// PostgreSQL's autovacuum waits for in a table of a million rows (10 %),
+// far more than a day of a market (10,000 rows).
+const AnalyzeAfter = 100_000
+
+// Analyze refreshes PostgreSQL's statistics of the prices table, after
+// an import that wrote rows rows, when they are at least AnalyzeAfter;
+// on SQLite, or for fewer rows, it does nothing. Autovacuum would do it
+// within a minute or so; until then the planner takes a table that was
+// empty for empty, and a read of many assets' latest records after a
+// first import of millions (an alert pass, say) scanned the whole table:
+// 11 s instead of 0.6 s for 2,500 assets.
+func (l *Loader) Analyze(ctx context.Context, rows int64) error {
+	if !l.pg || rows < AnalyzeAfter {
+		return nil
+	}
+	if _, err := l.conn.ExecContext(ctx, "ANALYZE prices"); err != nil {
+		return fmt.Errorf("marketdata: bulk import: analyze: %w", err)
+	}
+	return nil
+}
+
 // Rollback ends the open transaction after a failure, and never hands the
 // pool a connection in an unknown state: one that cannot roll back is
 // discarded at [Loader.Close].

@@ -261,6 +261,9 @@ func Import(ctx context.Context, db *bun.DB, path string, opt Options) (Result, 
 		return res, err
 	}
 	done = true
+	if err := w.ld.Analyze(ctx, w.rows); err != nil {
+		return res, err
+	}
 	res.Rows, res.Assets, res.Created, res.Changed = w.rows, len(w.seen), w.created, w.changedTotal
 	res.From, res.To = w.from, w.to
 	if res.NonTradingRows, res.NonTradingDays, err = nonTradingDays(ctx, w.ld, w.runDays); err != nil {
