@@ -23,16 +23,24 @@
 // transaction pooler (PgBouncer in transaction mode, RDS Proxy, the
 // Supabase and Neon poolers) may stand between Tradekit and its server:
 //
-//   - bun formats every value into its statements, which go as simple
-//     queries (pgx's simple protocol, as psql sends them);
-//   - [Prepared] statements take parameters, and pgx prepares them once
-//     per connection and caches them (the DSN's default_query_exec_mode:
-//     cache_statement by default; cache_describe for a pooler that keeps
-//     no prepared statement across transactions, which [Open]'s pool
-//     also switches to by itself the first time a server has lost one;
-//     then each heavy read runs as the call of a PL/pgSQL function made
-//     for it, which keeps the read's plan in the server's session, as a
-//     named prepared statement would: see functions.go);
+//   - bun formats every value into its statements, which run unnamed,
+//     parsed and planned each time (pgx's exec mode; behind a pooler
+//     that keeps no prepared statement, its simple protocol, as psql
+//     sends them);
+//   - [Prepared] statements take parameters, and are prepared once per
+//     connection, by a name of their own (the DSN's
+//     default_query_exec_mode: cache_statement by default), so that
+//     PostgreSQL only binds and executes them, alone or in a batch:
+//     the hot statements of an order and its fill are Prepared
+//     ([UpdateColumns], [ColumnsUpdate], [Prepared.With]). A pooler that
+//     keeps no prepared statement across transactions (PgBouncer before
+//     1.21, or later without max_prepared_statements) needs
+//     cache_describe, which [Open]'s pool also switches to by itself the
+//     first time a server has lost one (a batch that began a transaction
+//     and met that is sent again, unnamed); then each heavy read runs as
+//     the call of a PL/pgSQL function made for it, which keeps the
+//     read's plan in the server's session, as a named prepared statement
+//     would: see functions.go;
 //   - locks are transaction-level advisory locks ([Lock]), and
 //     [Migrate]'s is held by an open transaction;
 //   - LISTEN runs on a connection of its own outside the pool

@@ -28,11 +28,9 @@ import (
 // that may not create functions, or a read that no function can hold,
 // runs as it is, and the log says so once.
 //
-// The same call serves a [Prepared] read in a transaction of [RunInTx]
-// after statements it has not sent yet (BEGIN, a lock), whatever the
-// mode: a batch's statements go as simple queries, in which a call costs
-// little to plan and the read keeps its plan, so the read goes in one
-// batch with them rather than in a round trip after theirs.
+// Where statements are prepared (cache_statement), a [Prepared] read
+// needs no function: in a batch it runs as the statement prepared on the
+// connection (see [pgConn.named]).
 
 // functions are the functions of the [Prepared] reads of one pool.
 type functions struct {

@@ -20,7 +20,8 @@ import (
 // of the server's CPU as text and 0.28 ms prepared.
 //
 // How pgx runs it is the DSN's default_query_exec_mode: cache_statement
-// (pgx's default) prepares it by name on each connection;
+// (pgx's default) prepares it on each connection, by a name of its own
+// (see [pgConn.named]), alone or in a batch;
 // cache_describe sends it unnamed, with the description pgx cached, for
 // a transaction pooler that does not carry prepared statements from one
 // server connection to the next (PgBouncer before 1.21, or later without
@@ -76,9 +77,9 @@ func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Res
 
 // run runs fn with p's query with params on db: a read as the call of
 // its function once there is one (see functions.go) behind a pooler that
-// keeps no prepared statement, and in a [Tx] when statements are pending,
-// so that it goes in one batch with them (a call planned each time costs
-// little, the read it makes keeps its plan). Outside a transaction, a statement
+// keeps no prepared statement; in a [Tx] with statements pending, a
+// statement that returns rows in one batch with them, as their last.
+// Outside a transaction, a statement
 // that a transaction pooler lost (see [pgConnector.noteErr]), or whose
 // function failed, runs once more, as it is: it never ran. In a
 // transaction the error ends the transaction.

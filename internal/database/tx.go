@@ -22,11 +22,10 @@ import (
 // nobody reads ([LockUser]'s lock, and those of [ExecWithNext]), wait for
 // the transaction's next statement, or its COMMIT, and go with it in one
 // pgx batch: one message to the server, one round trip. A read comes
-// back as the batch's last result (see [pgConn]), unless it is a
-// [Prepared] read that runs as a prepared statement, which goes just
-// after a batch of its own (a batch's statements run in one mode, bun's
-// as simple queries). The statements of a batch run one after the
-// other, and in READ COMMITTED each reads the database as it is when it
+// back as the batch's last result (see [pgConn]); a [Prepared] statement
+// in a batch runs as the statement prepared on the connection (see
+// [pgConn.named]). The statements of a batch run one after the other,
+// and in READ COMMITTED each reads the database as it is when it
 // starts. A transaction that runs no statement sends nothing at all. fn must run its statements through tx (the queries
 // tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
 // and QueryRowContext), one at a time, and must not begin a nested
