@@ -140,7 +140,12 @@ var orderWithLegsQueries = [2]*database.Prepared{orderWithLegsQuery(false), orde
 // orderWithLegsQuery returns the statement of orderWithLegsQueries.
 func orderWithLegsQuery(byToken bool) *database.Prepared {
 	return database.NewPrepared(fmt.Sprintf("paper_order_with_legs_%t", byToken), func(db bun.IDB, params ...any) schema.QueryAppender {
-		q := db.NewSelect().Model((*order)(nil)).Where("id = ? OR parent_id = ?", params[0], params[0]).Order("seq")
+		// Two reads, each by its own index whatever the planner knows of
+		// the table's size: with "id = ? OR parent_id = ?" the plan made
+		// while the table was small (a scan of it) stayed as it grew.
+		q := db.NewSelect().Model((*order)(nil)).
+			ModelTableExpr(`(SELECT * FROM paper_orders WHERE id = ? UNION ALL SELECT * FROM paper_orders WHERE parent_id = ?) AS "order"`,
+				params[0], params[0]).Order("seq")
 		if byToken {
 			q = q.ColumnExpr(database.Columns(reflect.TypeFor[order](), `"order"`)).ColumnExpr("? AS holder", tokenAccount(params[1], params[2]))
 		}
