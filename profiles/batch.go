@@ -46,12 +46,15 @@ func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func
 	}
 	d := u.dense(series, cfg, workers)
 	var stop atomic.Bool
-	parallel(len(series), workers, func(i int) {
+	scs := make([]scratch, workers) // one a worker
+	parallel(len(series), workers, func(w, i int) {
 		if stop.Load() {
 			return
 		}
 		var p Profile
-		a, err := newAsset(series[i].Bars, cfg)
+		sc := &scs[w]
+		sc.reset()
+		a, err := newAssetIn(series[i].Bars, cfg, sc)
 		if err == nil {
 			p = u.profileWith(a, series[i].ID, cfg, d, i)
 		}
@@ -160,21 +163,23 @@ func (u *Universe) dense(series []Asset, cfg Config, workers int) *denseCorr {
 			}
 			d.top[i] = top
 		}
-		parallel(len(block), workers, rank)
+		parallel(len(block), workers, func(_, r int) { rank(r) })
 	}
 	return d
 }
 
-// parallel calls f(0) … f(n-1) on up to workers goroutines.
-func parallel(n, workers int, f func(int)) {
+// parallel calls f(w, 0) … f(w, n-1) on up to workers goroutines, w
+// being the number, from 0, of the goroutine that makes the call: calls
+// with the same w never run at once.
+func parallel(n, workers int, f func(w, i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range min(workers, n) {
+	for w := range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				f(i)
+				f(w, i)
 			}
 		}()
 	}

@@ -229,10 +229,12 @@
 //	                  code as the full computation) and sorted once for both,
 //	                  rather than kept in the state (2,520 values an asset)
 //	predictiveScore   Spearman's rho: one new pair shifts the rank of every
-//	                  pair above it, so the ranks are taken again (by a radix
-//	                  sort); the oscillators themselves (RSI's Wilder smoothing,
-//	                  MACD's EMAs) depend on the whole history and are
-//	                  recomputed with it, O(n) each
+//	                  pair above it, so the ranks are taken again (by a bucket
+//	                  sort on the values' range, a few values a bucket); the
+//	                  oscillators themselves (RSI's Wilder smoothing, MACD's
+//	                  EMAs) depend on the whole history and are recomputed
+//	                  with it, O(n) each, into buffers that a worker reuses
+//	                  from one asset to the next
 //	correlations      the last CorrWindow returns of every peer change with
 //	                  the day: one matrix product over the new windows, as
 //	                  [Universe.ComputeAll] does

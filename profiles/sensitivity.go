@@ -3,7 +3,6 @@ package profiles
 import (
 	"math"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -62,7 +61,8 @@ const oscillators = 4
 // the term of the day before the last), and leaving the sums over every
 // day in next when not nil.
 func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) map[string]Sensitivity {
-	fwd := make([]float64, a.n)
+	sc := a.sc
+	fwd := sc.floats(a.n)
 	for t := range fwd {
 		if t+cfg.Horizon < a.n {
 			fwd[t] = a.logc[t+cfg.Horizon] - a.logc[t]
@@ -71,7 +71,7 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 		}
 	}
 	out := make(map[string]Sensitivity, 8)
-	fo := newFwdOrder(fwd)
+	fo := newFwdOrderIn(fwd, sc)
 	osc := 0 // index of the next oscillator
 	score := func(name string, sig []float64, orient float64, x []float64, g *grid) {
 		ic := orient * fo.rankIC(sig)
@@ -100,18 +100,21 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 		out[name] = s
 	}
 
-	rsi := indicators.RSI(a.close, 14)
+	rsi := sc.floats(a.n)
+	indicators.RSIInto(rsi, a.close, 14)
 	g := grid0to100(Thresholds{30, 70})
 	score(IndicatorRSI, rsi, -1, rsi, &g)
 
-	_, _, hist := indicators.MACD(a.close, 12, 26, 9)
+	macd, sig, hist := sc.floats(a.n), sc.floats(a.n), sc.floats(a.n)
+	indicators.MACDInto(macd, sig, hist, a.close, 12, 26, 9)
 	for t := range hist {
 		hist[t] /= a.close[t]
 	}
 	score(IndicatorMACD, hist, 1, nil, nil)
 
-	up, _, lo := indicators.BollingerBands(a.close, 20, 2)
-	pb := make([]float64, a.n)
+	up, mid, lo := sc.floats(a.n), sc.floats(a.n), sc.floats(a.n)
+	indicators.BollingerBandsInto(up, mid, lo, a.close, 20, 2)
+	pb := mid // the middle band is not read: %b takes its place
 	for t := range pb {
 		if w := up[t] - lo[t]; w > 0 {
 			pb[t] = (a.close[t] - lo[t]) / w
@@ -123,25 +126,79 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 	}
 	score(IndicatorBB, pb, -1, nil, nil)
 
-	fast, slow := indicators.SMA(a.close, 50), indicators.SMA(a.close, 200)
-	cross := make([]float64, a.n)
+	fast, slow := a.sma(trendFast), a.sma(trendSlow)
+	cross := sc.floats(a.n)
 	for t := range cross {
 		cross[t] = fast[t]/slow[t] - 1
 	}
 	score(IndicatorSMACross, cross, 1, nil, nil)
 
-	k, _ := indicators.Stochastic(a.high, a.low, a.close, 14, 3, 3)
+	hh, ll := sc.floats(a.n), sc.floats(a.n)
+	indicators.HighestInto(hh, a.high, 14)
+	indicators.LowestInto(ll, a.low, 14)
+	k := stochasticK(sc.floats(a.n), hh, ll, a.close, 3, 3)
 	g = grid0to100(Thresholds{20, 80})
 	score(IndicatorStoch, k, -1, k, &g)
 
-	wr := indicators.WilliamsR(a.high, a.low, a.close, 14)
+	wr := williamsR(sc.floats(a.n), hh, ll, a.close)
 	score(IndicatorWillR, wr, -1, wr, &willRGrid)
 
 	cci := indicators.CCI(a.high, a.low, a.close, 20)
 	score(IndicatorCCI, cci, -1, cci, &cciGrid)
 
-	score(IndicatorROC, indicators.ROC(a.close, 20), 1, nil, nil)
+	roc := sc.floats(a.n)
+	indicators.ROCInto(roc, a.close, 20)
+	score(IndicatorROC, roc, 1, nil, nil)
 	return out
+}
+
+// stochasticK writes into dst, and returns, the slow %K of
+// [indicators.Stochastic] with smoothings slowK and slowD, from the
+// highest highs hh and lowest lows ll of its fastK bars
+// ([indicators.HighestInto], [indicators.LowestInto]; NaN before the
+// window is full): the very arithmetic of [indicators.StochasticStream],
+// bar for bar, so the same bits, but with the window's extremes found in
+// O(1) amortised rather than by a scan of its fastK bars at each bar, and
+// shared with [williamsR].
+func stochasticK(dst, hh, ll, close []float64, slowK, slowD int) []float64 {
+	sk, sd := indicators.NewSMAStream(slowK), indicators.NewSMAStream(slowD)
+	nan := math.NaN()
+	for t := range dst {
+		if math.IsNaN(hh[t]) {
+			dst[t] = nan
+			continue
+		}
+		fk := 0.0
+		if diff := (hh[t] - ll[t]) / 100.0; diff != 0 {
+			fk = (close[t] - ll[t]) / diff
+		}
+		k, d := sk.Next(fk), 0.0
+		if !math.IsNaN(k) {
+			d = sd.Next(k)
+		}
+		if math.IsNaN(k) || math.IsNaN(d) {
+			k = nan
+		}
+		dst[t] = k
+	}
+	return dst
+}
+
+// williamsR writes into dst, and returns, [indicators.WilliamsR] from the
+// highest highs hh and lowest lows ll of its period (as for
+// [stochasticK]), by the arithmetic of [indicators.WilliamsRStream].
+func williamsR(dst, hh, ll, close []float64) []float64 {
+	for t := range dst {
+		switch diff := (hh[t] - ll[t]) / (-100.0); {
+		case math.IsNaN(hh[t]):
+			dst[t] = math.NaN()
+		case diff != 0:
+			dst[t] = (hh[t] - close[t]) / diff
+		default:
+			dst[t] = 0
+		}
+	}
+	return dst
 }
 
 // fwdOrder is the forward returns of [sensitivity] with the days they
@@ -149,23 +206,31 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 // days of each indicator is a walk rather than a sort.
 type fwdOrder struct {
 	fwd   []float64
-	order []int // the t with fwd[t] not NaN, by fwd[t] ascending
+	order []int    // the t with fwd[t] not NaN, by fwd[t] ascending
+	sc    *scratch // the buffers of rankIC
 }
 
-func newFwdOrder(fwd []float64) fwdOrder {
-	var defined []float64 // the fwd[t] not NaN, in order of t
-	at := make([]int, 0, len(fwd))
+// newFwdOrder returns the order of fwd, on the heap.
+func newFwdOrder(fwd []float64) fwdOrder { return newFwdOrderIn(fwd, nil) }
+
+// newFwdOrderIn returns the order of fwd, taking its buffers and those of
+// every rankIC from sc.
+func newFwdOrderIn(fwd []float64, sc *scratch) fwdOrder {
+	defined := sc.floats(len(fwd))[:0] // the fwd[t] not NaN, in order of t
+	at := sc.ints(len(fwd))[:0]
 	for t, v := range fwd {
 		if !math.IsNaN(v) {
 			defined = append(defined, v)
 			at = append(at, t)
 		}
 	}
-	order := radixOrder(make([]int, len(defined)), defined)
+	n := len(defined)
+	order := sc.ints(n)
+	orderInto(sc.floats(n), order, defined, sc.floats(n), sc.ints(n))
 	for k, i := range order {
 		order[k] = at[i]
 	}
-	return fwdOrder{fwd: fwd, order: order}
+	return fwdOrder{fwd: fwd, order: order, sc: sc}
 }
 
 // rankIC returns Spearman's rho of sig[t] and fwd[t] over the t where both
@@ -175,11 +240,9 @@ func newFwdOrder(fwd []float64) fwdOrder {
 func (f fwdOrder) rankIC(sig []float64) float64 {
 	fwd := f.fwd
 	in := func(t int) bool { return !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) }
-	sc := rankPool.Get().(*rankScratch)
-	defer rankPool.Put(sc)
-	pos := growInts(&sc.pos, len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
+	pos := f.sc.ints(len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
 	clear(pos)
-	x := growFloats(&sc.x, len(sig))[:0]
+	x := f.sc.floats(len(sig))[:0]
 	for t := range sig {
 		if in(t) {
 			x = append(x, sig[t])
@@ -190,9 +253,9 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 	if n < minPairs {
 		return 0
 	}
-	rx, ry := growFloats(&sc.rx, n), growFloats(&sc.ry, n)
+	rx, ry := f.sc.floats(n), f.sc.floats(n)
 	clear(ry)
-	ranks(rx, x, growFloats(&sc.sorted, n), growInts(&sc.end, n))
+	ranksInto(rx, x, f.sc.floats(n), f.sc.ints(n), f.sc.ints(n))
 	// The pairs' fwd in ascending order, runs of equal values given
 	// their average rank, as ranks does.
 	run := make([]int, 0, 8)
@@ -216,34 +279,6 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 		return 0
 	}
 	return c
-}
-
-// rankScratch holds the buffers of [fwdOrder.rankIC], reused through
-// rankPool: eight rank correlations a profile over the whole history
-// otherwise allocate a dozen slices of its length each.
-type rankScratch struct {
-	pos, end          []int
-	x, rx, ry, sorted []float64
-}
-
-// rankPool keeps the buffers of [fwdOrder.rankIC] between calls.
-var rankPool = sync.Pool{New: func() any { return new(rankScratch) }}
-
-// growFloats returns (*buf)[:n], growing *buf when it holds less. The
-// values are left as they were.
-func growFloats(buf *[]float64, n int) []float64 {
-	if cap(*buf) < n {
-		*buf = make([]float64, n)
-	}
-	return (*buf)[:n]
-}
-
-// growInts is [growFloats] for ints.
-func growInts(buf *[]int, n int) []int {
-	if cap(*buf) < n {
-		*buf = make([]int, n)
-	}
-	return (*buf)[:n]
 }
 
 // gridSums are the sums behind [bestThresholds]: for each oversold level

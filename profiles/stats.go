@@ -25,7 +25,12 @@ const volFloor = 1e-9
 // returns exist (ret[0] is NaN, so the first value is at index w). Values
 // below 1e-9 are set to 0.
 func rollingVol(ret []float64, w int) []float64 {
-	out := make([]float64, len(ret))
+	return rollingVolInto(make([]float64, len(ret)), ret, w)
+}
+
+// rollingVolInto is [rollingVol] writing into out, of the length of ret,
+// and returning it.
+func rollingVolInto(out, ret []float64, w int) []float64 {
 	ann := math.Sqrt(tradingDays)
 	for t := range out {
 		if t < w {
@@ -76,17 +81,19 @@ func logistic(x float64) float64 {
 
 // ranks writes into dst the ranks 1..n of x with ties given their average
 // rank (the ranking used by Spearman's rho); sorted and end are scratch of
-// len(x). x must hold no NaN. The values are ordered once with
-// [radixOrder]: sorted holds them ascending and end the position in x of
-// each. Every run [lo, hi) of equal values then gives its members the
-// average rank (lo+1 + hi) / 2. -0 and +0 sort next to each other and,
-// being equal, share their rank.
+// len(x). x must hold no NaN. It is [ranksInto] with a buffer of its own.
 func ranks(dst, x, sorted []float64, end []int) {
+	ranksInto(dst, x, sorted, end, make([]int, len(x)))
+}
+
+// ranksInto is [ranks] taking its scratch, sorted, end and tmp of len(x),
+// from the caller. The values are ordered once with [orderInto]: sorted
+// holds them ascending and end the position in x of each. Every run
+// [lo, hi) of equal values then gives its members the average rank
+// (lo+1 + hi) / 2. -0 and +0, being equal, share their rank.
+func ranksInto(dst, x, sorted []float64, end, tmp []int) {
 	n := len(x)
-	idx := radixOrder(end, x)
-	for k, i := range idx {
-		sorted[k] = x[i]
-	}
+	orderInto(sorted, end, x, dst, tmp) // dst is scratch until the ranks are written
 	for lo := 0; lo < n; {
 		hi := lo + 1
 		for hi < n && sorted[hi] == sorted[lo] {
@@ -94,10 +101,120 @@ func ranks(dst, x, sorted []float64, end []int) {
 		}
 		r := float64(lo+1+hi) / 2
 		for k := lo; k < hi; k++ {
-			dst[idx[k]] = r
+			dst[end[k]] = r
 		}
 		lo = hi
 	}
+}
+
+// Bucket sort parameters of [orderInto].
+const (
+	maxBuckets  = 2048 // buckets of one distribution pass, at most
+	bucketDepth = 3    // distribution passes into a bucket before radixOrder takes over
+	insertMax   = 24   // a bucket of at most this many values is sorted by insertion
+)
+
+// orderInto writes x's values ascending into vals and their positions in
+// x into idx, equal values in the order of their positions; tmpV and tmpI
+// are scratch. All five have the length of x, and x may contain no NaN
+// (one makes it fall back to [radixOrder], which orders them).
+//
+// It is a bucket sort: the values are distributed by
+//
+//	bucket(v) = floor((v - min) * B / (max - min)),  B = min(len(x), 2048)
+//
+// which never puts a smaller value in a later bucket (a subtraction and a
+// product by a positive number round monotonically), stably, and each
+// bucket is sorted the same way in turn, by insertion once it holds at
+// most 24 values. For the series a profile ranks (indicators, returns,
+// volatilities: a few values a bucket) this is three passes over the data
+// rather than the eight of a radix sort of 64-bit keys. A bucket still
+// large after three distributions (values piled up against an extreme
+// outlier), and a range that is not finite, are sorted by [radixOrder],
+// so no input costs more than that sort. -0 and +0 are equal here, and
+// keep their order of position, where radixOrder puts -0 first.
+func orderInto(vals []float64, idx []int, x, tmpV []float64, tmpI []int) {
+	copy(vals, x)
+	for i := range idx {
+		idx[i] = i
+	}
+	bucketSort(vals, idx, tmpV, tmpI, bucketDepth)
+}
+
+// bucketSort sorts vals ascending, stably, carrying idx along, with
+// scratch tmpV and tmpI of the same length: the method of [orderInto],
+// with depth distributions left before radixOrder.
+func bucketSort(vals []float64, idx []int, tmpV []float64, tmpI []int, depth int) {
+	n := len(vals)
+	if n <= insertMax {
+		insertionSort(vals, idx)
+		return
+	}
+	lo, hi, nan := vals[0], vals[0], false
+	for _, v := range vals {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+		nan = nan || v != v
+	}
+	if lo == hi && !nan {
+		return // all equal: already in order of position
+	}
+	b := min(n, maxBuckets)
+	scale := float64(b) / (hi - lo)
+	if nan || depth == 0 || math.IsInf(scale, 0) || !(scale > 0) {
+		radixSort(vals, idx, tmpV, tmpI)
+		return
+	}
+	var start [maxBuckets + 1]int32 // bucket k's next slot, from the second pass on
+	for _, v := range vals {
+		start[min(int((v-lo)*scale), b-1)+1]++
+	}
+	for k := 1; k <= b; k++ {
+		start[k] += start[k-1]
+	}
+	for i, v := range vals {
+		k := min(int((v-lo)*scale), b-1)
+		tmpV[start[k]], tmpI[start[k]] = v, idx[i]
+		start[k]++
+	}
+	// start[k] is now the end of bucket k.
+	from := 0
+	for k := range b {
+		to := int(start[k])
+		if to-from > 1 {
+			bucketSort(tmpV[from:to], tmpI[from:to], vals[from:to], idx[from:to], depth-1)
+		}
+		from = to
+	}
+	copy(vals, tmpV)
+	copy(idx, tmpI)
+}
+
+// insertionSort sorts vals ascending, stably, carrying idx along.
+func insertionSort(vals []float64, idx []int) {
+	for i := 1; i < len(vals); i++ {
+		v, p := vals[i], idx[i]
+		j := i
+		for ; j > 0 && vals[j-1] > v; j-- {
+			vals[j], idx[j] = vals[j-1], idx[j-1]
+		}
+		vals[j], idx[j] = v, p
+	}
+}
+
+// radixSort sorts vals ascending by [radixOrder], carrying idx along, with
+// scratch tmpV and tmpI of the same length.
+func radixSort(vals []float64, idx []int, tmpV []float64, tmpI []int) {
+	order := radixOrder(tmpI, vals)
+	for k, i := range order {
+		tmpV[k], order[k] = vals[i], idx[i]
+	}
+	copy(vals, tmpV)
+	copy(idx, tmpI)
 }
 
 // radixOrder writes to dst (len(x)) the positions 0..len(x)-1 of x ordered
@@ -175,14 +292,15 @@ func (s *radixScratch) grow(n int) {
 }
 
 // sortFloats sorts x ascending in place, as slices.Sort does for values
-// without NaN, by [radixOrder].
-func sortFloats(x []float64) {
-	order := radixOrder(make([]int, len(x)), x)
-	sorted := make([]float64, len(x))
-	for k, i := range order {
-		sorted[k] = x[i]
-	}
-	copy(x, sorted)
+// without NaN, by [orderInto].
+func sortFloats(x []float64) { sortFloatsIn(x, nil) }
+
+// sortFloatsIn is [sortFloats] with its buffers from sc.
+func sortFloatsIn(x []float64, sc *scratch) {
+	n := len(x)
+	vals, idx := sc.floats(n), sc.ints(n)
+	orderInto(vals, idx, x, sc.floats(n), sc.ints(n))
+	copy(x, vals)
 }
 
 // medianTracker keeps a multiset of values, chosen from a fixed universe

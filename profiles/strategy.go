@@ -23,7 +23,7 @@ func backtest(a *asset, pos []int8, start int) float64 {
 	if start >= a.n-1 {
 		return 0
 	}
-	r := make([]float64, 0, a.n-1-start)
+	r := a.sc.floats(a.n - 1 - start)[:0]
 	for t := start; t < a.n-1; t++ {
 		r = append(r, float64(pos[t])*a.ret[t+1])
 	}
@@ -36,7 +36,7 @@ type rule func(a *asset) (pos []int8, start int)
 
 // momentumPos: pos[t] = sign(ln C[t-21] - ln C[t-252]).
 func momentumPos(a *asset) ([]int8, int) {
-	pos := make([]int8, a.n)
+	pos := a.sc.int8s(a.n)
 	for t := momLookback; t < a.n; t++ {
 		pos[t] = sign(a.logc[t-momSkip] - a.logc[t-momLookback])
 	}
@@ -46,8 +46,9 @@ func momentumPos(a *asset) ([]int8, int) {
 // meanReversionPos: z = (C - SMA20) / sd20 (population sd, Bollinger);
 // long at z <= -1 until z >= 0, short at z >= +1 until z <= 0.
 func meanReversionPos(a *asset) ([]int8, int) {
-	upper, mid, _ := indicators.BollingerBands(a.close, revPeriod, 1)
-	pos := make([]int8, a.n)
+	upper, mid := a.sc.floats(a.n), a.sc.floats(a.n)
+	indicators.BollingerBandsInto(upper, mid, a.sc.floats(a.n), a.close, revPeriod, 1)
+	pos := a.sc.int8s(a.n)
 	var p int8
 	for t := revPeriod - 1; t < a.n; t++ {
 		z := 0.0
@@ -73,9 +74,10 @@ func meanReversionPos(a *asset) ([]int8, int) {
 // previous days, short when it falls below their lowest low, otherwise the
 // position is held (stop and reverse).
 func breakoutPos(a *asset) ([]int8, int) {
-	hh := indicators.Highest(a.high, breakoutDays)
-	ll := indicators.Lowest(a.low, breakoutDays)
-	pos := make([]int8, a.n)
+	hh, ll := a.sc.floats(a.n), a.sc.floats(a.n)
+	indicators.HighestInto(hh, a.high, breakoutDays)
+	indicators.LowestInto(ll, a.low, breakoutDays)
+	pos := a.sc.int8s(a.n)
 	var p int8
 	for t := breakoutDays; t < a.n; t++ {
 		switch c := a.close[t]; {
@@ -91,9 +93,8 @@ func breakoutPos(a *asset) ([]int8, int) {
 
 // trendFollowingPos: long while SMA50 > SMA200, short while below.
 func trendFollowingPos(a *asset) ([]int8, int) {
-	fast := indicators.SMA(a.close, trendFast)
-	slow := indicators.SMA(a.close, trendSlow)
-	pos := make([]int8, a.n)
+	fast, slow := a.sma(trendFast), a.sma(trendSlow)
+	pos := a.sc.int8s(a.n)
 	for t := trendSlow - 1; t < a.n; t++ {
 		pos[t] = sign(fast[t] - slow[t])
 	}
