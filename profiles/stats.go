@@ -124,34 +124,67 @@ const (
 //	bucket(v) = floor((v - min) * B / (max - min)),  B = min(len(x), 2048)
 //
 // which never puts a smaller value in a later bucket (a subtraction and a
-// product by a positive number round monotonically), stably, and each
+// product by a positive number round monotonically), stably. When no
+// bucket holds more than 24 values one insertion sort of the whole then
+// finishes (no value is more than 23 places from its own); otherwise each
 // bucket is sorted the same way in turn, by insertion once it holds at
 // most 24 values. For the series a profile ranks (indicators, returns,
-// volatilities: a few values a bucket) this is three passes over the data
-// rather than the eight of a radix sort of 64-bit keys. A bucket still
+// volatilities: a few values a bucket) this is four passes over the data
+// rather than the nine of a radix sort of 64-bit keys. A bucket still
 // large after three distributions (values piled up against an extreme
 // outlier), and a range that is not finite, are sorted by [radixOrder],
 // so no input costs more than that sort. -0 and +0 are equal here, and
 // keep their order of position, where radixOrder puts -0 first.
 func orderInto(vals []float64, idx []int, x, tmpV []float64, tmpI []int) {
-	copy(vals, x)
-	for i := range idx {
-		idx[i] = i
+	n := len(x)
+	lo, hi, scale, ok := bucketScale(x)
+	if n <= insertMax || !ok || lo == hi {
+		copy(vals, x)
+		for i := range idx {
+			idx[i] = i
+		}
+		switch {
+		case n <= insertMax:
+			insertionSort(vals, idx)
+		case !ok:
+			radixSort(vals, idx, tmpV, tmpI)
+		}
+		// lo == hi: all equal, already in order of position
+		return
 	}
-	bucketSort(vals, idx, tmpV, tmpI, bucketDepth)
-}
-
-// bucketSort sorts vals ascending, stably, carrying idx along, with
-// scratch tmpV and tmpI of the same length: the method of [orderInto],
-// with depth distributions left before radixOrder.
-func bucketSort(vals []float64, idx []int, tmpV []float64, tmpI []int, depth int) {
-	n := len(vals)
-	if n <= insertMax {
+	// The first distribution reads x and its positions directly.
+	b := min(n, maxBuckets)
+	var end [maxBuckets + 1]int32
+	for _, v := range x {
+		end[min(int((v-lo)*scale), b-1)+1]++
+	}
+	most := prefixSums(end[:b+1])
+	for i, v := range x {
+		k := min(int((v-lo)*scale), b-1)
+		vals[end[k]], idx[end[k]] = v, i
+		end[k]++
+	}
+	if most <= insertMax {
+		// Every value is at most insertMax-1 places from its own: one
+		// insertion sort of the whole is the buckets' sorts in one loop.
 		insertionSort(vals, idx)
 		return
 	}
-	lo, hi, nan := vals[0], vals[0], false
-	for _, v := range vals {
+	sortBuckets(vals, idx, tmpV, tmpI, end[:b], bucketDepth-1)
+}
+
+// bucketScale returns the least and greatest of x and the factor
+// B / (hi - lo) of [orderInto]'s bucket formula, with ok false when x holds
+// a NaN or the factor is not finite and positive (infinite values, a range
+// overflowing or too narrow to scale): radixOrder's case. With lo == hi
+// every value is equal.
+func bucketScale(x []float64) (lo, hi, scale float64, ok bool) {
+	if len(x) == 0 {
+		return 0, 0, 0, true
+	}
+	lo, hi = x[0], x[0]
+	nan := false
+	for _, v := range x {
 		if v < lo {
 			lo = v
 		}
@@ -160,35 +193,73 @@ func bucketSort(vals []float64, idx []int, tmpV []float64, tmpI []int, depth int
 		}
 		nan = nan || v != v
 	}
-	if lo == hi && !nan {
+	if nan {
+		return lo, hi, 0, false
+	}
+	if lo == hi {
+		return lo, hi, 0, true
+	}
+	scale = float64(min(len(x), maxBuckets)) / (hi - lo)
+	return lo, hi, scale, scale > 0 && !math.IsInf(scale, 0)
+}
+
+// prefixSums turns c, the size of bucket k at c[k+1] (c[0] = 0), into the
+// start of each bucket at c[k], and returns the largest size.
+func prefixSums(c []int32) int {
+	most := int32(0)
+	for k := 1; k < len(c); k++ {
+		most = max(most, c[k])
+		c[k] += c[k-1]
+	}
+	return int(most)
+}
+
+// sortBuckets sorts in place each bucket of vals (with idx), the buckets
+// ending at end[0], end[1], …, with depth distributions left, the rest of
+// the method of [orderInto]; tmpV and tmpI are scratch of the same length.
+func sortBuckets(vals []float64, idx []int, tmpV []float64, tmpI []int, end []int32, depth int) {
+	from := 0
+	for _, e := range end {
+		to := int(e)
+		if to-from > 1 {
+			bucketSort(vals[from:to], idx[from:to], tmpV[from:to], tmpI[from:to], depth)
+		}
+		from = to
+	}
+}
+
+// bucketSort sorts vals ascending in place, stably, carrying idx along,
+// with scratch tmpV and tmpI of the same length, by the method of
+// [orderInto] with depth distributions left before radixOrder.
+func bucketSort(vals []float64, idx []int, tmpV []float64, tmpI []int, depth int) {
+	n := len(vals)
+	if n <= insertMax {
+		insertionSort(vals, idx)
+		return
+	}
+	lo, hi, scale, ok := bucketScale(vals)
+	switch {
+	case !ok || depth == 0:
+		radixSort(vals, idx, tmpV, tmpI)
+		return
+	case lo == hi:
 		return // all equal: already in order of position
 	}
 	b := min(n, maxBuckets)
-	scale := float64(b) / (hi - lo)
-	if nan || depth == 0 || math.IsInf(scale, 0) || !(scale > 0) {
-		radixSort(vals, idx, tmpV, tmpI)
-		return
-	}
-	var start [maxBuckets + 1]int32 // bucket k's next slot, from the second pass on
+	var end [maxBuckets + 1]int32
 	for _, v := range vals {
-		start[min(int((v-lo)*scale), b-1)+1]++
+		end[min(int((v-lo)*scale), b-1)+1]++
 	}
-	for k := 1; k <= b; k++ {
-		start[k] += start[k-1]
-	}
+	most := prefixSums(end[:b+1])
 	for i, v := range vals {
 		k := min(int((v-lo)*scale), b-1)
-		tmpV[start[k]], tmpI[start[k]] = v, idx[i]
-		start[k]++
+		tmpV[end[k]], tmpI[end[k]] = v, idx[i]
+		end[k]++
 	}
-	// start[k] is now the end of bucket k.
-	from := 0
-	for k := range b {
-		to := int(start[k])
-		if to-from > 1 {
-			bucketSort(tmpV[from:to], tmpI[from:to], vals[from:to], idx[from:to], depth-1)
-		}
-		from = to
+	if most <= insertMax {
+		insertionSort(tmpV, tmpI)
+	} else {
+		sortBuckets(tmpV, tmpI, vals, idx, end[:b], depth-1)
 	}
 	copy(vals, tmpV)
 	copy(idx, tmpI)
