@@ -112,9 +112,9 @@ func TestOrderIntoStable(t *testing.T) {
 }
 
 // TestOscillatorsMatchIndicators checks that stochasticK and williamsR,
-// which take the window's extremes from HighestInto and LowestInto, give
-// bit for bit the values of indicators.Stochastic and
-// indicators.WilliamsR, on bars with flat windows (HH == LL), a close
+// which take the window's extremes from HighestInto and LowestInto, and
+// cciInto give bit for bit the values of indicators.Stochastic,
+// indicators.WilliamsR and indicators.CCI, on bars with flat windows (HH == LL), a close
 // outside its bar's range and a signed zero low.
 func TestOscillatorsMatchIndicators(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -145,6 +145,15 @@ func TestOscillatorsMatchIndicators(t *testing.T) {
 	gotK := stochasticK(make([]float64, n), hh, ll, close, 3, 3)
 	wantR := indicators.WilliamsR(high, low, close, 14)
 	gotR := williamsR(make([]float64, n), hh, ll, close)
+	for _, period := range []int{1, 7, 20} {
+		want := indicators.CCI(high, low, close, period)
+		got := cciInto(make([]float64, n), make([]float64, n), high, low, close, period)
+		for i := range want {
+			if !same(got[i], want[i]) {
+				t.Errorf("cciInto(period %d)[%d] = %v, indicators.CCI %v", period, i, got[i], want[i])
+			}
+		}
+	}
 	for i := range close {
 		if !same(gotK[i], wantK[i]) {
 			t.Errorf("stochasticK[%d] = %v, indicators.Stochastic %v", i, gotK[i], wantK[i])

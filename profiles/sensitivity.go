@@ -143,7 +143,7 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 	wr := williamsR(sc.floats(a.n), hh, ll, a.close)
 	score(IndicatorWillR, wr, -1, wr, &willRGrid)
 
-	cci := indicators.CCI(a.high, a.low, a.close, 20)
+	cci := cciInto(sc.floats(a.n), sc.floats(a.n), a.high, a.low, a.close, 20)
 	score(IndicatorCCI, cci, -1, cci, &cciGrid)
 
 	roc := sc.floats(a.n)
@@ -197,6 +197,49 @@ func williamsR(dst, hh, ll, close []float64) []float64 {
 		default:
 			dst[t] = 0
 		}
+	}
+	return dst
+}
+
+// cciInto writes into dst, and returns, [indicators.CCI] of the bars
+// over period bars, with tp scratch of their length for the typical
+// prices: the arithmetic of [indicators.CCIStream] bar for bar, whose
+// ring holds bar j in slot j%period and sums the window in slot order,
+// so the same bits, without the stream's allocations.
+func cciInto(dst, tp, high, low, close []float64, period int) []float64 {
+	for t := range tp {
+		tp[t] = (high[t] + low[t] + close[t]) / 3
+	}
+	p := float64(period)
+	for t := range dst {
+		if t < period-1 {
+			dst[t] = math.NaN()
+			continue
+		}
+		// The window t-period+1 … t in slot order: from the bar in slot
+		// 0 to t, then the bars before it.
+		from := t - period + 1
+		w0 := from + (period-from%period)%period
+		avg := 0.0
+		for _, x := range tp[w0 : t+1] {
+			avg += x
+		}
+		for _, x := range tp[from:w0] {
+			avg += x
+		}
+		avg /= p
+		dev := 0.0
+		for _, x := range tp[w0 : t+1] {
+			dev += math.Abs(x - avg)
+		}
+		for _, x := range tp[from:w0] {
+			dev += math.Abs(x - avg)
+		}
+		v := 0.0
+		if d := tp[t] - avg; d != 0 && dev != 0 {
+			v = d / (0.015 * (dev / p))
+		}
+		dst[t] = v
 	}
 	return dst
 }
