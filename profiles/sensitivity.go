@@ -248,9 +248,10 @@ func cciInto(dst, tp, high, low, close []float64, period int) []float64 {
 // are defined on sorted by return, once, so that ranking them among the
 // days of each indicator is a walk rather than a sort.
 type fwdOrder struct {
-	fwd   []float64
-	order []int    // the t with fwd[t] not NaN, by fwd[t] ascending
-	sc    *scratch // the buffers of rankIC
+	fwd    []float64
+	order  []int    // the t with fwd[t] not NaN, by fwd[t] ascending
+	runEnd []int    // at the start i of each run of equal fwd in order, the run's end
+	sc     *scratch // the buffers of rankIC
 }
 
 // newFwdOrder returns the order of fwd, on the heap.
@@ -268,12 +269,21 @@ func newFwdOrderIn(fwd []float64, sc *scratch) fwdOrder {
 		}
 	}
 	n := len(defined)
-	order := sc.ints(n)
-	orderInto(sc.floats(n), order, defined, sc.floats(n), sc.ints(n))
+	order, sorted := sc.ints(n), sc.floats(n)
+	orderInto(sorted, order, defined, sc.floats(n), sc.ints(n))
 	for k, i := range order {
 		order[k] = at[i]
 	}
-	return fwdOrder{fwd: fwd, order: order, sc: sc}
+	runEnd := sc.ints(n)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && sorted[hi] == sorted[lo] {
+			hi++
+		}
+		runEnd[lo] = hi
+		lo = hi
+	}
+	return fwdOrder{fwd: fwd, order: order, runEnd: runEnd, sc: sc}
 }
 
 // rankIC returns Spearman's rho of sig[t] and fwd[t] over the t where both
@@ -282,13 +292,12 @@ func newFwdOrderIn(fwd []float64, sc *scratch) fwdOrder {
 // order sorted once), the same ranks [spearman] gives the pairs.
 func (f fwdOrder) rankIC(sig []float64) float64 {
 	fwd := f.fwd
-	in := func(t int) bool { return !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) }
 	pos := f.sc.ints(len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
-	clear(pos)
 	x := f.sc.floats(len(sig))[:0]
-	for t := range sig {
-		if in(t) {
-			x = append(x, sig[t])
+	for t, v := range sig {
+		pos[t] = 0
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && !math.IsNaN(fwd[t]) {
+			x = append(x, v)
 			pos[t] = len(x)
 		}
 	}
@@ -297,25 +306,36 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 		return 0
 	}
 	rx, ry := f.sc.floats(n), f.sc.floats(n)
-	clear(ry)
 	ranksInto(rx, x, f.sc.floats(n), f.sc.ints(n), f.sc.ints(n))
 	// The pairs' fwd in ascending order, runs of equal values given
 	// their average rank, as ranks does.
-	run := make([]int, 0, 8)
+	order := f.order
 	k := 0 // pairs ranked so far
-	for i := 0; i < len(f.order); {
-		v := fwd[f.order[i]]
-		run = run[:0]
-		for ; i < len(f.order) && fwd[f.order[i]] == v; i++ {
-			if t := f.order[i]; pos[t] > 0 {
-				run = append(run, pos[t]-1)
+	for i := 0; i < len(order); {
+		j := f.runEnd[i]
+		if j == i+1 {
+			// A value of its own: rank k+1, which is (2k+1+1)/2 bit for bit.
+			if p := pos[order[i]]; p > 0 {
+				k++
+				ry[p-1] = float64(k)
+			}
+			i = j
+			continue
+		}
+		c := 0 // the pairs among the run
+		for _, t := range order[i:j] {
+			if pos[t] > 0 {
+				c++
 			}
 		}
-		r := float64(2*k+len(run)+1) / 2 // mean of ranks k+1..k+len(run)
-		for _, p := range run {
-			ry[p] = r
+		r := float64(2*k+c+1) / 2 // mean of ranks k+1..k+c
+		for _, t := range order[i:j] {
+			if p := pos[t]; p > 0 {
+				ry[p-1] = r
+			}
 		}
-		k += len(run)
+		k += c
+		i = j
 	}
 	c := stat.Correlation(rx, ry, nil)
 	if math.IsNaN(c) {
