@@ -33,9 +33,11 @@ const corrBlock = 256
 // The correlations of the series and peers that trade on the universe's
 // calendar (the last CorrWindow+1 dates that most peers share, with a
 // close on each) are one matrix product of their standardised return
-// windows, in blocks of 256 series; a series or peer with a gap in that
-// window, or dates past it, is merged pair by pair as Compute does. The
-// rest of each profile is computed once per series, on the workers.
+// windows, in blocks of 256 series, each pair of series that are also
+// peers (same ID and window) multiplied once; a series or peer with a gap
+// in that window, or dates past it, is merged pair by pair as Compute
+// does. The rest of each profile is computed once per series, on the
+// workers, each reusing its buffers from one series to the next.
 func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func(i int, p Profile, err error) bool) error {
 	cfg, err := cfg.resolve()
 	if err != nil {

@@ -184,7 +184,11 @@
 //
 // of standardised return windows: one matrix product Z_series Z_peers^T
 // ([gonum.org/v1/gonum/blas/blas64.Gemm]) in blocks of 256 series, which
-// bounds its memory to 256 × peers values. Every other pair (a gap in the
+// bounds its memory to 256 × peers values. A series that is itself a peer
+// (same ID, same window: a market profiled against its own assets) shares
+// its row with that peer, and the product of two such series is taken
+// once for both, which halves the product when all of them are. Every
+// other pair (a gap in the
 // window, a history ending earlier or later) is merged as above; the two
 // rankings are joined, and the result equals [Universe.Compute]'s within
 // rounding (1e-9 is tested). The rest of each profile is computed once
