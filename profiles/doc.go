@@ -242,10 +242,14 @@
 //	correlations      the last CorrWindow returns of every peer change with
 //	                  the day: one matrix product over the new windows, as
 //	                  [Universe.ComputeAll] does
-//	strategy positions the rules' indicators (SMA 50/200, Bollinger, Donchian)
-//	                  are recomputed, O(n) each, to get the last day's position
-//	                  (their running sums start from the first bar, so a tail
-//	                  alone would not give the same bits)
+//	strategy positions the mean-reversion and trend rules' indicators
+//	                  (Bollinger, SMA 50/200) are recomputed, O(n) each, to
+//	                  get the last day's position (their running sums start
+//	                  from the first bar, so a tail alone would not give the
+//	                  same bits); the momentum position is two closes, and
+//	                  the breakout's that of the last breakout, found walking
+//	                  back from the last day (a channel's highs and lows are
+//	                  maxima and minima: the same bits from any start)
 //
 // # Building and storage
 //

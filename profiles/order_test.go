@@ -220,3 +220,36 @@ func walk(n int, seed uint64) ohlcv.Series {
 	}
 	return s
 }
+
+// TestLastRulesMatchRules checks that the positions of lastRules at one
+// day equal the rules' series of positions at every day, and that they
+// report the days before a rule's first, on a walk with a flat stretch
+// closing at its high (equal to the channel, no breakout, for weeks) and
+// a gap up.
+func TestLastRulesMatchRules(t *testing.T) {
+	s := walk(700, 3)
+	for i := 300; i < 360; i++ {
+		s.Close[i], s.High[i], s.Low[i] = 40, 40, 39.5 // closes at the high: no breakout above it
+	}
+	for i := 500; i < len(s.Close); i++ {
+		s.Close[i] *= 1.5
+		s.High[i] *= 1.5
+		s.Low[i] *= 1.5
+	}
+	a, err := newAsset(s, DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, last := range lastRules {
+		if last == nil {
+			continue
+		}
+		pos, start := rules[i](a)
+		for d := range a.n {
+			p, ok := last(a, d)
+			if ok != (d >= start) || (ok && p != pos[d]) {
+				t.Errorf("rule %d, day %d: lastRule %d, %v; rule %d (first day %d)", i, d, p, ok, pos[d], start)
+			}
+		}
+	}
+}
