@@ -275,7 +275,12 @@ func newAssetIn(s ohlcv.Series, cfg Config, sc *scratch) (*asset, error) {
 	a.logc = sc.floats(n)
 	a.ret = sc.floats(n)
 	for i, d := range s.Dates {
-		a.days[i] = dayNumber(d)
+		if prev := s.Dates[max(i-1, 0)]; i > 0 && d.Year == prev.Year && d.Month == prev.Month {
+			// Within a month the day number is linear in the day.
+			a.days[i] = a.days[i-1] + int32(d.Day-prev.Day)
+		} else {
+			a.days[i] = dayNumber(d)
+		}
 		if i > 0 && a.days[i] <= a.days[i-1] {
 			return nil, fmt.Errorf("profiles: date %s at index %d does not follow %s: %w",
 				d, i, s.Dates[i-1], tradekit.ErrInvalid)
