@@ -253,3 +253,85 @@ func TestLastRulesMatchRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectKth checks selectKth against a sort for every k, on values
+// with many ties, on distinct ones, on sorted and reversed input, and on
+// lengths around its cut to slices.Sort.
+func TestSelectKth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	var inputs [][]float64
+	for _, n := range []int{1, 2, 16, 17, 100, 1001} {
+		ties, distinct := make([]float64, n), make([]float64, n)
+		for i := range ties {
+			ties[i] = float64(rng.IntN(5))
+			distinct[i] = rng.NormFloat64()
+		}
+		up := slices.Clone(distinct)
+		slices.Sort(up)
+		down := slices.Clone(up)
+		slices.Reverse(down)
+		inputs = append(inputs, ties, distinct, up, down)
+	}
+	for _, in := range inputs {
+		want := slices.Clone(in)
+		slices.Sort(want)
+		for k := range in {
+			x := slices.Clone(in)
+			selectKth(x, k)
+			if x[k] != want[k] {
+				t.Fatalf("n=%d, k=%d: x[k] = %v, want %v", len(in), k, x[k], want[k])
+			}
+			if slices.Max(x[:k+1]) != x[k] || slices.Min(x[k:]) != x[k] {
+				t.Fatalf("n=%d, k=%d: values out of place around x[k] = %v", len(in), k, x[k])
+			}
+		}
+	}
+}
+
+// TestIncrementalVolatility checks the parts of an incremental update that
+// no longer sort the volatility history against the full computation, bit
+// for bit: the volatility summary (the percentile counted, not read off a
+// sorted copy) on a history ending flat (today's reading 0, shared by
+// many), and medianInPlace against the median tracker of the regime rule
+// on histories of odd and even lengths with ties.
+func TestIncrementalVolatility(t *testing.T) {
+	cfg := DefaultConfig()
+	s := walk(700, 21)
+	for i := 640; i < 700; i++ {
+		s.Close[i], s.High[i], s.Low[i] = 80, 80, 80
+	}
+	for _, n := range []int{650, 700} { // today's reading moving, then 0
+		cut := ohlcv.Series{Dates: s.Dates[:n], Close: s.Close[:n], High: s.High[:n], Low: s.Low[:n]}
+		before := ohlcv.Series{Dates: s.Dates[:n-1], Close: s.Close[:n-1], High: s.High[:n-1], Low: s.Low[:n-1]}
+		a0, err := newAsset(before, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, prev, _ := profileState(a0, cfg, nil)
+		a, err := newAsset(cut, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, inc := profileState(a, cfg, prev)
+		if !inc {
+			t.Fatalf("n=%d: not incremental", n)
+		}
+		if want := volatility(rollingVol(a.ret, cfg.VolWindow)); p.Volatility != want {
+			t.Errorf("n=%d: incremental volatility %+v, full %+v", n, p.Volatility, want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(17, 17))
+	for _, n := range []int{1, 2, 3, 40, 41, 2500, 2501} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64(rng.IntN(30)) / 7
+		}
+		m := newMedianTracker(x)
+		for _, v := range x {
+			m.add(v)
+		}
+		if got, want := medianInPlace(slices.Clone(x)), m.median(); got != want {
+			t.Errorf("n=%d: medianInPlace %v, median tracker %v", n, got, want)
+		}
+	}
+}

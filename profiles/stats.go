@@ -364,14 +364,50 @@ func (s *radixScratch) grow(n int) {
 
 // sortFloats sorts x ascending in place, as slices.Sort does for values
 // without NaN, by [orderInto].
-func sortFloats(x []float64) { sortFloatsIn(x, nil) }
-
-// sortFloatsIn is [sortFloats] with its buffers from sc.
-func sortFloatsIn(x []float64, sc *scratch) {
+func sortFloats(x []float64) {
 	n := len(x)
-	vals, idx := sc.floats(n), sc.ints(n)
-	orderInto(vals, idx, x, sc.floats(n), sc.ints(n))
+	vals := make([]float64, n)
+	orderInto(vals, make([]int, n), x, make([]float64, n), make([]int, n))
 	copy(x, vals)
+}
+
+// selectKth reorders x so that x[k] holds the value sorting would put
+// there, with no greater value before it and no smaller one after: Hoare's
+// selection, with three-way partitions around the median of the first,
+// middle and last values, and slices.Sort once 16 values are left.
+// x must hold no NaN. Each partition keeps its pivot's equal values out
+// of the range left, so it ends, and on the series it serves (a history
+// of volatilities) in about 2·len(x) comparisons.
+func selectKth(x []float64, k int) {
+	lo, hi := 0, len(x) // x[k] is one of x[lo:hi]
+	for hi-lo > 16 {
+		a, b, c := x[lo], x[lo+(hi-lo)/2], x[hi-1]
+		p := max(min(a, b), min(max(a, b), c))
+		// x[lo:lt] < p, x[lt:i] == p, x[gt:hi] > p
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch v := x[i]; {
+			case v < p:
+				x[lt], x[i] = v, x[lt]
+				lt++
+				i++
+			case v > p:
+				gt--
+				x[i], x[gt] = x[gt], v
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return // x[k] == p, in place
+		}
+	}
+	slices.Sort(x[lo:hi])
 }
 
 // medianTracker keeps a multiset of values, chosen from a fixed universe

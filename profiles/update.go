@@ -111,8 +111,10 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 		return p, next, false
 	}
 
-	// The volatility readings, sorted once for the percentile and the
-	// median of the regime rule.
+	// The volatility readings: the share at or below today's (stat.CDF's
+	// empirical count, w/len(hist) with w counted in whole numbers, so the
+	// same bits, without sorting), and the median of the regime rule,
+	// selected in place.
 	hist := a.sc.floats(a.n)[:0]
 	for _, v := range vol {
 		if !math.IsNaN(v) {
@@ -122,17 +124,17 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 	cur := hist[len(hist)-1]
 	tail := func(k int) float64 { return stat.Mean(hist[max(0, len(hist)-k):], nil) }
 	avg30, avg90 := tail(30), tail(90)
-	sortFloatsIn(hist, a.sc)
+	q, below := cur*(1+pctTol), 0
+	for _, v := range hist {
+		if v <= q {
+			below++
+		}
+	}
 	p.Volatility = Volatility{Current: cur, Avg30d: avg30, Avg90d: avg90,
-		Percentile: 100 * stat.CDF(cur*(1+pctTol), stat.Empirical, hist, nil)}
+		Percentile: 100 * (float64(below) / float64(len(hist)))}
 
 	t := a.n - 1
-	var med float64
-	if k := len(hist); k%2 == 1 {
-		med = hist[k/2]
-	} else {
-		med = (hist[k/2-1] + hist[k/2]) / 2
-	}
+	med := medianInPlace(hist)
 	ratio := volRatio(cur, med, len(hist), cfg)
 	next.regime = nextRegime(prev.regime, ratio, trendAt(a, cfg.TrendWindow, t), cfg)
 	next.runs = slices.Clone(prev.runs)
@@ -152,6 +154,19 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 	next.season.addDays(a, prev.season.upTo+1)
 	p.Seasonality = next.season.seasonality(a, cfg)
 	return p, next, true
+}
+
+// medianInPlace returns the median of x, reordering it: the middle value
+// of x sorted, or the mean of the two middle ones, as [medianTracker]
+// gives it. x must hold no NaN and not be empty.
+func medianInPlace(x []float64) float64 {
+	k := len(x)
+	selectKth(x, k/2)
+	med := x[k/2]
+	if k%2 == 0 {
+		med = (slices.Max(x[:k/2]) + med) / 2 // the greatest value before the k/2-th is the one sorting puts before it
+	}
+	return med
 }
 
 // ComputeAllFrom is [Universe.ComputeAll] carrying a [State] per series
