@@ -45,6 +45,8 @@ var (
 	}
 	willRGrid = grid{steps(-90, -55, 5), steps(-45, -10, 5), Thresholds{-80, -20}}
 	cciGrid   = grid{steps(-250, -50, 25), steps(50, 250, 25), Thresholds{-100, 100}}
+	rsiGrid   = grid0to100(Thresholds{30, 70})
+	stochGrid = grid0to100(Thresholds{20, 80})
 )
 
 // sensitivity scores each indicator (see the package documentation).
@@ -102,8 +104,7 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 
 	rsi := sc.floats(a.n)
 	indicators.RSIInto(rsi, a.close, 14)
-	g := grid0to100(Thresholds{30, 70})
-	score(IndicatorRSI, rsi, -1, rsi, &g)
+	score(IndicatorRSI, rsi, -1, rsi, &rsiGrid)
 
 	macd, sig, hist := sc.floats(a.n), sc.floats(a.n), sc.floats(a.n)
 	indicators.MACDInto(macd, sig, hist, a.close, 12, 26, 9)
@@ -137,8 +138,7 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 	indicators.HighestInto(hh, a.high, 14)
 	indicators.LowestInto(ll, a.low, 14)
 	k := stochasticK(sc.floats(a.n), hh, ll, a.close, 3, 3)
-	g = grid0to100(Thresholds{20, 80})
-	score(IndicatorStoch, k, -1, k, &g)
+	score(IndicatorStoch, k, -1, k, &stochGrid)
 
 	wr := williamsR(sc.floats(a.n), hh, ll, a.close)
 	score(IndicatorWillR, wr, -1, wr, &willRGrid)
