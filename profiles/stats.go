@@ -341,9 +341,9 @@ func radixOrder(dst []int, x []float64) []int {
 }
 
 // radixScratch holds the buffers of [radixOrder], reused through
-// radixPool: a profile sorts a dozen series of thousands of values, and
-// fresh buffers for each made a third of a market-scale build's
-// allocations, and the collector's work that comes with them.
+// radixPool. radixOrder is [orderInto]'s fallback now (NaN, infinities,
+// values piled against an outlier), rare in a profile, so a pool shared
+// by the workers is enough.
 type radixScratch struct {
 	keys, tmpKeys []uint64
 	idx, tmpIdx   []int
