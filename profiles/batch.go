@@ -33,9 +33,11 @@ const corrBlock = 256
 // The correlations of the series and peers that trade on the universe's
 // calendar (the last CorrWindow+1 dates that most peers share, with a
 // close on each) are one matrix product of their standardised return
-// windows, in blocks of 256 series; a series or peer with a gap in that
-// window, or dates past it, is merged pair by pair as Compute does. The
-// rest of each profile is computed once per series, on the workers.
+// windows, in blocks of 256 series, each pair of series that are also
+// peers (same ID and window) multiplied once; a series or peer with a gap
+// in that window, or dates past it, is merged pair by pair as Compute
+// does. The rest of each profile is computed once per series, on the
+// workers, each reusing its buffers from one series to the next.
 func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func(i int, p Profile, err error) bool) error {
 	cfg, err := cfg.resolve()
 	if err != nil {
@@ -46,12 +48,15 @@ func (u *Universe) ComputeAll(series []Asset, cfg Config, workers int, each func
 	}
 	d := u.dense(series, cfg, workers)
 	var stop atomic.Bool
-	parallel(len(series), workers, func(i int) {
+	scs := make([]scratch, workers) // one a worker
+	parallel(len(series), workers, func(w, i int) {
 		if stop.Load() {
 			return
 		}
 		var p Profile
-		a, err := newAsset(series[i].Bars, cfg)
+		sc := &scs[w]
+		sc.reset()
+		a, err := newAssetIn(series[i].Bars, cfg, sc)
 		if err == nil {
 			p = u.profileWith(a, series[i].ID, cfg, d, i)
 		}
@@ -96,85 +101,181 @@ func (u *Universe) correlationsFor(a *asset, id string, cfg Config, d *denseCorr
 // dense finds the universe's calendar window for cfg and computes the
 // ranked correlations of every series on it with every peer on it.
 func (u *Universe) dense(series []Asset, cfg Config, workers int) *denseCorr {
+	return u.denseBlocks(series, cfg, workers, corrBlock)
+}
+
+// denseBlocks is dense with products of block rows at a time.
+//
+// A series whose window is that of the peer with its ID (the universe of
+// a market is its own assets) is that peer's twin: its standardised row
+// is the peer's row, so its correlation with another twin is the one the
+// other twin has with it. The twins' rows come first in the matrix of
+// peers, and the product of the twins in rows lo… of a block with the
+// rows from lo on (twins, then every other peer) gives both the block's
+// rows (every peer from lo on) and, read down its columns, the rows of
+// the twins after the block (their correlations with the block): each
+// pair of twins is multiplied once rather than twice, which halves the
+// product when every series is a twin. The other series are multiplied
+// by every peer as before.
+func (u *Universe) denseBlocks(series []Asset, cfg Config, workers, block int) *denseCorr {
 	k := cfg.CorrWindow
 	d := &denseCorr{peer: make([]bool, len(u.peers)), top: make([][]Correlation, len(series)), on: make([]bool, len(series))}
 	cal := u.calendar(k + 1)
 	if cal == nil {
 		return d
 	}
-	// The peers on the calendar, standardised, one row each.
+	// The peers on the calendar, by their first ID.
 	var pidx []int
+	byID := map[string]int{} // ID → position in pidx
 	for pi := range u.peers {
 		p := &u.peers[pi]
 		if len(p.days) >= k+1 && slices.Equal(p.days[len(p.days)-k-1:], cal) {
 			d.peer[pi] = true
+			if _, dup := byID[p.id]; !dup && p.id != "" {
+				byID[p.id] = len(pidx)
+			}
 			pidx = append(pidx, pi)
 		}
 	}
-	z := make([]float64, len(pidx)*k)
-	moves := make([]bool, len(pidx))
-	for r, pi := range pidx {
-		p := &u.peers[pi]
-		moves[r] = standardise(z[r*k:(r+1)*k], p.logc[len(p.logc)-k-1:])
+	// The series on the calendar: twins, by the position of their peer,
+	// and the others.
+	twinOf := make([]int, len(pidx)) // series index of each peer's twin, -1 for none
+	for q := range twinOf {
+		twinOf[q] = -1
 	}
-	// The series on the calendar, standardised the same way.
-	var sidx []int
+	var twins, others []int // positions in pidx; series indexes
+	logc := make([]float64, k+1)
 	for i := range series {
-		if seriesWindow(series[i], cal) != nil {
-			d.on[i] = true
-			sidx = append(sidx, i)
+		closes := seriesWindow(series[i], cal)
+		if closes == nil {
+			continue
+		}
+		d.on[i] = true
+		if q, ok := byID[series[i].ID]; ok && twinOf[q] < 0 {
+			p := &u.peers[pidx[q]]
+			for t, v := range closes {
+				logc[t] = math.Log(v)
+			}
+			if slices.Equal(logc, p.logc[len(p.logc)-k-1:]) {
+				twinOf[q] = i
+				twins = append(twins, q)
+				continue
+			}
+		}
+		others = append(others, i)
+	}
+	// The rows of the peers, standardised: twins first.
+	rows := slices.Clone(twins) // positions in pidx, by row
+	for q := range pidx {
+		if twinOf[q] < 0 {
+			rows = append(rows, q)
 		}
 	}
-	peers := blas64.General{Rows: len(pidx), Cols: k, Stride: k, Data: z}
-	x := make([]float64, min(corrBlock, len(sidx))*k)
-	c := make([]float64, min(corrBlock, len(sidx))*len(pidx))
-	for lo := 0; lo < len(sidx); lo += corrBlock {
-		block := sidx[lo:min(lo+corrBlock, len(sidx))]
-		sMoves := make([]bool, len(block))
-		for r, i := range block {
-			closes := seriesWindow(series[i], cal)
-			logc := make([]float64, len(closes))
-			for t, v := range closes {
+	z := make([]float64, len(rows)*k)
+	moves := make([]bool, len(rows))
+	for r, q := range rows {
+		p := &u.peers[pidx[q]]
+		moves[r] = standardise(z[r*k:(r+1)*k], p.logc[len(p.logc)-k-1:])
+	}
+	// feed adds row q's peer, at correlation v, to the ranking top of the
+	// series with ID id.
+	feed := func(top []Correlation, id string, q int, v float64) []Correlation {
+		p := &u.peers[pidx[rows[q]]]
+		if !moves[q] || (id != "" && p.id == id) || math.IsNaN(v) || math.IsInf(v, 0) {
+			return top
+		}
+		return insertTop(top, Correlation{AssetID: p.id, Symbol: p.symbol, Correlation: clampCorr(v)}, cfg.TopPeers)
+	}
+	c := make([]float64, min(block, max(len(twins), len(others)))*len(rows))
+
+	// The twins, a block of rows at a time.
+	nt := len(twins)
+	for r := range nt {
+		if moves[r] {
+			d.top[twinOf[rows[r]]] = make([]Correlation, 0, cfg.TopPeers+1)
+		}
+	}
+	for lo := 0; lo < nt; lo += block {
+		hi := min(lo+block, nt)
+		w := len(rows) - lo // columns: the rows from lo on
+		a := blas64.General{Rows: hi - lo, Cols: k, Stride: k, Data: z[lo*k : hi*k]}
+		b := blas64.General{Rows: w, Cols: k, Stride: k, Data: z[lo*k:]}
+		cs := blas64.General{Rows: hi - lo, Cols: w, Stride: w, Data: c[:(hi-lo)*w]}
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, a, b, 0, cs)
+		// The block's own rows: every peer from lo on.
+		parallel(hi-lo, workers, func(_, r int) {
+			i := twinOf[rows[lo+r]]
+			if !moves[lo+r] {
+				return
+			}
+			top, id := d.top[i], series[i].ID
+			for j, v := range cs.Data[r*w : (r+1)*w] {
+				top = feed(top, id, lo+j, v)
+			}
+			d.top[i] = top
+		})
+		// The twins after the block, down the columns: their
+		// correlations with the block's rows, columns a chunk at a time.
+		const chunk = 64
+		parallel((nt-hi+chunk-1)/chunk, workers, func(_, ch int) {
+			from, to := hi+ch*chunk, min(hi+(ch+1)*chunk, nt)
+			for r := range hi - lo {
+				row := cs.Data[r*w : (r+1)*w]
+				for g := from; g < to; g++ {
+					if !moves[g] {
+						continue
+					}
+					i := twinOf[rows[g]]
+					d.top[i] = feed(d.top[i], series[i].ID, lo+r, row[g-lo])
+				}
+			}
+		})
+	}
+
+	// The other series, standardised the same way, against every peer.
+	peers := blas64.General{Rows: len(rows), Cols: k, Stride: k, Data: z}
+	x := make([]float64, min(block, len(others))*k)
+	for lo := 0; lo < len(others); lo += block {
+		blk := others[lo:min(lo+block, len(others))]
+		sMoves := make([]bool, len(blk))
+		for r, i := range blk {
+			for t, v := range seriesWindow(series[i], cal) {
 				logc[t] = math.Log(v)
 			}
 			sMoves[r] = standardise(x[r*k:(r+1)*k], logc)
 		}
-		xs := blas64.General{Rows: len(block), Cols: k, Stride: k, Data: x[:len(block)*k]}
-		cs := blas64.General{Rows: len(block), Cols: len(pidx), Stride: len(pidx), Data: c[:len(block)*len(pidx)]}
-		if len(pidx) > 0 {
+		xs := blas64.General{Rows: len(blk), Cols: k, Stride: k, Data: x[:len(blk)*k]}
+		cs := blas64.General{Rows: len(blk), Cols: len(rows), Stride: len(rows), Data: c[:len(blk)*len(rows)]}
+		if len(rows) > 0 {
 			blas64.Gemm(blas.NoTrans, blas.Trans, 1, xs, peers, 0, cs)
 		}
-		rank := func(r int) {
-			i := block[r]
+		parallel(len(blk), workers, func(_, r int) {
+			i := blk[r]
 			top := make([]Correlation, 0, cfg.TopPeers+1)
 			if sMoves[r] {
 				id := series[i].ID
-				row := cs.Data[r*cs.Stride : r*cs.Stride+len(pidx)]
-				for q, v := range row {
-					p := &u.peers[pidx[q]]
-					if !moves[q] || (id != "" && p.id == id) || math.IsNaN(v) || math.IsInf(v, 0) {
-						continue
-					}
-					top = insertTop(top, Correlation{AssetID: p.id, Symbol: p.symbol, Correlation: clampCorr(v)}, cfg.TopPeers)
+				for q, v := range cs.Data[r*cs.Stride : r*cs.Stride+len(rows)] {
+					top = feed(top, id, q, v)
 				}
 			}
 			d.top[i] = top
-		}
-		parallel(len(block), workers, rank)
+		})
 	}
 	return d
 }
 
-// parallel calls f(0) … f(n-1) on up to workers goroutines.
-func parallel(n, workers int, f func(int)) {
+// parallel calls f(w, 0) … f(w, n-1) on up to workers goroutines, w
+// being the number, from 0, of the goroutine that makes the call: calls
+// with the same w never run at once.
+func parallel(n, workers int, f func(w, i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range min(workers, n) {
+	for w := range min(workers, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				f(i)
+				f(w, i)
 			}
 		}()
 	}

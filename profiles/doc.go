@@ -184,7 +184,11 @@
 //
 // of standardised return windows: one matrix product Z_series Z_peers^T
 // ([gonum.org/v1/gonum/blas/blas64.Gemm]) in blocks of 256 series, which
-// bounds its memory to 256 × peers values. Every other pair (a gap in the
+// bounds its memory to 256 × peers values. A series that is itself a peer
+// (same ID, same window: a market profiled against its own assets) shares
+// its row with that peer, and the product of two such series is taken
+// once for both, which halves the product when all of them are. Every
+// other pair (a gap in the
 // window, a history ending earlier or later) is merged as above; the two
 // rankings are joined, and the result equals [Universe.Compute]'s within
 // rounding (1e-9 is tested). The rest of each profile is computed once
@@ -229,17 +233,23 @@
 //	                  code as the full computation) and sorted once for both,
 //	                  rather than kept in the state (2,520 values an asset)
 //	predictiveScore   Spearman's rho: one new pair shifts the rank of every
-//	                  pair above it, so the ranks are taken again (by a radix
-//	                  sort); the oscillators themselves (RSI's Wilder smoothing,
-//	                  MACD's EMAs) depend on the whole history and are
-//	                  recomputed with it, O(n) each
+//	                  pair above it, so the ranks are taken again (by a bucket
+//	                  sort on the values' range, a few values a bucket); the
+//	                  oscillators themselves (RSI's Wilder smoothing, MACD's
+//	                  EMAs) depend on the whole history and are recomputed
+//	                  with it, O(n) each, into buffers that a worker reuses
+//	                  from one asset to the next
 //	correlations      the last CorrWindow returns of every peer change with
 //	                  the day: one matrix product over the new windows, as
 //	                  [Universe.ComputeAll] does
-//	strategy positions the rules' indicators (SMA 50/200, Bollinger, Donchian)
-//	                  are recomputed, O(n) each, to get the last day's position
-//	                  (their running sums start from the first bar, so a tail
-//	                  alone would not give the same bits)
+//	strategy positions the mean-reversion and trend rules' indicators
+//	                  (Bollinger, SMA 50/200) are recomputed, O(n) each, to
+//	                  get the last day's position (their running sums start
+//	                  from the first bar, so a tail alone would not give the
+//	                  same bits); the momentum position is two closes, and
+//	                  the breakout's that of the last breakout, found walking
+//	                  back from the last day (a channel's highs and lows are
+//	                  maxima and minima: the same bits from any start)
 //
 // # Building and storage
 //

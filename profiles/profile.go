@@ -7,6 +7,7 @@ import (
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/calendar"
+	"github.com/tradekit/tradekit/indicators"
 	"github.com/tradekit/tradekit/ohlcv"
 )
 
@@ -213,9 +214,40 @@ type asset struct {
 	high, low []float64
 	logc      []float64 // ln close
 	ret       []float64 // ret[t] = logc[t] - logc[t-1]; ret[0] = NaN
+	sc        *scratch  // where the columns above and the profile's buffers come from; nil: the heap
+	smas      []sma     // the SMAs of close computed so far
 }
 
+// sma is the simple moving average of an asset's closes over period bars.
+type sma struct {
+	period int
+	v      []float64
+}
+
+// sma returns [indicators.SMA] of a's closes over period bars, computed
+// on the first call for that period (the sensitivity's SMA cross and the
+// trend-following rule both read SMA 50 and SMA 200). The result must
+// not be modified.
+func (a *asset) sma(period int) []float64 {
+	for _, m := range a.smas {
+		if m.period == period {
+			return m.v
+		}
+	}
+	v := a.sc.floats(a.n)
+	indicators.SMAInto(v, a.close, period)
+	a.smas = append(a.smas, sma{period, v})
+	return v
+}
+
+// newAsset validates s and derives its columns, on the heap.
 func newAsset(s ohlcv.Series, cfg Config) (*asset, error) {
+	return newAssetIn(s, cfg, nil)
+}
+
+// newAssetIn is [newAsset] taking the derived columns, and every buffer
+// of the asset's profile after them, from sc.
+func newAssetIn(s ohlcv.Series, cfg Config, sc *scratch) (*asset, error) {
 	n := len(s.Dates)
 	if len(s.Close) != n {
 		return nil, fmt.Errorf("profiles: %d dates but %d closes: %w", n, len(s.Close), tradekit.ErrInvalid)
@@ -235,15 +267,20 @@ func newAsset(s ohlcv.Series, cfg Config) (*asset, error) {
 	if n < need {
 		return nil, fmt.Errorf("profiles: series has %d daily bars, need at least %d (one trading year of returns): %w", n, need, tradekit.ErrInvalid)
 	}
-	a := &asset{n: n, dates: s.Dates, close: s.Close, high: s.High, low: s.Low}
+	a := &asset{n: n, dates: s.Dates, close: s.Close, high: s.High, low: s.Low, sc: sc}
 	if a.high == nil {
 		a.high, a.low = s.Close, s.Close
 	}
-	a.days = make([]int32, n)
-	a.logc = make([]float64, n)
-	a.ret = make([]float64, n)
+	a.days = sc.int32s(n)
+	a.logc = sc.floats(n)
+	a.ret = sc.floats(n)
 	for i, d := range s.Dates {
-		a.days[i] = dayNumber(d)
+		if prev := s.Dates[max(i-1, 0)]; i > 0 && d.Year == prev.Year && d.Month == prev.Month {
+			// Within a month the day number is linear in the day.
+			a.days[i] = a.days[i-1] + int32(d.Day-prev.Day)
+		} else {
+			a.days[i] = dayNumber(d)
+		}
 		if i > 0 && a.days[i] <= a.days[i-1] {
 			return nil, fmt.Errorf("profiles: date %s at index %d does not follow %s: %w",
 				d, i, s.Dates[i-1], tradekit.ErrInvalid)

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/tradekit/tradekit/calendar"
 )
 
 // trendStat returns the trend statistic at every index,
@@ -151,11 +153,12 @@ func regimes(a *asset, vol []float64, cfg Config) Regimes {
 // regimesOf returns the regimes of the merged runs of a's days.
 func regimesOf(a *asset, runs []run) Regimes {
 	h := make([]RegimeRun, len(runs))
+	to := make([]calendar.Date, len(runs)-1) // the runs' last days, one allocation for all
 	for i, r := range runs {
 		h[i] = RegimeRun{Regime: r.regime, From: a.dates[r.from]}
 		if i < len(runs)-1 {
-			to := a.dates[r.to]
-			h[i].To = &to
+			to[i] = a.dates[r.to]
+			h[i].To = &to[i]
 		}
 	}
 	return Regimes{Current: runs[len(runs)-1].regime, History: h}

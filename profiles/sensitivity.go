@@ -3,7 +3,6 @@ package profiles
 import (
 	"math"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -46,6 +45,8 @@ var (
 	}
 	willRGrid = grid{steps(-90, -55, 5), steps(-45, -10, 5), Thresholds{-80, -20}}
 	cciGrid   = grid{steps(-250, -50, 25), steps(50, 250, 25), Thresholds{-100, 100}}
+	rsiGrid   = grid0to100(Thresholds{30, 70})
+	stochGrid = grid0to100(Thresholds{20, 80})
 )
 
 // sensitivity scores each indicator (see the package documentation).
@@ -62,7 +63,8 @@ const oscillators = 4
 // the term of the day before the last), and leaving the sums over every
 // day in next when not nil.
 func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) map[string]Sensitivity {
-	fwd := make([]float64, a.n)
+	sc := a.sc
+	fwd := sc.floats(a.n)
 	for t := range fwd {
 		if t+cfg.Horizon < a.n {
 			fwd[t] = a.logc[t+cfg.Horizon] - a.logc[t]
@@ -71,7 +73,7 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 		}
 	}
 	out := make(map[string]Sensitivity, 8)
-	fo := newFwdOrder(fwd)
+	fo := newFwdOrderIn(fwd, sc)
 	osc := 0 // index of the next oscillator
 	score := func(name string, sig []float64, orient float64, x []float64, g *grid) {
 		ic := orient * fo.rankIC(sig)
@@ -100,18 +102,20 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 		out[name] = s
 	}
 
-	rsi := indicators.RSI(a.close, 14)
-	g := grid0to100(Thresholds{30, 70})
-	score(IndicatorRSI, rsi, -1, rsi, &g)
+	rsi := sc.floats(a.n)
+	indicators.RSIInto(rsi, a.close, 14)
+	score(IndicatorRSI, rsi, -1, rsi, &rsiGrid)
 
-	_, _, hist := indicators.MACD(a.close, 12, 26, 9)
+	macd, sig, hist := sc.floats(a.n), sc.floats(a.n), sc.floats(a.n)
+	indicators.MACDInto(macd, sig, hist, a.close, 12, 26, 9)
 	for t := range hist {
 		hist[t] /= a.close[t]
 	}
 	score(IndicatorMACD, hist, 1, nil, nil)
 
-	up, _, lo := indicators.BollingerBands(a.close, 20, 2)
-	pb := make([]float64, a.n)
+	up, mid, lo := sc.floats(a.n), sc.floats(a.n), sc.floats(a.n)
+	indicators.BollingerBandsInto(up, mid, lo, a.close, 20, 2)
+	pb := mid // the middle band is not read: %b takes its place
 	for t := range pb {
 		if w := up[t] - lo[t]; w > 0 {
 			pb[t] = (a.close[t] - lo[t]) / w
@@ -123,49 +127,163 @@ func sensitivityFrom(a *asset, cfg Config, prev, next *[oscillators]gridSums) ma
 	}
 	score(IndicatorBB, pb, -1, nil, nil)
 
-	fast, slow := indicators.SMA(a.close, 50), indicators.SMA(a.close, 200)
-	cross := make([]float64, a.n)
+	fast, slow := a.sma(trendFast), a.sma(trendSlow)
+	cross := sc.floats(a.n)
 	for t := range cross {
 		cross[t] = fast[t]/slow[t] - 1
 	}
 	score(IndicatorSMACross, cross, 1, nil, nil)
 
-	k, _ := indicators.Stochastic(a.high, a.low, a.close, 14, 3, 3)
-	g = grid0to100(Thresholds{20, 80})
-	score(IndicatorStoch, k, -1, k, &g)
+	hh, ll := sc.floats(a.n), sc.floats(a.n)
+	indicators.HighestInto(hh, a.high, 14)
+	indicators.LowestInto(ll, a.low, 14)
+	k := stochasticK(sc.floats(a.n), hh, ll, a.close, 3, 3)
+	score(IndicatorStoch, k, -1, k, &stochGrid)
 
-	wr := indicators.WilliamsR(a.high, a.low, a.close, 14)
+	wr := williamsR(sc.floats(a.n), hh, ll, a.close)
 	score(IndicatorWillR, wr, -1, wr, &willRGrid)
 
-	cci := indicators.CCI(a.high, a.low, a.close, 20)
+	cci := cciInto(sc.floats(a.n), sc.floats(a.n), a.high, a.low, a.close, 20)
 	score(IndicatorCCI, cci, -1, cci, &cciGrid)
 
-	score(IndicatorROC, indicators.ROC(a.close, 20), 1, nil, nil)
+	roc := sc.floats(a.n)
+	indicators.ROCInto(roc, a.close, 20)
+	score(IndicatorROC, roc, 1, nil, nil)
 	return out
+}
+
+// stochasticK writes into dst, and returns, the slow %K of
+// [indicators.Stochastic] with smoothings slowK and slowD, from the
+// highest highs hh and lowest lows ll of its fastK bars
+// ([indicators.HighestInto], [indicators.LowestInto]; NaN before the
+// window is full): the very arithmetic of [indicators.StochasticStream],
+// bar for bar, so the same bits, but with the window's extremes found in
+// O(1) amortised rather than by a scan of its fastK bars at each bar, and
+// shared with [williamsR].
+func stochasticK(dst, hh, ll, close []float64, slowK, slowD int) []float64 {
+	sk, sd := indicators.NewSMAStream(slowK), indicators.NewSMAStream(slowD)
+	nan := math.NaN()
+	for t := range dst {
+		if math.IsNaN(hh[t]) {
+			dst[t] = nan
+			continue
+		}
+		fk := 0.0
+		if diff := (hh[t] - ll[t]) / 100.0; diff != 0 {
+			fk = (close[t] - ll[t]) / diff
+		}
+		k, d := sk.Next(fk), 0.0
+		if !math.IsNaN(k) {
+			d = sd.Next(k)
+		}
+		if math.IsNaN(k) || math.IsNaN(d) {
+			k = nan
+		}
+		dst[t] = k
+	}
+	return dst
+}
+
+// williamsR writes into dst, and returns, [indicators.WilliamsR] from the
+// highest highs hh and lowest lows ll of its period (as for
+// [stochasticK]), by the arithmetic of [indicators.WilliamsRStream].
+func williamsR(dst, hh, ll, close []float64) []float64 {
+	for t := range dst {
+		switch diff := (hh[t] - ll[t]) / (-100.0); {
+		case math.IsNaN(hh[t]):
+			dst[t] = math.NaN()
+		case diff != 0:
+			dst[t] = (hh[t] - close[t]) / diff
+		default:
+			dst[t] = 0
+		}
+	}
+	return dst
+}
+
+// cciInto writes into dst, and returns, [indicators.CCI] of the bars
+// over period bars, with tp scratch of their length for the typical
+// prices: the arithmetic of [indicators.CCIStream] bar for bar, whose
+// ring holds bar j in slot j%period and sums the window in slot order,
+// so the same bits, without the stream's allocations.
+func cciInto(dst, tp, high, low, close []float64, period int) []float64 {
+	for t := range tp {
+		tp[t] = (high[t] + low[t] + close[t]) / 3
+	}
+	p := float64(period)
+	for t := range dst {
+		if t < period-1 {
+			dst[t] = math.NaN()
+			continue
+		}
+		// The window t-period+1 … t in slot order: from the bar in slot
+		// 0 to t, then the bars before it.
+		from := t - period + 1
+		w0 := from + (period-from%period)%period
+		avg := 0.0
+		for _, x := range tp[w0 : t+1] {
+			avg += x
+		}
+		for _, x := range tp[from:w0] {
+			avg += x
+		}
+		avg /= p
+		dev := 0.0
+		for _, x := range tp[w0 : t+1] {
+			dev += math.Abs(x - avg)
+		}
+		for _, x := range tp[from:w0] {
+			dev += math.Abs(x - avg)
+		}
+		v := 0.0
+		if d := tp[t] - avg; d != 0 && dev != 0 {
+			v = d / (0.015 * (dev / p))
+		}
+		dst[t] = v
+	}
+	return dst
 }
 
 // fwdOrder is the forward returns of [sensitivity] with the days they
 // are defined on sorted by return, once, so that ranking them among the
 // days of each indicator is a walk rather than a sort.
 type fwdOrder struct {
-	fwd   []float64
-	order []int // the t with fwd[t] not NaN, by fwd[t] ascending
+	fwd    []float64
+	order  []int    // the t with fwd[t] not NaN, by fwd[t] ascending
+	runEnd []int    // at the start i of each run of equal fwd in order, the run's end
+	sc     *scratch // the buffers of rankIC
 }
 
-func newFwdOrder(fwd []float64) fwdOrder {
-	var defined []float64 // the fwd[t] not NaN, in order of t
-	at := make([]int, 0, len(fwd))
+// newFwdOrder returns the order of fwd, on the heap.
+func newFwdOrder(fwd []float64) fwdOrder { return newFwdOrderIn(fwd, nil) }
+
+// newFwdOrderIn returns the order of fwd, taking its buffers and those of
+// every rankIC from sc.
+func newFwdOrderIn(fwd []float64, sc *scratch) fwdOrder {
+	defined := sc.floats(len(fwd))[:0] // the fwd[t] not NaN, in order of t
+	at := sc.ints(len(fwd))[:0]
 	for t, v := range fwd {
 		if !math.IsNaN(v) {
 			defined = append(defined, v)
 			at = append(at, t)
 		}
 	}
-	order := radixOrder(make([]int, len(defined)), defined)
+	n := len(defined)
+	order, sorted := sc.ints(n), sc.floats(n)
+	orderInto(sorted, order, defined, sc.floats(n), sc.ints(n))
 	for k, i := range order {
 		order[k] = at[i]
 	}
-	return fwdOrder{fwd: fwd, order: order}
+	runEnd := sc.ints(n)
+	for lo := 0; lo < n; {
+		hi := lo + 1
+		for hi < n && sorted[hi] == sorted[lo] {
+			hi++
+		}
+		runEnd[lo] = hi
+		lo = hi
+	}
+	return fwdOrder{fwd: fwd, order: order, runEnd: runEnd, sc: sc}
 }
 
 // rankIC returns Spearman's rho of sig[t] and fwd[t] over the t where both
@@ -174,15 +292,12 @@ func newFwdOrder(fwd []float64) fwdOrder {
 // order sorted once), the same ranks [spearman] gives the pairs.
 func (f fwdOrder) rankIC(sig []float64) float64 {
 	fwd := f.fwd
-	in := func(t int) bool { return !math.IsNaN(sig[t]) && !math.IsInf(sig[t], 0) && !math.IsNaN(fwd[t]) }
-	sc := rankPool.Get().(*rankScratch)
-	defer rankPool.Put(sc)
-	pos := growInts(&sc.pos, len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
-	clear(pos)
-	x := growFloats(&sc.x, len(sig))[:0]
-	for t := range sig {
-		if in(t) {
-			x = append(x, sig[t])
+	pos := f.sc.ints(len(fwd)) // t's index among the pairs, plus one; 0 when t is not a pair
+	x := f.sc.floats(len(sig))[:0]
+	for t, v := range sig {
+		pos[t] = 0
+		if !math.IsNaN(v) && !math.IsInf(v, 0) && !math.IsNaN(fwd[t]) {
+			x = append(x, v)
 			pos[t] = len(x)
 		}
 	}
@@ -190,60 +305,43 @@ func (f fwdOrder) rankIC(sig []float64) float64 {
 	if n < minPairs {
 		return 0
 	}
-	rx, ry := growFloats(&sc.rx, n), growFloats(&sc.ry, n)
-	clear(ry)
-	ranks(rx, x, growFloats(&sc.sorted, n), growInts(&sc.end, n))
+	rx, ry := f.sc.floats(n), f.sc.floats(n)
+	ranksInto(rx, x, f.sc.floats(n), f.sc.ints(n), f.sc.ints(n))
 	// The pairs' fwd in ascending order, runs of equal values given
 	// their average rank, as ranks does.
-	run := make([]int, 0, 8)
+	order := f.order
 	k := 0 // pairs ranked so far
-	for i := 0; i < len(f.order); {
-		v := fwd[f.order[i]]
-		run = run[:0]
-		for ; i < len(f.order) && fwd[f.order[i]] == v; i++ {
-			if t := f.order[i]; pos[t] > 0 {
-				run = append(run, pos[t]-1)
+	for i := 0; i < len(order); {
+		j := f.runEnd[i]
+		if j == i+1 {
+			// A value of its own: rank k+1, which is (2k+1+1)/2 bit for bit.
+			if p := pos[order[i]]; p > 0 {
+				k++
+				ry[p-1] = float64(k)
+			}
+			i = j
+			continue
+		}
+		c := 0 // the pairs among the run
+		for _, t := range order[i:j] {
+			if pos[t] > 0 {
+				c++
 			}
 		}
-		r := float64(2*k+len(run)+1) / 2 // mean of ranks k+1..k+len(run)
-		for _, p := range run {
-			ry[p] = r
+		r := float64(2*k+c+1) / 2 // mean of ranks k+1..k+c
+		for _, t := range order[i:j] {
+			if p := pos[t]; p > 0 {
+				ry[p-1] = r
+			}
 		}
-		k += len(run)
+		k += c
+		i = j
 	}
 	c := stat.Correlation(rx, ry, nil)
 	if math.IsNaN(c) {
 		return 0
 	}
 	return c
-}
-
-// rankScratch holds the buffers of [fwdOrder.rankIC], reused through
-// rankPool: eight rank correlations a profile over the whole history
-// otherwise allocate a dozen slices of its length each.
-type rankScratch struct {
-	pos, end          []int
-	x, rx, ry, sorted []float64
-}
-
-// rankPool keeps the buffers of [fwdOrder.rankIC] between calls.
-var rankPool = sync.Pool{New: func() any { return new(rankScratch) }}
-
-// growFloats returns (*buf)[:n], growing *buf when it holds less. The
-// values are left as they were.
-func growFloats(buf *[]float64, n int) []float64 {
-	if cap(*buf) < n {
-		*buf = make([]float64, n)
-	}
-	return (*buf)[:n]
-}
-
-// growInts is [growFloats] for ints.
-func growInts(buf *[]int, n int) []int {
-	if cap(*buf) < n {
-		*buf = make([]int, n)
-	}
-	return (*buf)[:n]
 }
 
 // gridSums are the sums behind [bestThresholds]: for each oversold level

@@ -23,7 +23,7 @@ func backtest(a *asset, pos []int8, start int) float64 {
 	if start >= a.n-1 {
 		return 0
 	}
-	r := make([]float64, 0, a.n-1-start)
+	r := a.sc.floats(a.n - 1 - start)[:0]
 	for t := start; t < a.n-1; t++ {
 		r = append(r, float64(pos[t])*a.ret[t+1])
 	}
@@ -36,7 +36,7 @@ type rule func(a *asset) (pos []int8, start int)
 
 // momentumPos: pos[t] = sign(ln C[t-21] - ln C[t-252]).
 func momentumPos(a *asset) ([]int8, int) {
-	pos := make([]int8, a.n)
+	pos := a.sc.int8s(a.n)
 	for t := momLookback; t < a.n; t++ {
 		pos[t] = sign(a.logc[t-momSkip] - a.logc[t-momLookback])
 	}
@@ -46,8 +46,9 @@ func momentumPos(a *asset) ([]int8, int) {
 // meanReversionPos: z = (C - SMA20) / sd20 (population sd, Bollinger);
 // long at z <= -1 until z >= 0, short at z >= +1 until z <= 0.
 func meanReversionPos(a *asset) ([]int8, int) {
-	upper, mid, _ := indicators.BollingerBands(a.close, revPeriod, 1)
-	pos := make([]int8, a.n)
+	upper, mid := a.sc.floats(a.n), a.sc.floats(a.n)
+	indicators.BollingerBandsInto(upper, mid, a.sc.floats(a.n), a.close, revPeriod, 1)
+	pos := a.sc.int8s(a.n)
 	var p int8
 	for t := revPeriod - 1; t < a.n; t++ {
 		z := 0.0
@@ -73,9 +74,10 @@ func meanReversionPos(a *asset) ([]int8, int) {
 // previous days, short when it falls below their lowest low, otherwise the
 // position is held (stop and reverse).
 func breakoutPos(a *asset) ([]int8, int) {
-	hh := indicators.Highest(a.high, breakoutDays)
-	ll := indicators.Lowest(a.low, breakoutDays)
-	pos := make([]int8, a.n)
+	hh, ll := a.sc.floats(a.n), a.sc.floats(a.n)
+	indicators.HighestInto(hh, a.high, breakoutDays)
+	indicators.LowestInto(ll, a.low, breakoutDays)
+	pos := a.sc.int8s(a.n)
 	var p int8
 	for t := breakoutDays; t < a.n; t++ {
 		switch c := a.close[t]; {
@@ -91,9 +93,8 @@ func breakoutPos(a *asset) ([]int8, int) {
 
 // trendFollowingPos: long while SMA50 > SMA200, short while below.
 func trendFollowingPos(a *asset) ([]int8, int) {
-	fast := indicators.SMA(a.close, trendFast)
-	slow := indicators.SMA(a.close, trendSlow)
-	pos := make([]int8, a.n)
+	fast, slow := a.sma(trendFast), a.sma(trendSlow)
+	pos := a.sc.int8s(a.n)
 	for t := trendSlow - 1; t < a.n; t++ {
 		pos[t] = sign(fast[t] - slow[t])
 	}
@@ -117,6 +118,47 @@ func affinity(a *asset) Affinity {
 // rules are the four strategies, in the order of a [State]'s sums.
 var rules = [4]rule{momentumPos, meanReversionPos, breakoutPos, trendFollowingPos}
 
+// A lastRule returns a rule's position at day t alone, equal to pos[t] of
+// the rule, and whether t is at or after the rule's first day (start).
+type lastRule func(a *asset, t int) (p int8, ok bool)
+
+// lastRules are the rules whose position at one day is found without
+// the series of positions, by index in rules; nil for the others, whose
+// indicators are running sums from the first bar (Bollinger, the SMAs):
+// only the whole series gives their bits.
+var lastRules = [4]lastRule{momentumAt, nil, breakoutAt, nil}
+
+// momentumAt is [momentumPos] at day t.
+func momentumAt(a *asset, t int) (int8, bool) {
+	if t < momLookback {
+		return noPosition, false
+	}
+	return sign(a.logc[t-momSkip] - a.logc[t-momLookback]), true
+}
+
+// breakoutAt is [breakoutPos] at day t: the position taken by the last
+// breakout up to t, found walking back from t (no position if none). The
+// highest high and lowest low of the 20 days before each day are maxima
+// and minima, so taken afresh they are the bits of the running ones.
+func breakoutAt(a *asset, t int) (int8, bool) {
+	if t < breakoutDays {
+		return noPosition, false
+	}
+	for s := t; s >= breakoutDays; s-- {
+		hh, ll := a.high[s-1], a.low[s-1]
+		for j := s - breakoutDays; j < s-1; j++ {
+			hh, ll = max(hh, a.high[j]), min(ll, a.low[j])
+		}
+		switch c := a.close[s]; {
+		case c > hh:
+			return long, true
+		case c < ll:
+			return short, true
+		}
+	}
+	return noPosition, true
+}
+
 // strategySums is a strategy's running sums: the sum s and sum of squares
 // q of its daily returns pos[t]*ret[t+1], and their number k.
 type strategySums struct {
@@ -132,22 +174,28 @@ type strategySums struct {
 func affinityFrom(a *asset, prev *[4]strategySums, next *[4]strategySums) Affinity {
 	var sc [4]float64
 	for i, r := range rules {
-		pos, start := r(a)
 		var ss strategySums
-		add := func(t int) {
-			v := float64(pos[t]) * a.ret[t+1]
+		add := func(p int8, t int) {
+			v := float64(p) * a.ret[t+1]
 			ss.s += v
 			ss.q += v * v
 			ss.k++
 		}
-		if prev != nil {
+		switch t := a.n - 2; {
+		case prev != nil && lastRules[i] != nil:
 			ss = prev[i]
-			if t := a.n - 2; t >= start {
-				add(t)
+			if p, ok := lastRules[i](a, t); ok {
+				add(p, t)
 			}
-		} else {
+		case prev != nil:
+			ss = prev[i]
+			if pos, start := r(a); t >= start {
+				add(pos[t], t)
+			}
+		default:
+			pos, start := r(a)
 			for t := start; t < a.n-1; t++ {
-				add(t)
+				add(pos[t], t)
 			}
 		}
 		next[i] = ss

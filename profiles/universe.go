@@ -130,6 +130,9 @@ func (u *Universe) correlationsSkipping(a *asset, selfID string, cfg Config, ski
 // insertTop inserts c into top, kept sorted by correlation descending (then
 // by asset id), and trims it to at most n entries.
 func insertTop(top []Correlation, c Correlation, n int) []Correlation {
+	if len(top) == n && n > 0 && c.Correlation < top[n-1].Correlation {
+		return top // below the last kept: what the check below finds, without its closure
+	}
 	less := func(p, q Correlation) int {
 		if v := cmp.Compare(q.Correlation, p.Correlation); v != 0 {
 			return v

@@ -48,14 +48,20 @@ func configHash(cfg Config) uint64 {
 
 // historyHashes returns hashes of a's first n-1 bars and of all n of
 // them (dates, closes, highs and lows, bit for bit), in one pass: FNV-1a
-// is a stream, so the second continues the first.
+// is a stream, so the second continues the first, and the bytes are
+// written a chunk of bars at a time.
 func historyHashes(a *asset) (prefix, all uint64) {
+	const bar = 28 // bytes a bar
 	h := fnv.New64a()
-	b := make([]byte, 0, 28*a.n)
+	var buf [bar * 128]byte
+	b := buf[:0]
 	for t := range a.n {
 		if t == a.n-1 {
 			h.Write(b)
 			prefix = h.Sum64()
+			b = b[:0]
+		} else if len(b) == len(buf) {
+			h.Write(b)
 			b = b[:0]
 		}
 		b = binary.LittleEndian.AppendUint32(b, uint32(a.days[t]))
@@ -81,7 +87,7 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 	ch := configHash(cfg)
 	prefix, all := historyHashes(a)
 	next = &State{cfg: ch, n: a.n, hash: all}
-	vol := rollingVol(a.ret, cfg.VolWindow)
+	vol := rollingVolInto(a.sc.floats(a.n), a.ret, cfg.VolWindow)
 	if !prev.follows(a.n, prefix, ch) {
 		// profileBase, keeping the state of each part on the way.
 		labels, start := rawRegimes(a, vol, cfg)
@@ -105,9 +111,11 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 		return p, next, false
 	}
 
-	// The volatility readings, sorted once for the percentile and the
-	// median of the regime rule.
-	var hist []float64
+	// The volatility readings: the share at or below today's (stat.CDF's
+	// empirical count, w/len(hist) with w counted in whole numbers, so the
+	// same bits, without sorting), and the median of the regime rule,
+	// selected in place.
+	hist := a.sc.floats(a.n)[:0]
 	for _, v := range vol {
 		if !math.IsNaN(v) {
 			hist = append(hist, v)
@@ -116,17 +124,17 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 	cur := hist[len(hist)-1]
 	tail := func(k int) float64 { return stat.Mean(hist[max(0, len(hist)-k):], nil) }
 	avg30, avg90 := tail(30), tail(90)
-	sortFloats(hist)
+	q, below := cur*(1+pctTol), 0
+	for _, v := range hist {
+		if v <= q {
+			below++
+		}
+	}
 	p.Volatility = Volatility{Current: cur, Avg30d: avg30, Avg90d: avg90,
-		Percentile: 100 * stat.CDF(cur*(1+pctTol), stat.Empirical, hist, nil)}
+		Percentile: 100 * (float64(below) / float64(len(hist)))}
 
 	t := a.n - 1
-	var med float64
-	if k := len(hist); k%2 == 1 {
-		med = hist[k/2]
-	} else {
-		med = (hist[k/2-1] + hist[k/2]) / 2
-	}
+	med := medianInPlace(hist)
 	ratio := volRatio(cur, med, len(hist), cfg)
 	next.regime = nextRegime(prev.regime, ratio, trendAt(a, cfg.TrendWindow, t), cfg)
 	next.runs = slices.Clone(prev.runs)
@@ -146,6 +154,19 @@ func profileState(a *asset, cfg Config, prev *State) (p Profile, next *State, in
 	next.season.addDays(a, prev.season.upTo+1)
 	p.Seasonality = next.season.seasonality(a, cfg)
 	return p, next, true
+}
+
+// medianInPlace returns the median of x, reordering it: the middle value
+// of x sorted, or the mean of the two middle ones, as [medianTracker]
+// gives it. x must hold no NaN and not be empty.
+func medianInPlace(x []float64) float64 {
+	k := len(x)
+	selectKth(x, k/2)
+	med := x[k/2]
+	if k%2 == 0 {
+		med = (slices.Max(x[:k/2]) + med) / 2 // the greatest value before the k/2-th is the one sorting puts before it
+	}
+	return med
 }
 
 // ComputeAllFrom is [Universe.ComputeAll] carrying a [State] per series
@@ -175,14 +196,17 @@ func (u *Universe) ComputeAllFrom(series []Asset, states []*State, cfg Config, w
 	}
 	d := u.dense(series, cfg, workers)
 	var stop atomic.Bool
-	parallel(len(series), workers, func(i int) {
+	scs := make([]scratch, workers) // one a worker
+	parallel(len(series), workers, func(w, i int) {
 		if stop.Load() {
 			return
 		}
 		var p Profile
 		var next *State
 		var inc bool
-		a, err := newAsset(series[i].Bars, cfg)
+		sc := &scs[w]
+		sc.reset()
+		a, err := newAssetIn(series[i].Bars, cfg, sc)
 		if err == nil {
 			var prev *State
 			if states != nil {
