@@ -72,8 +72,15 @@ func mustOrderAssets(tb testing.TB, db bun.IDB) {
 // (a random one when nil).
 func startOrders(tb testing.TB, db *bun.DB, key []byte) tradingServer {
 	tb.Helper()
-	ts := startTradingWith(tb, db, server.BrokersConfig{SecretKey: key, SyncInterval: time.Hour,
-		PaperSlippageBps: testSlippageBps, PaperCommission: testCommission})
+	return startOrdersWith(tb, db, server.BrokersConfig{SecretKey: key})
+}
+
+// startOrdersWith is startOrders with cfg, whose sync interval, paper
+// slippage and commission it sets.
+func startOrdersWith(tb testing.TB, db *bun.DB, cfg server.BrokersConfig) tradingServer {
+	tb.Helper()
+	cfg.SyncInterval, cfg.PaperSlippageBps, cfg.PaperCommission = time.Hour, testSlippageBps, testCommission
+	ts := startTradingWith(tb, db, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
