@@ -85,7 +85,7 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, argsV []driver.N
 	return c.Conn.ExecContext(ctx, query, argsV)
 }
 
-// prepareOne prepares query by name, as prepare does for a batch, when
+// prepareOne prepares query by name, as named does for a batch, when
 // it is a [Prepared] statement that runs prepared (its first argument
 // says cache_statement), and returns what to run: its name then, else
 // query itself.
@@ -109,7 +109,7 @@ func withBefore(ctx context.Context, stmts []*pgx.QueuedQuery) context.Context {
 // QueryContext implements driver.QueryerContext: stdlib's, unless ctx
 // holds statements to run before query (see withBefore). Then they go
 // with it in one pgx batch, in the connection's mode (exec, with those
-// that take parameters prepared: see [pgConn.prepare]), each of them ran
+// that take parameters prepared: see [pgConn.named]), each of them ran
 // before query starts, and the first error among them is the query's.
 func (c *pgConn) QueryContext(ctx context.Context, query string, argsV []driver.NamedValue) (driver.Rows, error) {
 	before, _ := ctx.Value(beforeKey{}).([]*pgx.QueuedQuery)
