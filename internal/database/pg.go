@@ -44,7 +44,7 @@ type pgConnector struct {
 	// reads behind a pooler that keeps no prepared statement.
 	functions functions
 	// names are the names of the statements prepared by name, by text
-	// (see [pgConn.prepare]).
+	// (see [pgConn.named]).
 	names sync.Map
 }
 
