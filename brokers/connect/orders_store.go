@@ -9,13 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit"
 	"github.com/tradekit/tradekit/brokers"
@@ -202,56 +200,44 @@ func (s *Store) settle(ctx context.Context, o *Order, st brokers.OrderState, now
 		id := st.ID
 		o.BrokerOrderID = &id
 	}
-	set := settleSet{}
-	set.add("broker_order_id", o.BrokerOrderID)
-	set.add("broker_status", o.BrokerStatus)
-	set.add("updated_at", o.UpdatedAt)
+	columns := []string{"broker_order_id", "broker_status", "updated_at"}
 	if !st.FilledQuantity.IsZero() {
 		q := st.FilledQuantity
 		o.FilledQuantity, o.FilledPrice = &q, st.FilledPrice
-		set.add("filled_quantity", o.FilledQuantity)
-		set.add("filled_price", o.FilledPrice)
+		columns = append(columns, "filled_quantity", "filled_price")
 	}
 	if !st.Commission.IsZero() || st.Status == brokers.Filled {
 		c := st.Commission
 		o.Commission = &c
-		set.add("commission", o.Commission)
+		columns = append(columns, "commission")
 	}
 	switch st.Status {
 	case brokers.Filled:
 		o.Status, o.FilledAt, o.NextCheckAt = brokers.Filled, utcOr(st.FilledAt, now), nil
-		set.add("status", string(o.Status))
-		set.add("filled_at", o.FilledAt)
-		set.add("next_check_at", o.NextCheckAt)
+		columns = append(columns, "status", "filled_at", "next_check_at")
 	case brokers.Cancelled:
 		o.Status, o.CancelledAt, o.NextCheckAt = brokers.Cancelled, utcOr(st.CancelledAt, now), nil
-		set.add("status", string(o.Status))
-		set.add("cancelled_at", o.CancelledAt)
-		set.add("next_check_at", o.NextCheckAt)
+		columns = append(columns, "status", "cancelled_at", "next_check_at")
 	case brokers.Rejected:
 		o.Status, o.RejectRule, o.NextCheckAt = brokers.Rejected, RuleBroker, nil
 		o.RejectReason = "the broker rejected the order after accepting it (" + st.BrokerStatus + ")"
-		set.add("status", string(o.Status))
-		set.add("reject_rule", o.RejectRule)
-		set.add("reject_reason", o.RejectReason)
-		set.add("next_check_at", o.NextCheckAt)
+		columns = append(columns, "status", "reject_rule", "reject_reason", "next_check_at")
 	default:
 		o.NextCheckAt = &next
-		set.add("next_check_at", o.NextCheckAt)
+		columns = append(columns, "next_check_at")
 	}
 	// The ledger's share of the fills comes back as the row holds it:
 	// another instance may have applied some.
 	var share ledgerShare
-	params := append(set.values, o.ID, string(brokers.Pending))
-	err := settleQuery(set.columns).Scan(ctx, s.db, &share, params...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
+	changed, err := database.UpdateColumnsReturning(ctx, s.db, o, columns, "status", brokers.Pending,
+		"ledger_qty, ledger_cash, ledger_commission", &share)
 	if err != nil {
 		return false, fmt.Errorf("connect: record the state of order %s: %w", o.ID, err)
 	}
-	o.LedgerQty, o.LedgerCash, o.LedgerCommission = share.Qty, share.Cash, share.Commission
-	return true, nil
+	if changed {
+		o.LedgerQty, o.LedgerCash, o.LedgerCommission = share.Qty, share.Cash, share.Commission
+	}
+	return changed, nil
 }
 
 // ledgerShare is the ledger's share of an order's fills, as settle reads
@@ -260,41 +246,6 @@ type ledgerShare struct {
 	Qty        decimal.Decimal `bun:"ledger_qty"`
 	Cash       decimal.Decimal `bun:"ledger_cash"`
 	Commission decimal.Decimal `bun:"ledger_commission"`
-}
-
-// settleSet is the columns settle sets, with their values.
-type settleSet struct {
-	columns []string
-	values  []any
-}
-
-// add sets column to v.
-func (s *settleSet) add(column string, v any) {
-	s.columns, s.values = append(s.columns, column), append(s.values, v)
-}
-
-// settleQueries are the statements of settle, by the columns they set
-// (joined by commas): a handful, one for each kind of state.
-var settleQueries sync.Map
-
-// settleQuery returns settle's statement that sets columns, prepared.
-// Its parameters are the columns' values, then the order's id and the
-// pending status.
-func settleQuery(columns []string) *database.Prepared {
-	key := strings.Join(columns, ",")
-	if p, ok := settleQueries.Load(key); ok {
-		return p.(*database.Prepared)
-	}
-	p, _ := settleQueries.LoadOrStore(key, database.NewPrepared("connect_settle_"+key, func(db bun.IDB, params ...any) schema.QueryAppender {
-		q := db.NewUpdate().TableExpr("broker_orders")
-		for i, c := range columns {
-			q = q.Set("? = ?", bun.Ident(c), params[i])
-		}
-		n := len(columns)
-		return q.Where("id = ?", params[n]).Where("status = ?", params[n+1]).
-			Returning("ledger_qty, ledger_cash, ledger_commission")
-	}))
-	return p.(*database.Prepared)
 }
 
 // utcOr returns *t in UTC to the microsecond, or def when t is nil.

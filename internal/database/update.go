@@ -2,6 +2,8 @@ package database
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -27,7 +29,7 @@ import (
 // pointers to them for NULL), not values that bun converts by a tag of
 // its own (nullzero, json, msgpack).
 func UpdateColumns(ctx context.Context, db bun.IDB, model any, columns []string, where string, whereValue any) (int64, error) {
-	p, params, err := columnUpdateOf(db, model, columns, where)
+	p, params, err := columnUpdateOf(db, model, columns, where, "")
 	if err != nil {
 		return 0, err
 	}
@@ -38,13 +40,28 @@ func UpdateColumns(ctx context.Context, db bun.IDB, model any, columns []string,
 	return res.RowsAffected()
 }
 
+// UpdateColumnsReturning is [UpdateColumns] with a RETURNING clause:
+// the expressions returning of the changed row are scanned into dest, as
+// bun's Scan scans a row. It reports whether a row changed.
+func UpdateColumnsReturning(ctx context.Context, db bun.IDB, model any, columns []string, where string, whereValue any, returning string, dest any) (bool, error) {
+	p, params, err := columnUpdateOf(db, model, columns, where, returning)
+	if err != nil {
+		return false, err
+	}
+	err = p.Scan(ctx, db, dest, append(params, whereValue)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // ColumnsUpdate returns the statement that sets the columns of model's
 // row, found by its primary key, to model's values, for [ExecWithNext]:
 // what db.NewUpdate().Model(model).Column(columns...).WherePK() makes,
 // prepared, as [UpdateColumns] runs it. It panics when model has no such
 // column.
 func ColumnsUpdate(db bun.IDB, model any, columns ...string) Statement {
-	p, params, err := columnUpdateOf(db, model, columns, "")
+	p, params, err := columnUpdateOf(db, model, columns, "", "")
 	if err != nil {
 		panic(err)
 	}
@@ -52,8 +69,8 @@ func ColumnsUpdate(db bun.IDB, model any, columns ...string) Statement {
 }
 
 // columnUpdateOf returns the statement of UpdateColumns for model,
-// columns and where, with its parameters but where's value.
-func columnUpdateOf(db bun.IDB, model any, columns []string, where string) (*Prepared, []any, error) {
+// columns, where and returning, with its parameters but where's value.
+func columnUpdateOf(db bun.IDB, model any, columns []string, where, returning string) (*Prepared, []any, error) {
 	v := reflect.ValueOf(model).Elem()
 	table := db.Dialect().Tables().Get(v.Type())
 	params := make([]any, 0, len(columns)+len(table.PKs)+1)
@@ -67,18 +84,18 @@ func columnUpdateOf(db bun.IDB, model any, columns []string, where string) (*Pre
 	for _, pk := range table.PKs {
 		params = append(params, pk.Value(v).Interface())
 	}
-	return columnUpdate(table, columns, where), params, nil
+	return columnUpdate(table, columns, where, returning), params, nil
 }
 
 // columnUpdates are the statements of UpdateColumns, by table, columns
 // and condition.
 var columnUpdates sync.Map
 
-// columnUpdate returns the statement of UpdateColumns for table, columns
-// and where (none when ""), made once. Its parameters are the columns'
-// values, the primary key's, and where's.
-func columnUpdate(table *schema.Table, columns []string, where string) *Prepared {
-	key := table.Name + " " + strings.Join(columns, ",") + " " + where
+// columnUpdate returns the statement of UpdateColumns for table, columns,
+// where and returning (none when ""), made once. Its parameters are the
+// columns' values, the primary key's, and where's.
+func columnUpdate(table *schema.Table, columns []string, where, returning string) *Prepared {
+	key := table.Name + " " + strings.Join(columns, ",") + " " + where + " " + returning
 	if p, ok := columnUpdates.Load(key); ok {
 		return p.(*Prepared)
 	}
@@ -91,10 +108,13 @@ func columnUpdate(table *schema.Table, columns []string, where string) *Prepared
 		for i, pk := range table.PKs {
 			q = q.Where("? = ?", pk.SQLName, params[n+i])
 		}
-		if where == "" {
-			return q
+		if where != "" {
+			q = q.Where("? = ?", bun.Ident(where), params[n+len(table.PKs)])
 		}
-		return q.Where("? = ?", bun.Ident(where), params[n+len(table.PKs)])
+		if returning != "" {
+			q = q.Returning(returning)
+		}
+		return q
 	}))
 	return p.(*Prepared)
 }

@@ -76,8 +76,21 @@ func TestUpdateColumns(t *testing.T) {
 			t.Error("UpdateColumns of a column the model lacks gave no error")
 		}
 
+		// With RETURNING: the changed row's values come back, once.
+		var back struct {
+			Qty decimal.Decimal `bun:"qty"`
+		}
+		done := rows[1]
+		done.Status = "filled"
+		for i, want := range []bool{true, false} {
+			changed, err := database.UpdateColumnsReturning(ctx, db, &done, []string{"status"}, "status", "new", "qty", &back)
+			if err != nil || changed != want || want && !back.Qty.Equal(rows[1].Qty) {
+				t.Fatalf("UpdateColumnsReturning, call %d: %v, %v, qty %s; want %v and qty %s", i+1, changed, err, back.Qty, want, rows[1].Qty)
+			}
+		}
+
 		// With a transaction's next statement: the read after it sees it.
-		other := rows[1]
+		other := done
 		other.Qty, other.Price = decimal.New(3, 0), &price
 		var got updateProbe
 		err = database.RunInTx(ctx, db, func(ctx context.Context, tx bun.IDB) error {
