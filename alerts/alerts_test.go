@@ -465,3 +465,21 @@ func TestRunWakesOnPriceNotification(t *testing.T) {
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
+
+// TestTailsKeptPerPass checks that the bars each condition needs (see
+// formula.Expr.Lookback), kept by condition, which is users' text, are
+// kept for one evaluation pass only: after it none is.
+func TestTailsKeptPerPass(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, dbtest.SQLite(t), 80)
+	for _, cond := range []string{"close > sma(close, 5)", "crossover(sma(close, 3), sma(close, 9))", "rsi(close, 14) > 101"} {
+		f.mustAlert(t, alerts.AlertInput{Name: cond, Condition: cond})
+	}
+	f.save(t, 200)
+	if _, err := f.svc.Evaluate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.svc.TailsKept(); n != 0 {
+		t.Errorf("%d conditions' tails kept after the pass, want 0", n)
+	}
+}

@@ -140,6 +140,9 @@ type pass struct {
 func (s *Service) evaluate(ctx context.Context) (int, error) {
 	s.passMu.Lock()
 	defer s.passMu.Unlock()
+	// Conditions are users' text: the tails of one pass's, no more, are
+	// kept (see tailOf).
+	defer s.tails.Clear()
 	changed, err := s.changedAssets(ctx)
 	if err != nil {
 		return 0, err

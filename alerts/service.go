@@ -113,7 +113,8 @@ type Service struct {
 	wakeDeliver chan struct{}
 	passMu      sync.Mutex // one evaluation pass at a time in this process
 	// tails holds, by condition, the bars an evaluation reads (see
-	// tailOf).
+	// tailOf), for the pass that runs: a pass clears it as it ends, so
+	// that it holds at most the conditions of the active alerts.
 	tails sync.Map
 }
 
