@@ -16,23 +16,36 @@ import (
 )
 
 // Behind a transaction pooler that keeps no prepared statement
-// (cache_describe, see [Prepared]), PostgreSQL would plan each [Prepared]
-// read every time it runs: half a millisecond and more for the heavy
-// statements of the order path. So the pool makes each such read a
-// PL/pgSQL function once, tradekit_q_ and a hash of its text and types,
-// which returns what the read returns, and calls that: PL/pgSQL keeps the
-// plan of each statement it runs for the life of the server's session,
-// which a pooler keeps open from one client to the next, as it would a
-// named prepared statement's. The function is made in the background the
-// first time the read runs (the read runs as it is meanwhile); a role
-// that may not create functions, or a read that no function can hold,
-// runs as it is, and the log says so once.
+// (cache_describe, see [Prepared]), PostgreSQL would parse and plan each
+// [Prepared] statement every time it runs: half a millisecond and more
+// for the heavy reads of the order path, a tenth of one for each of its
+// writes. So the pool makes each such statement a PL/pgSQL function
+// once, tradekit_q_ and a hash of its text and types, and calls that:
+// PL/pgSQL keeps the plan of each statement it runs for the life of the
+// server's session, which a pooler keeps open from one client to the
+// next, as it would a named prepared statement's.
 //
-// Where statements are prepared (cache_statement), a [Prepared] read
-// needs no function: in a batch it runs as the statement prepared on the
-// connection (see [pgConn.named]).
+//   - A read returns what the read returns (RETURN QUERY).
+//   - A write with RETURNING returns the rows it returns (RETURN QUERY
+//     over a WITH that holds the write).
+//   - A write without returns the number of rows it changed (GET
+//     DIAGNOSTICS … ROW_COUNT), which [Prepared.Exec] gives as the
+//     result's RowsAffected.
+//
+// The function is made in the background the first time the statement
+// runs (the statement runs as it is meanwhile); a role that may not
+// create functions, or a statement that no function can hold, runs as it
+// is, and the log says so once. A call that fails as a call (the
+// function dropped, or no longer fitting its statement) has the
+// statement run as it is from then on: once more at once outside a
+// transaction; in one, the transaction fails, and all the pool's
+// statements run as they are from then on (see [Tx.send]).
+//
+// Where statements are prepared (cache_statement), a [Prepared]
+// statement needs no function: in a batch it runs as the statement
+// prepared on the connection (see [pgConn.named]).
 
-// functions are the functions of the [Prepared] reads of one pool.
+// functions are the functions of the [Prepared] statements of one pool.
 type functions struct {
 	mu    sync.Mutex
 	calls map[*Prepared]*function
@@ -48,6 +61,8 @@ type function struct {
 
 // call returns the text that runs p through its function, "" while there
 // is none; the first time, it has the function made in the background.
+// The call of a write without RETURNING returns one row: the number of
+// rows the write changed.
 func (c *pgConnector) call(p *Prepared) string {
 	fs := &c.functions
 	fs.mu.Lock()
@@ -68,17 +83,34 @@ func (c *pgConnector) call(p *Prepared) string {
 }
 
 // forget has p run as it is from now on, because its function's call
-// failed with err.
+// failed with err; a nil p, every statement of the pool, because a call
+// in a batch failed (which of the batch's is not known).
 func (c *pgConnector) forget(p *Prepared, err error) {
 	c.functions.mu.Lock()
-	if f := c.functions.calls[p]; f != nil {
-		f.failed = true
+	for q, f := range c.functions.calls {
+		if p == nil || q == p {
+			f.failed = true
+		}
 	}
 	c.functions.mu.Unlock()
 	c.functions.once.Do(func() {
 		c.log.Warn("database: a statement's function failed; it runs as it is", "err", err)
 	})
 }
+
+// callsFunction reports whether one of the statements qs is the call of
+// a [Prepared] statement's function.
+func callsFunction(qs []*pgx.QueuedQuery) bool {
+	for _, q := range qs {
+		if strings.Contains(q.SQL, functionPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// functionPrefix begins the name of each function made for a statement.
+const functionPrefix = "tradekit_q_"
 
 // isFunctionErr reports whether err says that a function's call failed
 // as a call (the function missing, or no longer fitting its statement)
@@ -102,7 +134,7 @@ func isFunctionErr(err error) bool {
 func (c *pgConnector) makeFunction(p *Prepared, f *function) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	call, err := c.createFunction(ctx, p.text)
+	call, err := c.createFunction(ctx, p.text, p.read)
 	c.functions.mu.Lock()
 	f.call, f.failed = call, err != nil
 	c.functions.mu.Unlock()
@@ -115,9 +147,10 @@ func (c *pgConnector) makeFunction(p *Prepared, f *function) {
 	}
 }
 
-// createFunction creates, unless it exists, the function that returns
-// what the read text returns, and returns the text of its call.
-func (c *pgConnector) createFunction(ctx context.Context, text string) (string, error) {
+// createFunction creates, unless it exists, the function that runs the
+// statement text (a SELECT when read is true, else a write) and returns
+// what it returns, and returns the text of its call.
+func (c *pgConnector) createFunction(ctx context.Context, text string, read bool) (string, error) {
 	pc, err := c.pool.Acquire(ctx)
 	if err != nil {
 		return "", err
@@ -128,7 +161,7 @@ func (c *pgConnector) createFunction(ctx context.Context, text string) (string, 
 	if err != nil {
 		return "", err
 	}
-	if len(sd.Fields) == 0 {
+	if read && len(sd.Fields) == 0 {
 		return "", errors.New("the statement returns no rows")
 	}
 	n := len(sd.ParamOIDs) + len(sd.Fields)
@@ -147,7 +180,7 @@ func (c *pgConnector) createFunction(ctx context.Context, text string) (string, 
 	}
 	params, results := types[:len(sd.ParamOIDs)], types[len(sd.ParamOIDs):]
 	h := sha256.Sum256([]byte(text + "\x00" + strings.Join(types, ",")))
-	name := "tradekit_q_" + hex.EncodeToString(h[:10])
+	name := functionPrefix + hex.EncodeToString(h[:10])
 	var returns, columns []string
 	for i, fd := range sd.Fields {
 		returns = append(returns, fmt.Sprintf("tk_%d %s", i+1, results[i]))
@@ -158,6 +191,14 @@ func (c *pgConnector) createFunction(ctx context.Context, text string) (string, 
 		args[i] = fmt.Sprintf("$%d", i+1)
 	}
 	call := "SELECT " + strings.Join(columns, ", ") + " FROM " + name + "(" + strings.Join(args, ", ") + ")"
+	result, body := "TABLE ("+strings.Join(returns, ", ")+")", "BEGIN RETURN QUERY "+text+"; END"
+	switch {
+	case len(sd.Fields) == 0: // a write that returns the rows it changed
+		call = "SELECT " + name + "(" + strings.Join(args, ", ") + ")"
+		result, body = "bigint", "DECLARE tk_n bigint; BEGIN "+text+"; GET DIAGNOSTICS tk_n = ROW_COUNT; RETURN tk_n; END"
+	case !read: // a write with RETURNING
+		body = "BEGIN RETURN QUERY WITH tk_w AS (" + text + ") SELECT * FROM tk_w; END"
+	}
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_proc WHERE proname = $1)", pgx.QueryExecModeExec, name).Scan(&exists); err != nil {
 		return "", err
@@ -165,8 +206,8 @@ func (c *pgConnector) createFunction(ctx context.Context, text string) (string, 
 	if exists {
 		return call, nil
 	}
-	create := "CREATE OR REPLACE FUNCTION " + name + "(" + strings.Join(params, ", ") + ") RETURNS TABLE (" +
-		strings.Join(returns, ", ") + ") LANGUAGE plpgsql VOLATILE AS $tradekit$ BEGIN RETURN QUERY " + text + "; END $tradekit$"
+	create := "CREATE OR REPLACE FUNCTION " + name + "(" + strings.Join(params, ", ") + ") RETURNS " + result +
+		" LANGUAGE plpgsql VOLATILE AS $tradekit$ " + body + " $tradekit$"
 	if _, err := conn.Exec(ctx, create); err != nil {
 		// Another instance may have made it at the same moment.
 		if err2 := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_proc WHERE proname = $1)", pgx.QueryExecModeExec, name).Scan(&exists); err2 != nil || !exists {

@@ -31,8 +31,9 @@ import (
 //     ListenDSN, notifications arrive;
 //   - Migrate's lock is a transaction's: two at once through the pooler
 //     end;
-//   - with cache_describe, a read runs as the call of a function made for
-//     it, and as it is when that function is gone.
+//   - with cache_describe, a statement runs as the call of a function
+//     made for it (a read, a write, a write with RETURNING, alone and in
+//     a transaction), and as it is when that function is gone.
 func TestThroughPgBouncer(t *testing.T) {
 	t.Parallel()
 	direct := dbtest.DirectDSN(dbtest.PostgresDSN(t))
@@ -100,7 +101,7 @@ func TestThroughPgBouncer(t *testing.T) {
 		}
 	})
 
-	t.Run("reads as functions", func(t *testing.T) {
+	t.Run("statements as functions", func(t *testing.T) {
 		// cache_describe, as docs/production.md says to set behind such a pooler:
 		// the read's plan is kept by the function made for it.
 		fdb, err := database.Open(ctx, b.DSN(direct), database.Options{})
@@ -129,12 +130,67 @@ func TestThroughPgBouncer(t *testing.T) {
 				t.Fatalf("read of %q through its function in a transaction: %d, %v, want %d", v, n, err, want)
 			}
 		}
-		// A function dropped under the pool: the read runs as it is.
+
+		// Writes: the function of one without RETURNING returns how many
+		// rows it changed, as the statement's result; one with RETURNING
+		// returns its rows; in a transaction, one sent with the next
+		// statement runs before it.
+		write := func(v string, id int) int64 {
+			t.Helper()
+			res, err := pooledSet.Exec(ctx, fdb, v, id)
+			if err != nil {
+				t.Fatalf("set %d to %q: %v", id, v, err)
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		write("a", 1)
+		var old string
+		if err := pooledSwap.Scan(ctx, fdb, &old, "a", 2); err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, 10*time.Second, func() bool {
+			var made int
+			if err := fdb.NewRaw("SELECT count(*) FROM pg_proc WHERE proname LIKE 'tradekit_q_%'").Scan(ctx, &made); err != nil {
+				t.Fatal(err)
+			}
+			return made == 3
+		}, "a function made for each write")
+		if got := write("c", 1); got != 1 {
+			t.Errorf("set 1 to c through its function: %d rows, want 1", got)
+		}
+		if got := write("c", 99); got != 0 {
+			t.Errorf("set 99 to c through its function: %d rows, want 0", got)
+		}
+		if err := pooledSwap.Scan(ctx, fdb, &old, "c", 2); err != nil || old != "a" {
+			t.Errorf("swap of 2 through its function: %q, %v, want a", old, err)
+		}
+		err = database.RunInTx(ctx, fdb, func(ctx context.Context, tx bun.IDB) error {
+			if err := pooledSet.ExecWithNext(ctx, tx, "d", 1); err != nil {
+				return err
+			}
+			return pooledCount.Scan(ctx, tx, &n, "d")
+		})
+		if err != nil || n != 1 {
+			t.Fatalf("a write sent with the next read, through their functions: %d, %v, want 1", n, err)
+		}
+
+		// A function dropped under the pool: the statements run as they
+		// are.
 		if _, err := fdb.ExecContext(ctx, "DO $$DECLARE f text; BEGIN FOR f IN SELECT oid::regprocedure::text FROM pg_proc WHERE proname LIKE 'tradekit_q_%' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END$$"); err != nil {
 			t.Fatal(err)
 		}
-		if err := pooledCount.Scan(ctx, fdb, &n, "a"); err != nil || n != 1 {
+		if err := pooledCount.Scan(ctx, fdb, &n, "c"); err != nil || n != 1 {
 			t.Fatalf("read after its function was dropped: %d, %v", n, err)
+		}
+		if got := write("a", 1); got != 1 {
+			t.Errorf("set 1 to a after its function was dropped: %d rows, want 1", got)
+		}
+		if err := pooledSwap.Scan(ctx, fdb, &old, "b", 2); err != nil || old != "c" {
+			t.Errorf("swap of 2 after its function was dropped: %q, %v, want c", old, err)
 		}
 	})
 
@@ -189,6 +245,19 @@ func TestThroughPgBouncer(t *testing.T) {
 // pooledCount counts pooled_probe's rows of a value.
 var pooledCount = database.NewPrepared("pooled_count", func(db bun.IDB, params ...any) schema.QueryAppender {
 	return db.NewSelect().Table("pooled_probe").ColumnExpr("count(*)").Where("v = ?", params[0])
+})
+
+// pooledSet sets the value of a pooled_probe row.
+var pooledSet = database.NewPrepared("pooled_set", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewUpdate().Table("pooled_probe").Set("v = ?", params[0]).Where("id = ?", params[1])
+})
+
+// pooledSwap sets the value of a pooled_probe row and returns the one it
+// had.
+var pooledSwap = database.NewPrepared("pooled_swap", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewUpdate().TableExpr("pooled_probe AS p").Set("v = ?", params[0]).
+		TableExpr("(SELECT id, v FROM pooled_probe) AS old").Where("p.id = ?", params[1]).Where("old.id = p.id").
+		Returning("old.v")
 })
 
 // lockedBuffer is a bytes.Buffer for concurrent writers.

@@ -3,6 +3,7 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 	"sync"
@@ -25,9 +26,8 @@ import (
 // cache_describe sends it unnamed, with the description pgx cached, for
 // a transaction pooler that does not carry prepared statements from one
 // server connection to the next (PgBouncer before 1.21, or later without
-// max_prepared_statements), and then a read runs as the call of a
-// PL/pgSQL function made for it, which keeps its plan (see
-// functions.go). A pool that turns out to be such a pooler switches to
+// max_prepared_statements), and then it runs as the call of a PL/pgSQL
+// function made for it, which keeps its plan (see functions.go). A pool that turns out to be such a pooler switches to
 // cache_describe by itself; see [Open].
 //
 // A Prepared is made once, as a package variable, by [NewPrepared] from a
@@ -48,7 +48,7 @@ type Prepared struct {
 
 	once sync.Once
 	text string // with $1, $2, …
-	read bool   // text is a SELECT, which a function can return the rows of (see functions.go)
+	read bool   // text is a SELECT (else a write; see functions.go)
 	rows bool   // text returns rows: a SELECT, or a write with RETURNING
 	err  error
 }
@@ -62,54 +62,57 @@ func NewPrepared(name string, build func(db bun.IDB, params ...any) schema.Query
 // Scan runs p's query with params on db and scans its rows into dest,
 // as bun's Scan does (a single-row dest and no row is sql.ErrNoRows).
 func (p *Prepared) Scan(ctx context.Context, db bun.IDB, dest any, params ...any) error {
-	return p.run(db, params, func(q *bun.RawQuery) error { return q.Scan(ctx, dest) })
+	return p.run(db, params, func(q *bun.RawQuery, _ bool) error { return q.Scan(ctx, dest) })
 }
 
 // Exec runs p's query with params on db, and returns its result.
 func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Result, error) {
 	var res sql.Result
-	err := p.run(db, params, func(q *bun.RawQuery) (err error) {
-		res, err = q.Exec(ctx)
+	err := p.run(db, params, func(q *bun.RawQuery, counted bool) (err error) {
+		if !counted {
+			res, err = q.Exec(ctx)
+			return err
+		}
+		var n int64
+		err = q.Scan(ctx, &n)
+		res = driver.RowsAffected(n)
 		return err
 	})
 	return res, err
 }
 
-// run runs fn with p's query with params on db: a read as the call of
-// its function once there is one (see functions.go) behind a pooler that
-// keeps no prepared statement; in a [Tx] with statements pending, a
-// statement that returns rows in one batch with them, as their last.
-// Outside a transaction, a statement
-// that a transaction pooler lost (see [pgConnector.noteErr]), or whose
-// function failed, runs once more, as it is: it never ran. In a
-// transaction the error ends the transaction.
-func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) error {
+// run runs fn with p's query with params on db: as the call of its
+// function once there is one (see functions.go) behind a pooler that
+// keeps no prepared statement, fn's counted true when that call returns
+// the number of rows a write changed; in a [Tx] with statements pending,
+// a statement that returns rows in one batch with them, as their last.
+// Outside a transaction, a statement that a transaction pooler lost (see
+// [pgConnector.noteErr]), or whose function failed, runs once more, as
+// it is: it never ran. In a transaction the error ends the transaction.
+func (p *Prepared) run(db bun.IDB, params []any, fn func(q *bun.RawQuery, counted bool) error) error {
 	bdb, pg, conn := p.target(db, len(params))
 	if pg == nil {
-		return fn(db.NewRaw("?", p.build(db, params...)))
+		return fn(db.NewRaw("?", p.build(db, params...)), false)
 	}
 	if p.err != nil {
 		return p.err
 	}
 	tx, _ := db.(*Tx)
 	for try := 0; ; try++ {
-		text, viaFunction := p.text, false
-		if p.read && pg.execMode() == pgx.QueryExecModeCacheDescribe {
-			if call := pg.call(p); call != "" {
-				text, viaFunction = call, true
-			}
-		}
+		text, viaFunction := pg.text(p)
 		if tx != nil {
 			// A statement that returns rows goes with what is
-			// pending, as the batch's last statement: a read's
-			// function's call, or the statement itself, prepared by
-			// name on the connection (see pgConn.named). One that
-			// returns none goes with it as the batch's last.
-			conn = txDriver{tx: tx, batch: p.rows}
+			// pending, as the batch's last statement: a function's
+			// call, or the statement itself, prepared by name on the
+			// connection (see pgConn.named). One that returns none
+			// goes with it as the batch's last.
+			conn = txDriver{tx: tx, batch: p.rows || viaFunction}
 		}
 		args := append([]any{pg.execMode()}, params...)
-		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}))
+		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}), viaFunction && !p.rows)
 		switch {
+		case tx != nil && isFunctionErr(err):
+			pg.forget(nil, err) // which statement of the batch it was is not known
 		case viaFunction && isFunctionErr(err):
 			pg.forget(p, err)
 		case !pg.noteErr(err):
@@ -121,6 +124,18 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(*bun.RawQuery) error) e
 	}
 }
 
+// text returns the text that runs p on c's pool: its function's call,
+// and true, behind a pooler that keeps no prepared statement once the
+// function exists; else p's own.
+func (c *pgConnector) text(p *Prepared) (string, bool) {
+	if c.execMode() == pgx.QueryExecModeCacheDescribe {
+		if call := c.call(p); call != "" {
+			return call, true
+		}
+	}
+	return p.text, false
+}
+
 // ExecWithNext runs p's query with params as [ExecWithNext] runs a
 // statement: in a [Tx], with the transaction's next statement.
 func (p *Prepared) ExecWithNext(ctx context.Context, db bun.IDB, params ...any) error {
@@ -128,7 +143,8 @@ func (p *Prepared) ExecWithNext(ctx context.Context, db bun.IDB, params ...any) 
 		if p.once.Do(func() { p.prepare(tx.db, len(params)) }); p.err != nil {
 			return p.err
 		}
-		tx.queue(p.text, params...)
+		text, _ := tx.pg.text(p)
+		tx.queue(text, params...)
 		return nil
 	}
 	_, err := p.Exec(ctx, db, params...)

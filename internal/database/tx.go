@@ -158,6 +158,9 @@ func (tx *Tx) send(ctx context.Context, last *pgx.QueuedQuery) (pgconn.CommandTa
 		}
 		return err
 	})
+	if err != nil && isFunctionErr(err) && callsFunction(qs) {
+		tx.pg.forget(nil, err)
+	}
 	if err != nil && tx.sendErr == nil {
 		tx.sendErr = err
 	}
