@@ -621,10 +621,15 @@ func (ck *checker) copyLatency(ctx context.Context) (*result, error) {
 	r := &result{name: fmt.Sprintf("copy latency p50 ≤ %s, p99 ≤ %s outside the fault windows", targetP50, targetP99),
 		pass: true, advisory: !ck.strictLatency}
 	var rows []struct {
-		FilledAt time.Time `bun:"filled_at"`
-		CopiedAt time.Time `bun:"copied_at"`
+		Type      string    `bun:"type"`
+		PlacedAt  time.Time `bun:"placed_at"`
+		FilledAt  time.Time `bun:"filled_at"`
+		Recorded  time.Time `bun:"recorded_at"`
+		TakenUpAt time.Time `bun:"taken_up_at"`
+		CopiedAt  time.Time `bun:"copied_at"`
 	}
-	err := ck.db.NewRaw(`SELECT l.filled_at, c.created_at AS copied_at FROM broker_orders c
+	err := ck.db.NewRaw(`SELECT l.type, l.created_at AS placed_at, l.filled_at, l.updated_at AS recorded_at,
+		e.created_at AS taken_up_at, c.created_at AS copied_at FROM broker_orders c
 		JOIN copy_events e ON e.order_id = c.id
 		JOIN broker_orders l ON l.connection_id = ? AND l.broker_order_id = e.fill_id
 		WHERE c.client_order_id LIKE 'copy-%' AND l.filled_at IS NOT NULL`, ck.users.leader.conn).Scan(ctx, &rows)
@@ -632,15 +637,28 @@ func (ck *checker) copyLatency(ctx context.Context) (*result, error) {
 		return nil, fmt.Errorf("invariant 5: %w", err)
 	}
 	var all, clean []time.Duration
-	for _, x := range rows {
+	slowest := -1
+	for i, x := range rows {
 		d := x.CopiedAt.Sub(x.FilledAt)
 		all = append(all, d)
 		if !inWindow(ck.windows, x.FilledAt, x.CopiedAt) {
 			clean = append(clean, d)
+			if slowest < 0 || d > rows[slowest].CopiedAt.Sub(rows[slowest].FilledAt) {
+				slowest = i
+			}
 		}
 	}
 	r.add("all copies:              %s", latencyText(all))
 	r.add("outside the fault windows: %s", latencyText(clean))
+	if slowest >= 0 {
+		// Where the slowest copy's time went: the leader's order last
+		// updated (its fill recorded, as a rule), the copy pass that took
+		// the fill up, and the copy order, each after the broker's fill.
+		x := rows[slowest]
+		r.add("slowest, a %s order placed at %s, filled by the broker %s later: recorded +%s, taken up +%s, copied +%s",
+			x.Type, x.PlacedAt.Local().Format("15:04:05.000"), ms(x.FilledAt.Sub(x.PlacedAt)),
+			ms(x.Recorded.Sub(x.FilledAt)), ms(x.TakenUpAt.Sub(x.FilledAt)), ms(x.CopiedAt.Sub(x.FilledAt)))
+	}
 	if len(clean) == 0 {
 		r.fail("no copy outside the fault windows to measure")
 	} else if p50, p99 := percentile(clean, 0.50), percentile(clean, 0.99); p50 > targetP50 || p99 > targetP99 {
