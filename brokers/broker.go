@@ -2,6 +2,7 @@ package brokers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -58,7 +59,9 @@ type EquityPoint struct {
 // authorization. Implementations return errors that wrap
 // [github.com/tradekit/tradekit.ErrUnauthorized] when the authorization is
 // no longer valid, and [github.com/tradekit/tradekit.ErrUnavailable] when
-// the broker cannot be reached or fails.
+// the broker cannot be reached or fails; a refusal over the broker's rate
+// limit that says when to come back also has a RetryAfter method (see
+// [RetryAfter]).
 type Broker interface {
 	// Account returns the account's identity and balances.
 	Account(ctx context.Context) (Account, error)
@@ -69,4 +72,20 @@ type Broker interface {
 	// History returns the account's daily equity over the past year,
 	// oldest first.
 	History(ctx context.Context) ([]EquityPoint, error)
+}
+
+// RetryAfter returns how long the broker asked its caller to wait before
+// its next request, when err is the broker's refusal of a request over
+// its rate limit that says so (Alpaca: 429 with Retry-After): err, or an
+// error it wraps, has a method RetryAfter() time.Duration that returns
+// more than zero. Requests sent before then are refused too, and only
+// spend what a caller's account has left of its limit when it resets.
+func RetryAfter(err error) (time.Duration, bool) {
+	var r interface{ RetryAfter() time.Duration }
+	if errors.As(err, &r) {
+		if d := r.RetryAfter(); d > 0 {
+			return d, true
+		}
+	}
+	return 0, false
 }

@@ -41,7 +41,8 @@
 // status is an [*APIError], which unwraps to the Tradekit kind of its
 // status: [tradekit.ErrUnauthorized] (401, 403), [tradekit.ErrNotFound]
 // (404), [tradekit.ErrRejected] (422) or [tradekit.ErrUnavailable] (429,
-// 5xx). A network failure, or a body that cannot be decoded, wraps
+// 5xx); a 429 also says how long to wait ([APIError.Wait], which
+// [brokers.RetryAfter] reads). A network failure, or a body that cannot be decoded, wraps
 // [tradekit.ErrUnavailable]. A token that must be refreshed and cannot be,
 // because it has no refresh token or the token endpoint answers
 // invalid_grant, gives an error wrapping [tradekit.ErrUnauthorized]; any

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tradekit/tradekit"
 )
@@ -24,7 +26,14 @@ type APIError struct {
 	StatusCode int    // the HTTP status, e.g. 422
 	Code       int    // Alpaca's error code, e.g. 42210000; 0 if the body had none
 	Message    string // the body's message, e.g. "qty must be > 0"
+	// Wait is how long a 429 asked to wait before the next request: its
+	// Retry-After, else the time left until its X-RateLimit-Reset, at
+	// least a second and at most five minutes; 0 for any other answer.
+	Wait time.Duration
 }
+
+// RetryAfter returns Wait: see [brokers.RetryAfter].
+func (e *APIError) RetryAfter() time.Duration { return e.Wait }
 
 // Error returns "alpaca: <status> <code>: <message>", leaving out the
 // code when it is 0.
@@ -59,7 +68,32 @@ func (e *APIError) Unwrap() error {
 func readAPIError(resp *http.Response) *APIError {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody)) // on a read error, keep what came
-	return newAPIError(resp.StatusCode, body)
+	e := newAPIError(resp.StatusCode, body)
+	if resp.StatusCode == http.StatusTooManyRequests {
+		e.Wait = waitOf(resp.Header, time.Now())
+	}
+	return e
+}
+
+// maxWait bounds the wait the client passes on from a 429: a rate limit
+// of requests a minute resets within one.
+const maxWait = 5 * time.Minute
+
+// waitOf returns how long a 429's headers h ask to wait, at now: its
+// Retry-After in seconds (the paper broker's), else the time left until
+// X-RateLimit-Reset (Unix seconds, Alpaca's), at least a second (a
+// reset the clocks place in the past), at most maxWait; 0 when h says
+// neither.
+func waitOf(h http.Header, now time.Time) time.Duration {
+	var d time.Duration
+	if n, err := strconv.Atoi(h.Get("Retry-After")); err == nil && n >= 0 {
+		d = time.Duration(n) * time.Second
+	} else if n, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && n > 0 {
+		d = time.Unix(n, 0).Sub(now)
+	} else {
+		return 0
+	}
+	return min(max(d, time.Second), maxWait)
 }
 
 // newAPIError decodes an error body of either shape APIError describes.

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -287,10 +288,10 @@ func TestRecordedRefusals(t *testing.T) {
 }
 
 // TestRecordedErrors checks the client's errors for Alpaca's recorded 401
-// and 429. The client does not retry a 429 nor read its rate-limit
-// headers: the call fails at once with an error wrapping
-// tradekit.ErrUnavailable, and its caller tries again on its own
-// schedule.
+// and 429. The client does not retry a 429: the call fails at once with
+// an error wrapping tradekit.ErrUnavailable, which says how long to wait
+// (brokers.RetryAfter): the recorded X-RateLimit-Reset lies in the past,
+// so a second; the paper broker's Retry-After, as it says.
 func TestRecordedErrors(t *testing.T) {
 	t.Parallel()
 	rateLimited := map[string]string{"X-RateLimit-Limit": "200", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1714660320"}
@@ -302,16 +303,19 @@ func TestRecordedErrors(t *testing.T) {
 		status   int
 		wantCode int
 		wantMsg  string
+		wantWait time.Duration
 	}{
 		{"401 on the account", answer{401, nil, "error_401_unauthorized.json"}, account,
-			tradekit.ErrUnauthorized, 401, 40110000, "request is not authorized"},
+			tradekit.ErrUnauthorized, 401, 40110000, "request is not authorized", 0},
 		{"429 on the positions", answer{429, rateLimited, "error_429_rate_limit.json"}, positions,
-			tradekit.ErrUnavailable, 429, 42910000, "rate limit exceeded"},
+			tradekit.ErrUnavailable, 429, 42910000, "rate limit exceeded", time.Second},
 		{"429 on an order", answer{429, rateLimited, "error_429_rate_limit.json"}, func(c *alpaca.Client) error {
 			_, err := c.PlaceOrder(context.Background(), brokers.OrderRequest{ClientOrderID: "tk-r", Symbol: "AAPL", Side: brokers.Buy,
 				Type: brokers.Market, Quantity: d("1")})
 			return err
-		}, tradekit.ErrUnavailable, 429, 42910000, "rate limit exceeded"},
+		}, tradekit.ErrUnavailable, 429, 42910000, "rate limit exceeded", time.Second},
+		{"429 with Retry-After", answer{429, map[string]string{"Retry-After": "17", "X-RateLimit-Reset": "1714660320"}, "error_429_rate_limit.json"},
+			positions, tradekit.ErrUnavailable, 429, 42910000, "rate limit exceeded", 17 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := staticClient(recorded(t, map[string]answer{
@@ -327,6 +331,9 @@ func TestRecordedErrors(t *testing.T) {
 			var re *brokers.RefusedError
 			if errors.As(err, &re) {
 				t.Errorf("a %d is not a refusal of the order: %v", tt.status, err)
+			}
+			if wait, _ := brokers.RetryAfter(err); wait != tt.wantWait {
+				t.Errorf("brokers.RetryAfter = %v, want %v", wait, tt.wantWait)
 			}
 		})
 	}
@@ -414,5 +421,20 @@ func TestRecordedReleaseStopLosses(t *testing.T) {
 				t.Errorf("the newest leg read %d times, want until canceled (2)", reads[newest])
 			}
 		})
+	}
+}
+
+// TestRecordedRateLimitReset checks the wait of Alpaca's 429, which has
+// no Retry-After: the time left until its X-RateLimit-Reset.
+func TestRecordedRateLimitReset(t *testing.T) {
+	t.Parallel()
+	reset := time.Now().Add(40 * time.Second).Unix()
+	c := staticClient(recorded(t, map[string]answer{
+		"GET /v2/positions": {429, map[string]string{"X-RateLimit-Limit": "200", "X-RateLimit-Remaining": "0",
+			"X-RateLimit-Reset": strconv.FormatInt(reset, 10)}, "error_429_rate_limit.json"},
+	}))
+	err := positions(c)
+	if wait, ok := brokers.RetryAfter(err); !ok || wait < 38*time.Second || wait > 40*time.Second {
+		t.Errorf("brokers.RetryAfter(%v) = %v, %t; want the 39-40 s left until the reset", err, wait, ok)
 	}
 }

@@ -151,7 +151,13 @@
 // with a conditional update that only a pending order passes, so each
 // change of state is recorded once whichever instance sees it first. An
 // order the broker never acknowledged is sent again, and rejected a
-// minute after it was placed. [Service.CancelOrder] cancels at the broker
+// minute after it was placed. A broker that refuses a request over its
+// rate limit and says when to come back ([brokers.RetryAfter]: Alpaca's
+// X-RateLimit-Reset, the paper broker's Retry-After) has the orders that
+// request was for, and those after it in the round, checked again then,
+// on every instance: requests spent on refusals would not get through
+// anyway, and the budget that returns goes to the orders waiting.
+// [Service.CancelOrder] cancels at the broker
 // and records the cancellation under the same condition; a final order
 // no longer reserves anything.
 //

@@ -151,10 +151,12 @@ func (s *Service) traderOf(c *Connection) (brokers.Trader, error) {
 
 // send sends the pending order o to its broker and records the answer.
 // An error that leaves it unknown whether the broker holds the order
-// leaves it pending, for the tracker to resolve. A sell the broker
-// refuses is sent once more when ReleaseStopLosses cancelled stop-loss
-// legs holding the position (see the package doc).
-func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
+// leaves it pending, for the tracker to resolve, and send returns it; a
+// refusal over the broker's rate limit also puts the order's next check
+// off until the broker said to come back (see [Service.waitOut]). A sell
+// the broker refuses is sent once more when ReleaseStopLosses cancelled
+// stop-loss legs holding the position (see the package doc).
+func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) error {
 	req := brokers.OrderRequest{ClientOrderID: o.ID.String(), Symbol: o.Symbol, Side: o.Side,
 		Type: o.Type, Quantity: o.Quantity, LimitPrice: o.LimitPrice, StopLossPrice: o.StopLossPrice}
 	st, err := tr.PlaceOrder(ctx, req)
@@ -174,7 +176,10 @@ func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
 		err = s.reject(ctx, o, UnauthorizedReason, now)
 	case err != nil:
 		s.cfg.Logger.Warn("sending an order to the broker failed; the order tracker retries", "order_id", o.ID, "err", err)
-		return
+		if wait, ok := brokers.RetryAfter(err); ok {
+			s.waitOut(ctx, []Order{*o}, now.Add(wait))
+		}
+		return err
 	default:
 		_, err = s.record(ctx, o, st, now, now.Add(minCheck))
 		if err == nil && o.Status == brokers.Pending && o.Type == brokers.Market && o.BrokerOrderID != nil {
@@ -183,6 +188,26 @@ func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) {
 	}
 	if err != nil {
 		s.cfg.Logger.Error("recording the broker's answer to an order failed", "order_id", o.ID, "err", err)
+	}
+	return nil
+}
+
+// waitOut puts the next check of the pending orders off until until,
+// when the broker refused a request over its rate limit and said to come
+// back then: the tracker, on any instance, leaves them alone meanwhile
+// rather than spend requests on refusals. An order checked or settled
+// meanwhile keeps what that set.
+func (s *Service) waitOut(ctx context.Context, orders []Order, until time.Time) {
+	for _, o := range orders {
+		q := s.db.NewUpdate().Model((*Order)(nil)).Set("next_check_at = ?", until).
+			Where("id = ? AND status = ?", o.ID, brokers.Pending)
+		if o.NextCheckAt != nil {
+			q = q.Where("next_check_at = ?", *o.NextCheckAt)
+		}
+		if _, err := q.Exec(context.WithoutCancel(ctx)); err != nil {
+			s.cfg.Logger.Warn("putting an order's next check off failed", "order_id", o.ID, "err", err)
+			return
+		}
 	}
 }
 
@@ -209,6 +234,9 @@ func (s *Service) watch(tr brokers.Trader, o Order) {
 			time.Sleep(wait)
 			bs, err := tr.Order(ctx, *o.BrokerOrderID)
 			if err != nil {
+				if wait, ok := brokers.RetryAfter(err); ok {
+					s.waitOut(ctx, []Order{o}, s.now().Add(wait))
+				}
 				return // the tracker reads it
 			}
 			if bs.Status == brokers.Pending && bs.FilledQuantity.IsZero() {
@@ -374,6 +402,9 @@ func (s *Service) trackConnection(ctx context.Context, connID uuid.UUID, now tim
 	}
 	listed, err := tr.Orders(ctx, oldest.Add(-trackSkew))
 	if err != nil {
+		if wait, ok := brokers.RetryAfter(err); ok {
+			s.waitOut(ctx, claimed, now.Add(wait))
+		}
 		return len(claimed), err
 	}
 	byID := make(map[string]brokers.OrderState, len(listed))
@@ -390,7 +421,13 @@ func (s *Service) trackConnection(ctx context.Context, connID uuid.UUID, now tim
 		if o.BrokerOrderID != nil {
 			bs, ok = byID[*o.BrokerOrderID]
 		}
-		if err := s.track(ctx, tr, o, bs, ok, now, *o.NextCheckAt); err != nil && ctx.Err() == nil {
+		err := s.track(ctx, tr, o, bs, ok, now, *o.NextCheckAt)
+		if wait, limited := brokers.RetryAfter(err); limited {
+			// The orders after it would be refused as well.
+			s.waitOut(ctx, claimed[i:], now.Add(wait))
+			return len(claimed), err
+		}
+		if err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Warn("recording an order's state failed", "order_id", o.ID, "err", err)
 		}
 	}
@@ -414,8 +451,11 @@ func (s *Service) track(ctx context.Context, tr brokers.Trader, o *Order, bs bro
 			if now.Sub(o.CreatedAt) > sendDeadline {
 				return s.reject(ctx, o, "the broker could not be reached to place the order", now)
 			}
-			s.send(ctx, tr, o)
-			return nil
+			err := s.send(ctx, tr, o)
+			if _, limited := brokers.RetryAfter(err); limited {
+				return err // the orders after it wait too
+			}
+			return nil // send said what failed; the order stays pending
 		}
 	}
 	if err != nil {

@@ -74,8 +74,9 @@ func (s *Service) placeOrder(ctx context.Context, userID uuid.UUID, in OrderInpu
 	if err != nil || p.Replayed || p.Order.Status != brokers.Pending {
 		return p, err
 	}
-	// Recorded: the order is sent even if the client stops waiting.
-	s.send(context.WithoutCancel(ctx), tr, &p.Order)
+	// Recorded: the order is sent even if the client stops waiting. One
+	// the broker could not take stays pending, for the tracker.
+	_ = s.send(context.WithoutCancel(ctx), tr, &p.Order)
 	return p, nil
 }
 

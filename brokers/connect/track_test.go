@@ -55,6 +55,18 @@ func failOn(method string, n int, err error) func(string) error {
 
 var errDown = fmt.Errorf("fake: %w", tradekit.ErrUnavailable)
 
+// rateLimited returns a broker's refusal over its rate limit that says to
+// come back after wait.
+func rateLimited(wait time.Duration) error { return limitedError{wait} }
+
+// limitedError is a refusal over a rate limit, as brokers.RetryAfter
+// reads it.
+type limitedError struct{ wait time.Duration }
+
+func (e limitedError) Error() string             { return "fake: 429 rate limit exceeded" }
+func (e limitedError) Unwrap() error             { return tradekit.ErrUnavailable }
+func (e limitedError) RetryAfter() time.Duration { return e.wait }
+
 func TestTrackOrders(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, db *bun.DB) {
@@ -199,6 +211,48 @@ func TestTrackOrders(t *testing.T) {
 			}
 			if o := f.mustOrder(t, p.Order.ID); o.Status != brokers.Pending || !o.NextCheckAt.After(f.clock.Now()) {
 				t.Errorf("order: %s, next check %v", o.Status, o.NextCheckAt)
+			}
+		})
+
+		t.Run("WaitsOutTheBrokersRateLimit", func(t *testing.T) {
+			f := newFixture(t, db)
+			// A placement refused over the limit: checked again when the
+			// broker said to come back, not a second later.
+			f.broker.set(func(b *fakeBroker) { b.Before = failOn("PlaceOrder", 1, rateLimited(20*time.Second)) })
+			refused := mustPlace(t, f.s, f.user, limitOrder(f.conn, f.acme, brokers.Buy, "1", "100"))
+			if o := f.mustOrder(t, refused.Order.ID); o.Status != brokers.Pending || !o.NextCheckAt.Equal(f.clock.Now().Add(20*time.Second)) {
+				t.Errorf("order refused over the rate limit: %s, next check %v; want pending, in 20 s", o.Status, o.NextCheckAt)
+			}
+			placed := mustPlace(t, f.s, f.user, limitOrder(f.conn, f.acme, brokers.Buy, "1", "100"))
+			// A list refused over the limit: both orders wait 15 s.
+			f.broker.set(func(b *fakeBroker) { b.Before = failOn("Orders", -1, rateLimited(15*time.Second)) })
+			f.clock.Add(20 * time.Second)
+			if _, err := f.s.TrackOrders(ctx); err != nil {
+				t.Fatal(err)
+			}
+			until := f.clock.Now().Add(15 * time.Second)
+			for _, p := range []Placement{refused, placed} {
+				if o := f.mustOrder(t, p.Order.ID); !o.NextCheckAt.Equal(until) {
+					t.Errorf("order %s after a list refused over the rate limit: next check %v, want %v", o.ID, o.NextCheckAt, until)
+				}
+			}
+			for range 2 {
+				f.clock.Add(5 * time.Second)
+				if n, err := f.s.TrackOrders(ctx); err != nil || n != 0 {
+					t.Errorf("TrackOrders before the broker's limit resets = %d, %v; want 0 orders", n, err)
+				}
+			}
+			if n := f.broker.count("Orders"); n != 1 {
+				t.Errorf("the broker's list was asked %d times, want once", n)
+			}
+			// Once it resets, the tracker sends the order it refused.
+			f.broker.set(func(b *fakeBroker) { b.Before = nil })
+			f.clock.Add(5 * time.Second)
+			if n, err := f.s.TrackOrders(ctx); err != nil || n != 2 {
+				t.Errorf("TrackOrders once the limit reset = %d, %v; want 2 orders", n, err)
+			}
+			if o := f.mustOrder(t, refused.Order.ID); o.BrokerOrderID == nil {
+				t.Error("the order refused over the rate limit was not sent again once it reset")
 			}
 		})
 
