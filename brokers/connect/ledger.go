@@ -422,15 +422,19 @@ func (s *Store) movePosition(ctx context.Context, o *Order, pos *Position, d fil
 	if after.IsZero() {
 		err = database.ExecWithNext(ctx, s.db, s.db.NewDelete().Model(pos).WherePK())
 	} else {
-		err = database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(pos).On("CONFLICT (portfolio_id, symbol) DO UPDATE").
-			Set("asset_id = EXCLUDED.asset_id, quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost").
-			Set("broker_value = EXCLUDED.broker_value, stop_loss_price = EXCLUDED.stop_loss_price"))
+		err = database.ExecWithNext(ctx, s.db, database.InsertRows(s.db, pos, positionUpsert))
 	}
 	if err != nil {
 		return fmt.Errorf("connect: the ledger's %s position: %w", o.Symbol, err)
 	}
 	return nil
 }
+
+// positionUpsert makes the insert of a ledger's position the update of
+// the position the portfolio holds in its symbol.
+const positionUpsert = "ON CONFLICT (portfolio_id, symbol) DO UPDATE SET asset_id = EXCLUDED.asset_id, " +
+	"quantity = EXCLUDED.quantity, average_cost = EXCLUDED.average_cost, broker_value = EXCLUDED.broker_value, " +
+	"stop_loss_price = EXCLUDED.stop_loss_price"
 
 // recordFill records o's fill in portfolio pf with the next seq, the
 // position being after once it filled, and moves pf.FillSeq to it.
@@ -441,7 +445,7 @@ func (s *Store) recordFill(ctx context.Context, o *Order, pf *Portfolio, after d
 	}
 	f := Fill{PortfolioID: pf.ID, BrokerID: brokerIDOf(o), Symbol: o.Symbol, Side: string(o.Side), Quantity: d.filled,
 		Price: d.price, FilledAt: at.UTC(), Seq: pf.FillSeq + 1, PositionAfter: &after}
-	if err := database.ExecWithNext(ctx, s.db, s.db.NewInsert().Model(&f)); err != nil {
+	if err := database.ExecWithNext(ctx, s.db, database.InsertRows(s.db, &f, "")); err != nil {
 		return fmt.Errorf("connect: record the fill of order %s: %w", o.ID, err)
 	}
 	pf.FillSeq = f.Seq

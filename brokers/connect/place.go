@@ -135,7 +135,7 @@ func (s *Service) accept(ctx context.Context, userID uuid.UUID, in OrderInput, o
 			p.Order.ReservedPrice = &reserve
 		}
 		// Written with the commit: nothing here reads it back.
-		if err := database.ExecWithNext(ctx, tx, tx.NewInsert().Model(&p.Order)); err != nil {
+		if err := database.ExecWithNext(ctx, tx, database.InsertRows(tx, &p.Order, "")); err != nil {
 			return fmt.Errorf("connect: record the order: %w", err)
 		}
 		return nil

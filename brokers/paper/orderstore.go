@@ -44,8 +44,9 @@ func insertOrders(ctx context.Context, db bun.IDB, first int64, os ...*order) er
 }
 
 // ordersInsert returns the statement of [insertOrders], which sets the
-// orders' Seq.
-func ordersInsert(db bun.IDB, first int64, os ...*order) *bun.InsertQuery {
+// orders' Seq: prepared (see [database.InsertRows]), one per number of
+// orders.
+func ordersInsert(db bun.IDB, first int64, os ...*order) database.Statement {
 	rows := make([]order, len(os))
 	for i, o := range os {
 		if o.OrderClass == "" {
@@ -54,7 +55,7 @@ func ordersInsert(db bun.IDB, first int64, os ...*order) *bun.InsertQuery {
 		o.Seq = first + int64(i)
 		rows[i] = *o
 	}
-	return db.NewInsert().Model(&rows)
+	return database.InsertRows(db, &rows, "")
 }
 
 // closedStatuses are the statuses of orders that are done: Alpaca's

@@ -33,7 +33,8 @@ import (
 //     end;
 //   - with cache_describe, a statement runs as the call of a function
 //     made for it (a read, a write, a write with RETURNING, alone and in
-//     a transaction), and as it is when that function is gone.
+//     a transaction), and as it is when that function is gone; an insert
+//     of whole rows runs as text.
 func TestThroughPgBouncer(t *testing.T) {
 	t.Parallel()
 	direct := dbtest.DirectDSN(dbtest.PostgresDSN(t))
@@ -178,6 +179,25 @@ func TestThroughPgBouncer(t *testing.T) {
 			t.Fatalf("a write sent with the next read, through their functions: %d, %v, want 1", n, err)
 		}
 
+		// Inserts of whole rows run as text, their values in it.
+		var inserts queryLog
+		fdb.AddQueryHook(&inserts)
+		if _, err := database.InsertRows(fdb, &pooledRow{ID: 3, V: "e"}, "").Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		err = database.RunInTx(ctx, fdb, func(ctx context.Context, tx bun.IDB) error {
+			if err := database.ExecWithNext(ctx, tx, database.InsertRows(tx, &pooledRow{ID: 4, V: "e"}, "")); err != nil {
+				return err
+			}
+			return pooledCount.Scan(ctx, tx, &n, "e")
+		})
+		if err != nil || n != 2 {
+			t.Fatalf("rows inserted as text: %d, %v, want 2", n, err)
+		}
+		if got := inserts.matching("INSERT INTO"); len(got) != 1 || !strings.Contains(got[0], "(3, 'e')") {
+			t.Errorf("the insert run alone: %q, want one, with its values in its text", got)
+		}
+
 		// A function dropped under the pool: the statements run as they
 		// are.
 		if _, err := fdb.ExecContext(ctx, "DO $$DECLARE f text; BEGIN FOR f IN SELECT oid::regprocedure::text FROM pg_proc WHERE proname LIKE 'tradekit_q_%' LOOP EXECUTE 'DROP FUNCTION ' || f; END LOOP; END$$"); err != nil {
@@ -247,6 +267,14 @@ var pooledCount = database.NewPrepared("pooled_count", func(db bun.IDB, params .
 	return db.NewSelect().Table("pooled_probe").ColumnExpr("count(*)").Where("v = ?", params[0])
 })
 
+// pooledRow is a row of pooled_probe.
+type pooledRow struct {
+	bun.BaseModel `bun:"table:pooled_probe"`
+
+	ID int    `bun:"id,pk"`
+	V  string `bun:"v"`
+}
+
 // pooledSet sets the value of a pooled_probe row.
 var pooledSet = database.NewPrepared("pooled_set", func(db bun.IDB, params ...any) schema.QueryAppender {
 	return db.NewUpdate().Table("pooled_probe").Set("v = ?", params[0]).Where("id = ?", params[1])
@@ -259,6 +287,35 @@ var pooledSwap = database.NewPrepared("pooled_swap", func(db bun.IDB, params ...
 		TableExpr("(SELECT id, v FROM pooled_probe) AS old").Where("p.id = ?", params[1]).Where("old.id = p.id").
 		Returning("old.v")
 })
+
+// queryLog is a bun query hook that keeps the text of every query.
+type queryLog struct {
+	mu      sync.Mutex
+	queries []string
+}
+
+// BeforeQuery implements bun.QueryHook.
+func (l *queryLog) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+// AfterQuery implements bun.QueryHook.
+func (l *queryLog) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queries = append(l.queries, e.Query)
+}
+
+// matching returns the queries that begin with prefix.
+func (l *queryLog) matching(prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, q := range l.queries {
+		if strings.HasPrefix(q, prefix) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
 
 // lockedBuffer is a bytes.Buffer for concurrent writers.
 type lockedBuffer struct {

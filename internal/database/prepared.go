@@ -46,6 +46,13 @@ type Prepared struct {
 	name  string
 	build func(db bun.IDB, params ...any) schema.QueryAppender
 
+	// asText has the statement run as text, its values written into it
+	// as bun writes them, behind a pooler that keeps no prepared
+	// statement (cache_describe), rather than as its function's call:
+	// for the inserts of whole rows, whose calls, with dozens of values,
+	// cost more to send and parse than planning the statement itself.
+	asText bool
+
 	once sync.Once
 	text string // with $1, $2, …
 	read bool   // text is a SELECT (else a write; see functions.go)
@@ -91,7 +98,7 @@ func (p *Prepared) Exec(ctx context.Context, db bun.IDB, params ...any) (sql.Res
 // it is: it never ran. In a transaction the error ends the transaction.
 func (p *Prepared) run(db bun.IDB, params []any, fn func(q *bun.RawQuery, counted bool) error) error {
 	bdb, pg, conn := p.target(db, len(params))
-	if pg == nil {
+	if pg == nil || p.textBehind(pg) {
 		return fn(db.NewRaw("?", p.build(db, params...)), false)
 	}
 	if p.err != nil {
@@ -124,6 +131,13 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(q *bun.RawQuery, counte
 	}
 }
 
+// textBehind reports whether p runs as text with its values on c's pool:
+// a statement made so (asText) behind a pooler without prepared
+// statements.
+func (p *Prepared) textBehind(c *pgConnector) bool {
+	return p.asText && c.execMode() == pgx.QueryExecModeCacheDescribe
+}
+
 // text returns the text that runs p on c's pool: its function's call,
 // and true, behind a pooler that keeps no prepared statement once the
 // function exists; else p's own.
@@ -142,6 +156,9 @@ func (p *Prepared) ExecWithNext(ctx context.Context, db bun.IDB, params ...any) 
 	if tx, ok := db.(*Tx); ok {
 		if p.once.Do(func() { p.prepare(tx.db, len(params)) }); p.err != nil {
 			return p.err
+		}
+		if p.textBehind(tx.pg) {
+			return ExecWithNext(ctx, tx, tx.NewRaw("?", p.build(tx, params...)))
 		}
 		text, _ := tx.pg.text(p)
 		tx.queue(text, params...)
