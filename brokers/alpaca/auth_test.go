@@ -99,7 +99,7 @@ func (b *broker) events() []string {
 // then returns onToken's error, if onToken is not nil.
 func (b *broker) client(tok *oauth2.Token, onToken func() error) *alpaca.Client {
 	conf := alpaca.OAuthConfig("client-id", "client-secret", b.URL+"/oauth/authorize", b.URL+"/oauth/token", "https://tradekit.example/callback")
-	return alpaca.New(alpaca.Config{
+	return alpaca.New(alpaca.Config{HTTPClient: ownClient(),
 		BaseURL: b.URL,
 		OAuth:   conf,
 		Token:   tok,
@@ -319,7 +319,7 @@ func TestOnTokenFails(t *testing.T) {
 func TestStaticToken(t *testing.T) {
 	t.Parallel()
 	b := mustBroker(t, nil)
-	c := alpaca.New(alpaca.Config{BaseURL: b.URL, Token: &oauth2.Token{AccessToken: "old-access", RefreshToken: "old-refresh", Expiry: time.Now().Add(-time.Minute)}})
+	c := alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: b.URL, Token: &oauth2.Token{AccessToken: "old-access", RefreshToken: "old-refresh", Expiry: time.Now().Add(-time.Minute)}})
 	_, err := c.Account(context.Background())
 	var apiErr *alpaca.APIError
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusUnauthorized || !errors.Is(err, tradekit.ErrUnauthorized) {

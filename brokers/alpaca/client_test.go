@@ -174,7 +174,7 @@ func (s *apiServer) requests() []*url.URL {
 // staticClient returns a client of base with the static token
 // "test-token".
 func staticClient(base string) *alpaca.Client {
-	return alpaca.New(alpaca.Config{BaseURL: base, Token: &oauth2.Token{AccessToken: "test-token"}})
+	return alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: base, Token: &oauth2.Token{AccessToken: "test-token"}})
 }
 
 func d(s string) decimal.Decimal { return decimal.RequireFromString(s) }
@@ -623,10 +623,19 @@ func TestBadConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := alpaca.New(alpaca.Config{BaseURL: tt.base, Token: tt.token})
+			c := alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: tt.base, Token: tt.token})
 			if _, err := c.Account(context.Background()); !errors.Is(err, tt.wantErr) {
 				t.Errorf("Account() error = %v, want one wrapping %v", err, tt.wantErr)
 			}
 		})
 	}
+}
+
+// ownClient returns an HTTP client with a transport of its own: the
+// tests run in parallel, and each httptest.Server that closes closes
+// the idle connections of http.DefaultTransport, which a request of
+// another test may have just taken ("http: CloseIdleConnections
+// called").
+func ownClient() *http.Client {
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 10 * time.Second}
 }

@@ -39,7 +39,7 @@ func TestPlaceOrder(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := alpaca.New(alpaca.Config{BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
+	c := alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
 	limit := decimal.RequireFromString("101")
 	st, err := c.PlaceOrder(context.Background(), brokers.OrderRequest{ClientOrderID: "c-1", Symbol: "AAPL", Side: brokers.Buy,
 		Type: brokers.Limit, Quantity: decimal.RequireFromString("2.5"), LimitPrice: &limit})
@@ -69,7 +69,7 @@ func TestPlaceOrderStopLoss(t *testing.T) {
 		io.WriteString(w, orderBody)
 	}))
 	defer srv.Close()
-	c := alpaca.New(alpaca.Config{BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
+	c := alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
 	stop := decimal.RequireFromString("90.5")
 	for _, tt := range []struct {
 		name string
@@ -122,7 +122,7 @@ func TestPlaceOrderRefusals(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := alpaca.New(alpaca.Config{BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
+	c := alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
 	ctx := context.Background()
 	o := brokers.OrderRequest{ClientOrderID: "poor", Symbol: "AAPL", Side: brokers.Buy, Type: brokers.Market, Quantity: decimal.RequireFromString("2.5")}
 
@@ -165,7 +165,7 @@ func TestCancelOrder(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	c := alpaca.New(alpaca.Config{BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
+	c := alpaca.New(alpaca.Config{HTTPClient: ownClient(), BaseURL: srv.URL, Token: &oauth2.Token{AccessToken: "tok"}})
 	ctx := context.Background()
 	if err := c.CancelOrder(ctx, "open"); err != nil {
 		t.Errorf("open: %v", err)
