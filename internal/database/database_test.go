@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+	"github.com/uptrace/bun/schema"
 
 	"github.com/tradekit/tradekit/internal/database"
 	"github.com/tradekit/tradekit/internal/dbtest"
@@ -62,9 +65,36 @@ func TestDecimalRoundTrip(t *testing.T) {
 			if !got.Equal(want) {
 				t.Errorf("price %s came back as %s", want, got)
 			}
+			// As a prepared statement's parameter (on PostgreSQL,
+			// encoded in binary; see params.go), and rounded there.
+			id := uuid.MustParse(fmt.Sprintf("00000000-0000-0000-0000-%012d", i+1))
+			raw := decimal.RequireFromString(v)
+			if _, err := setPrice.Exec(ctx, db, raw, id); err != nil {
+				t.Fatal(err)
+			}
+			var back decimal.Decimal
+			if err := priceOf.Scan(ctx, db, &back, id); err != nil {
+				t.Fatal(err)
+			}
+			if db.Dialect().Name() != dialect.PG {
+				want = raw // SQLite keeps the decimals it is given
+			}
+			if !back.Equal(want) {
+				t.Errorf("price %s as a parameter came back as %s, want %s", raw, back, want)
+			}
 		}
 	})
 }
+
+// setPrice sets a plan's price, by id: both parameters.
+var setPrice = database.NewPrepared("set_price", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewUpdate().Table("plans").Set("price = ?", params[0]).Where("id = ?", params[1])
+})
+
+// priceOf reads a plan's price, by id.
+var priceOf = database.NewPrepared("price_of", func(db bun.IDB, params ...any) schema.QueryAppender {
+	return db.NewSelect().Table("plans").Column("price").Where("id = ?", params[0])
+})
 
 // TestConcurrentWriters runs many writers at once: on SQLite they queue for
 // the write lock (WAL, busy timeout, BEGIN IMMEDIATE) instead of failing

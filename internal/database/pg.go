@@ -189,6 +189,10 @@ func newPGConnector(ctx context.Context, dsn string, opts Options) (*pgConnector
 		c.listen = lc
 	}
 	c.listen.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		registerParams(conn.TypeMap())
+		return nil
+	}
 	if c.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
