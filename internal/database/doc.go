@@ -32,15 +32,17 @@
 //     default_query_exec_mode: cache_statement by default), so that
 //     PostgreSQL only binds and executes them, alone or in a batch:
 //     the hot statements of an order and its fill are Prepared
-//     ([UpdateColumns], [ColumnsUpdate], [Prepared.With]). A pooler that
+//     ([UpdateColumns], [ColumnsUpdate], [InsertRows], [Prepared.With]);
+//     UUIDs and decimals among their parameters are encoded directly,
+//     in binary (see params.go). A pooler that
 //     keeps no prepared statement across transactions (PgBouncer before
 //     1.21, or later without max_prepared_statements) needs
 //     cache_describe, which [Open]'s pool also switches to by itself the
 //     first time a server has lost one (a batch that began a transaction
-//     and met that is sent again, unnamed); then each heavy read runs as
-//     the call of a PL/pgSQL function made for it, which keeps the
-//     read's plan in the server's session, as a named prepared statement
-//     would: see functions.go;
+//     and met that is sent again, unnamed); then each Prepared statement
+//     runs as the call of a PL/pgSQL function made for it, which keeps
+//     its plan in the server's session, as a named prepared statement
+//     would (see functions.go), but for [InsertRows]', which run as text;
 //   - locks are transaction-level advisory locks ([Lock]), and
 //     [Migrate]'s is held by an open transaction;
 //   - LISTEN runs on a connection of its own outside the pool
