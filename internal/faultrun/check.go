@@ -621,6 +621,7 @@ func (ck *checker) copyLatency(ctx context.Context) (*result, error) {
 	r := &result{name: fmt.Sprintf("copy latency p50 ≤ %s, p99 ≤ %s outside the fault windows", targetP50, targetP99),
 		pass: true, advisory: !ck.strictLatency}
 	var rows []struct {
+		Side      string    `bun:"side"`
 		Type      string    `bun:"type"`
 		PlacedAt  time.Time `bun:"placed_at"`
 		FilledAt  time.Time `bun:"filled_at"`
@@ -628,7 +629,7 @@ func (ck *checker) copyLatency(ctx context.Context) (*result, error) {
 		TakenUpAt time.Time `bun:"taken_up_at"`
 		CopiedAt  time.Time `bun:"copied_at"`
 	}
-	err := ck.db.NewRaw(`SELECT l.type, l.created_at AS placed_at, l.filled_at, l.updated_at AS recorded_at,
+	err := ck.db.NewRaw(`SELECT l.side, l.type, l.created_at AS placed_at, l.filled_at, l.updated_at AS recorded_at,
 		e.created_at AS taken_up_at, c.created_at AS copied_at FROM broker_orders c
 		JOIN copy_events e ON e.order_id = c.id
 		JOIN broker_orders l ON l.connection_id = ? AND l.broker_order_id = e.fill_id
@@ -653,10 +654,12 @@ func (ck *checker) copyLatency(ctx context.Context) (*result, error) {
 	if slowest >= 0 {
 		// Where the slowest copy's time went: the leader's order last
 		// updated (its fill recorded, as a rule), the copy pass that took
-		// the fill up, and the copy order, each after the broker's fill.
+		// the fill up (a sell waits while the follower's copies in its
+		// symbol are open), and the copy order, each after the broker's
+		// fill.
 		x := rows[slowest]
-		r.add("slowest, a %s order placed at %s, filled by the broker %s later: recorded +%s, taken up +%s, copied +%s",
-			x.Type, x.PlacedAt.Local().Format("15:04:05.000"), ms(x.FilledAt.Sub(x.PlacedAt)),
+		r.add("slowest, a %s %s order placed at %s, filled by the broker %s later: recorded +%s, taken up +%s, copied +%s",
+			x.Type, x.Side, x.PlacedAt.Local().Format("15:04:05.000"), ms(x.FilledAt.Sub(x.PlacedAt)),
 			ms(x.Recorded.Sub(x.FilledAt)), ms(x.TakenUpAt.Sub(x.FilledAt)), ms(x.CopiedAt.Sub(x.FilledAt)))
 	}
 	if len(clean) == 0 {
