@@ -179,10 +179,30 @@ func (c *pgConnector) createFunction(ctx context.Context, text string, read bool
 		return "", err
 	}
 	params, results := types[:len(sd.ParamOIDs)], types[len(sd.ParamOIDs):]
-	h := sha256.Sum256([]byte(text + "\x00" + strings.Join(types, ",")))
+	// The function's columns are the statement's, by name, when no two
+	// share one: its call is then SELECT *, which PostgreSQL parses
+	// faster than a list that names each (for the order check's 45
+	// columns, 0.04 ms a call). In the body a name means the column, not
+	// the output parameter (variable_conflict). Else they are tk_1, tk_2,
+	// …, which the call renames.
+	named := len(sd.Fields) > 0
+	seen := make(map[string]bool, len(sd.Fields))
+	for _, fd := range sd.Fields {
+		named = named && fd.Name != "" && fd.Name != "?column?" && !seen[fd.Name]
+		seen[fd.Name] = true
+	}
+	scheme := "tk"
+	if named {
+		scheme = "named"
+	}
+	h := sha256.Sum256([]byte(text + "\x00" + strings.Join(types, ",") + "\x00" + scheme))
 	name := functionPrefix + hex.EncodeToString(h[:10])
 	var returns, columns []string
 	for i, fd := range sd.Fields {
+		if named {
+			returns = append(returns, pgx.Identifier{fd.Name}.Sanitize()+" "+results[i])
+			continue
+		}
 		returns = append(returns, fmt.Sprintf("tk_%d %s", i+1, results[i]))
 		columns = append(columns, fmt.Sprintf("tk_%d AS %s", i+1, pgx.Identifier{fd.Name}.Sanitize()))
 	}
@@ -190,14 +210,17 @@ func (c *pgConnector) createFunction(ctx context.Context, text string, read bool
 	for i := range params {
 		args[i] = fmt.Sprintf("$%d", i+1)
 	}
-	call := "SELECT " + strings.Join(columns, ", ") + " FROM " + name + "(" + strings.Join(args, ", ") + ")"
-	result, body := "TABLE ("+strings.Join(returns, ", ")+")", "BEGIN RETURN QUERY "+text+"; END"
+	call, options := "SELECT * FROM "+name+"("+strings.Join(args, ", ")+")", "#variable_conflict use_column\n"
+	if !named {
+		call, options = "SELECT "+strings.Join(columns, ", ")+" FROM "+name+"("+strings.Join(args, ", ")+")", ""
+	}
+	result, body := "TABLE ("+strings.Join(returns, ", ")+")", options+"BEGIN RETURN QUERY "+text+"; END"
 	switch {
 	case len(sd.Fields) == 0: // a write that returns the rows it changed
 		call = "SELECT " + name + "(" + strings.Join(args, ", ") + ")"
 		result, body = "bigint", "DECLARE tk_n bigint; BEGIN "+text+"; GET DIAGNOSTICS tk_n = ROW_COUNT; RETURN tk_n; END"
 	case !read: // a write with RETURNING
-		body = "BEGIN RETURN QUERY WITH tk_w AS (" + text + ") SELECT * FROM tk_w; END"
+		body = options + "BEGIN RETURN QUERY WITH tk_w AS (" + text + ") SELECT * FROM tk_w; END"
 	}
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_proc WHERE proname = $1)", pgx.QueryExecModeExec, name).Scan(&exists); err != nil {
