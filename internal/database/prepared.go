@@ -27,8 +27,9 @@ import (
 // a transaction pooler that does not carry prepared statements from one
 // server connection to the next (PgBouncer before 1.21, or later without
 // max_prepared_statements), and then it runs as the call of a PL/pgSQL
-// function made for it, which keeps its plan (see functions.go). A pool that turns out to be such a pooler switches to
-// cache_describe by itself; see [Open].
+// function made for it, which keeps its plan (see functions.go). A pool
+// that turns out to be such a pooler switches to cache_describe by
+// itself; see [Open].
 //
 // A Prepared is made once, as a package variable, by [NewPrepared] from a
 // function that builds the query for given parameters. On PostgreSQL that
