@@ -99,10 +99,11 @@ func (b *broker) events() []string {
 // then returns onToken's error, if onToken is not nil.
 func (b *broker) client(tok *oauth2.Token, onToken func() error) *alpaca.Client {
 	conf := alpaca.OAuthConfig("client-id", "client-secret", b.URL+"/oauth/authorize", b.URL+"/oauth/token", "https://tradekit.example/callback")
-	return alpaca.New(alpaca.Config{HTTPClient: ownClient(),
-		BaseURL: b.URL,
-		OAuth:   conf,
-		Token:   tok,
+	return alpaca.New(alpaca.Config{
+		HTTPClient: ownClient(),
+		BaseURL:    b.URL,
+		OAuth:      conf,
+		Token:      tok,
 		OnToken: func(ctx context.Context, t *oauth2.Token) error {
 			b.mu.Lock()
 			b.log = append(b.log, "save "+t.AccessToken+" "+t.RefreshToken)
