@@ -195,19 +195,21 @@ func (s *Service) send(ctx context.Context, tr brokers.Trader, o *Order) error {
 // waitOut puts the next check of the pending orders off until until,
 // when the broker refused a request over its rate limit and said to come
 // back then: the tracker, on any instance, leaves them alone meanwhile
-// rather than spend requests on refusals. An order checked or settled
-// meanwhile keeps what that set.
+// rather than spend requests on refusals. An order settled meanwhile, or
+// due later already, keeps what it has.
 func (s *Service) waitOut(ctx context.Context, orders []Order, until time.Time) {
-	for _, o := range orders {
-		q := s.db.NewUpdate().Model((*Order)(nil)).Set("next_check_at = ?", until).
-			Where("id = ? AND status = ?", o.ID, brokers.Pending)
-		if o.NextCheckAt != nil {
-			q = q.Where("next_check_at = ?", *o.NextCheckAt)
-		}
-		if _, err := q.Exec(context.WithoutCancel(ctx)); err != nil {
-			s.cfg.Logger.Warn("putting an order's next check off failed", "order_id", o.ID, "err", err)
-			return
-		}
+	if len(orders) == 0 {
+		return
+	}
+	ids := make([]uuid.UUID, len(orders))
+	for i, o := range orders {
+		ids[i] = o.ID
+	}
+	_, err := s.db.NewUpdate().Model((*Order)(nil)).Set("next_check_at = ?", until).
+		Where("id IN (?) AND status = ? AND next_check_at < ?", bun.In(ids), brokers.Pending, until).
+		Exec(context.WithoutCancel(ctx))
+	if err != nil {
+		s.cfg.Logger.Warn("putting orders' next checks off failed", "orders", len(orders), "err", err)
 	}
 }
 

@@ -38,8 +38,8 @@ import (
 // is, and the log says so once. A call that fails as a call (the
 // function dropped, or no longer fitting its statement) has the
 // statement run as it is from then on: once more at once outside a
-// transaction; in one, the transaction fails, and all the pool's
-// statements run as they are from then on (see [Tx.send]).
+// transaction; in a batch, the transaction fails, and all the pool's
+// statements run as they are from then on (see forgetAfter).
 //
 // Where statements are prepared (cache_statement), a [Prepared]
 // statement needs no function: in a batch it runs as the statement
@@ -98,15 +98,20 @@ func (c *pgConnector) forget(p *Prepared, err error) {
 	})
 }
 
-// callsFunction reports whether one of the statements qs is the call of
-// a [Prepared] statement's function.
-func callsFunction(qs []*pgx.QueuedQuery) bool {
+// forgetAfter has every statement of the pool run as it is from now on
+// when err, the error of the batch qs, says that a function's call
+// failed as a call and qs holds one: which of the batch's it was is not
+// known.
+func (c *pgConnector) forgetAfter(qs []*pgx.QueuedQuery, err error) {
+	if err == nil || !isFunctionErr(err) {
+		return
+	}
 	for _, q := range qs {
 		if strings.Contains(q.SQL, functionPrefix) {
-			return true
+			c.forget(nil, err)
+			return
 		}
 	}
-	return false
 }
 
 // functionPrefix begins the name of each function made for a statement.

@@ -129,6 +129,7 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, argsV []driver.
 	if err != nil && before[0].SQL == "BEGIN" && c.lost(ctx, err) {
 		rows, err = c.queryAfter(ctx, qs)
 	}
+	c.c.forgetAfter(qs, err)
 	return rows, err
 }
 

@@ -119,8 +119,6 @@ func (p *Prepared) run(db bun.IDB, params []any, fn func(q *bun.RawQuery, counte
 		args := append([]any{pg.execMode()}, params...)
 		err := fn(bdb.NewRaw("?", bun.Safe(text)).Conn(withArgs{conn, args}), viaFunction && !p.rows)
 		switch {
-		case tx != nil && isFunctionErr(err):
-			pg.forget(nil, err) // which statement of the batch it was is not known
 		case viaFunction && isFunctionErr(err):
 			pg.forget(p, err)
 		case !pg.noteErr(err):

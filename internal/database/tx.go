@@ -26,10 +26,10 @@ import (
 // in a batch runs as the statement prepared on the connection (see
 // [pgConn.named]). The statements of a batch run one after the other,
 // and in READ COMMITTED each reads the database as it is when it
-// starts. A transaction that runs no statement sends nothing at all. fn must run its statements through tx (the queries
-// tx.NewSelect() and the others build, or tx's ExecContext, QueryContext
-// and QueryRowContext), one at a time, and must not begin a nested
-// transaction.
+// starts. A transaction that runs no statement sends nothing at all. fn
+// must run its statements through tx (the queries tx.NewSelect() and the
+// others build, or tx's ExecContext, QueryContext and QueryRowContext),
+// one at a time, and must not begin a nested transaction.
 //
 // On SQLite, or when db is not a *bun.DB (a transaction already, say), tx
 // is a [bun.Tx] of db.RunInTx (see [Open] for how SQLite transactions
@@ -158,9 +158,7 @@ func (tx *Tx) send(ctx context.Context, last *pgx.QueuedQuery) (pgconn.CommandTa
 		}
 		return err
 	})
-	if err != nil && isFunctionErr(err) && callsFunction(qs) {
-		tx.pg.forget(nil, err)
-	}
+	tx.pg.forgetAfter(qs, err)
 	if err != nil && tx.sendErr == nil {
 		tx.sendErr = err
 	}
