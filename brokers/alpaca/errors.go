@@ -26,9 +26,9 @@ type APIError struct {
 	StatusCode int    // the HTTP status, e.g. 422
 	Code       int    // Alpaca's error code, e.g. 42210000; 0 if the body had none
 	Message    string // the body's message, e.g. "qty must be > 0"
-	// Wait is how long a 429 asked to wait before the next request: its
-	// Retry-After, else the time left until its X-RateLimit-Reset, at
-	// least a second and at most five minutes; 0 for any other answer.
+	// Wait is how long a 429 asked to wait before the next request: the
+	// time left until its X-RateLimit-Reset, else its Retry-After, at
+	// most five minutes (see waitOf); 0 for any other answer.
 	Wait time.Duration
 }
 
@@ -79,21 +79,28 @@ func readAPIError(resp *http.Response) *APIError {
 // of requests a minute resets within one.
 const maxWait = 5 * time.Minute
 
-// waitOf returns how long a 429's headers h ask to wait, at now: its
-// Retry-After in seconds (the paper broker's), else the time left until
-// X-RateLimit-Reset (Unix seconds, Alpaca's), at least a second (a
-// reset the clocks place in the past), at most maxWait; 0 when h says
-// neither.
+// waitOf returns how long a 429's headers h ask to wait, at now: until
+// X-RateLimit-Reset (Unix seconds, Alpaca's and the paper broker's) when
+// it lies ahead, to the instant; else Retry-After, in whole seconds;
+// else a second, for a reset the clocks place in the past; at most
+// maxWait; 0 when h says none of them. Retry-After rounds up: an order
+// refused early in a minute, checked again a second after the minute's
+// reset, would be past the tracker's minute to send it.
 func waitOf(h http.Header, now time.Time) time.Duration {
 	var d time.Duration
-	if n, err := strconv.Atoi(h.Get("Retry-After")); err == nil && n >= 0 {
-		d = time.Duration(n) * time.Second
-	} else if n, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64); err == nil && n > 0 {
-		d = time.Unix(n, 0).Sub(now)
-	} else {
+	reset, rerr := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64)
+	retry, aerr := strconv.Atoi(h.Get("Retry-After"))
+	switch {
+	case rerr == nil && reset > 0 && time.Unix(reset, 0).After(now):
+		d = time.Unix(reset, 0).Sub(now)
+	case aerr == nil && retry >= 0:
+		d = max(time.Duration(retry)*time.Second, time.Second)
+	case rerr == nil && reset > 0:
+		d = time.Second
+	default:
 		return 0
 	}
-	return min(max(d, time.Second), maxWait)
+	return min(d, maxWait)
 }
 
 // newAPIError decodes an error body of either shape APIError describes.

@@ -424,8 +424,9 @@ func TestRecordedReleaseStopLosses(t *testing.T) {
 	}
 }
 
-// TestRecordedRateLimitReset checks the wait of Alpaca's 429, which has
-// no Retry-After: the time left until its X-RateLimit-Reset.
+// TestRecordedRateLimitReset checks the wait of a 429 whose
+// X-RateLimit-Reset lies ahead: the time left until it, whether a
+// Retry-After comes with it (the paper broker's) or not (Alpaca's).
 func TestRecordedRateLimitReset(t *testing.T) {
 	t.Parallel()
 	reset := time.Now().Add(40 * time.Second).Unix()
@@ -436,5 +437,17 @@ func TestRecordedRateLimitReset(t *testing.T) {
 	err := positions(c)
 	if wait, ok := brokers.RetryAfter(err); !ok || wait < 38*time.Second || wait > 40*time.Second {
 		t.Errorf("brokers.RetryAfter(%v) = %v, %t; want the 39-40 s left until the reset", err, wait, ok)
+	}
+
+	// With the paper broker's Retry-After beside it, rounded up to the
+	// second: the reset, to the instant, not a second after it.
+	reset = time.Now().Truncate(time.Second).Add(30 * time.Second).Unix()
+	c = staticClient(recorded(t, map[string]answer{
+		"GET /v2/positions": {429, map[string]string{"Retry-After": "31", "X-RateLimit-Reset": strconv.FormatInt(reset, 10)},
+			"error_429_rate_limit.json"},
+	}))
+	err = positions(c)
+	if wait, ok := brokers.RetryAfter(err); !ok || wait > 30*time.Second || wait < 29*time.Second {
+		t.Errorf("brokers.RetryAfter(%v) = %v, %t; want the 29-30 s left until the reset, not Retry-After's 31", err, wait, ok)
 	}
 }
